@@ -1,0 +1,129 @@
+"""Typed file actions and write results returned by the server (contract proto/filecommit/v1).
+
+Paths are relative to the table root and URI-encoded exactly as in the Delta log; sizes are bytes;
+times are milliseconds since the Unix epoch. Partition values are strings, ``None`` for SQL NULL
+(Delta protocol, "Add File and Remove File").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from filecommit.proto.v1 import commands_pb2 as pb
+
+
+def _partition_values(values) -> Dict[str, Optional[str]]:
+    return {v.column: (v.value if v.HasField("value") else None) for v in values}
+
+
+@dataclass(frozen=True)
+class AddFile:
+    """Delta ``add`` action: a data file that became part of the table.
+
+    Attributes:
+        path: relative, URI-encoded path under the table root.
+        partition_values: column -> string value (``None`` = NULL); ``{}`` if unpartitioned.
+        size: file size in bytes.
+        modification_time: ms since the Unix epoch.
+        data_change: True for files written by a write command.
+        stats: statistics JSON string (numRecords, minValues, maxValues, nullCount) or None.
+        tags: string tags.
+    """
+
+    path: str
+    partition_values: Dict[str, Optional[str]]
+    size: int
+    modification_time: int
+    data_change: bool
+    stats: Optional[str] = None
+    tags: Dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_proto(cls, m: "pb.AddFile") -> "AddFile":
+        """Build from a ``filecommit.v1.AddFile`` message."""
+        return cls(
+            path=m.path,
+            partition_values=_partition_values(m.partition_values),
+            size=m.size,
+            modification_time=m.modification_time,
+            data_change=m.data_change,
+            stats=m.stats if m.HasField("stats") else None,
+            tags=dict(m.tags),
+        )
+
+
+@dataclass(frozen=True)
+class RemoveFile:
+    """Delta ``remove`` action: a data file that left the table (e.g. on overwrite).
+
+    Attributes:
+        path: relative, URI-encoded path (equal to the removed ``add`` path).
+        deletion_timestamp: ms since the Unix epoch.
+        data_change: True when the removal changes the table's data.
+        extended_file_metadata: True when partition_values and size are present.
+        partition_values: partition values of the removed file.
+        size: size in bytes, or None when unknown.
+    """
+
+    path: str
+    deletion_timestamp: int
+    data_change: bool
+    extended_file_metadata: bool
+    partition_values: Dict[str, Optional[str]]
+    size: Optional[int] = None
+
+    @classmethod
+    def from_proto(cls, m: "pb.RemoveFile") -> "RemoveFile":
+        """Build from a ``filecommit.v1.RemoveFile`` message."""
+        return cls(
+            path=m.path,
+            deletion_timestamp=m.deletion_timestamp,
+            data_change=m.data_change,
+            extended_file_metadata=m.extended_file_metadata,
+            partition_values=_partition_values(m.partition_values),
+            size=m.size if m.HasField("size") else None,
+        )
+
+
+@dataclass(frozen=True)
+class WriteMetrics:
+    """Counters of one write.
+
+    Attributes:
+        rows: rows written to data files.
+        files: data files added.
+        bytes: bytes of the data files added.
+        removed_files: files removed (overwrite).
+        duration_ms: server-side wall time of write and commit, ms.
+        attempts: commit attempts (1 + retries after concurrent blind appends).
+    """
+
+    rows: int
+    files: int
+    bytes: int
+    removed_files: int
+    duration_ms: int
+    attempts: int
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What a ``filecommit.write`` committed.
+
+    Attributes:
+        version: the table version this write committed (when ``committed`` is False: the
+            table's current version).
+        committed: False when nothing was committed (mode "ignore" on an existing table).
+        table_path: fully qualified table root as the server resolved it.
+        add_files: the AddFiles of the commit.
+        remove_files: the RemoveFiles of the commit (overwrite).
+        metrics: counters.
+    """
+
+    version: int
+    committed: bool
+    table_path: str
+    add_files: List[AddFile]
+    remove_files: List[RemoveFile]
+    metrics: WriteMetrics

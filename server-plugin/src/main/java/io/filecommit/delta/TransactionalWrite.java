@@ -1,0 +1,386 @@
+package io.filecommit.delta;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.filecommit.actions.AddCDCFile;
+import io.filecommit.actions.AddFile;
+import io.filecommit.actions.FileAction;
+import io.filecommit.commit.DelayedCommitProtocol;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SQLExecution$;
+import org.apache.spark.sql.execution.datasources.FileFormatWriter;
+import org.apache.spark.sql.execution.datasources.FileFormatWriter$;
+import org.apache.spark.sql.execution.datasources.WriteJobStatsTracker;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * One optimistic transaction on a Delta table: reads a snapshot, may change metadata, writes data
+ * files through Spark's own {@code FileFormatWriter} with the Parquet format and a {@link
+ * DelayedCommitProtocol}, and commits the actions as the next version (seed TransactionalWrite.txt;
+ * reference table-formats.md "Delta log").
+ *
+ * <p>Rules from the seed: the input is normalized to the table's schema (column case and order)
+ * before writing; a partition column missing from the data, or a table whose every column is a
+ * partition column, is refused; {@link #writeFiles} sets {@code hasWritten}, after which {@link
+ * #updateMetadata} is refused.
+ *
+ * <p>Commit: version {@code readVersion + 1} is created only if absent; when another writer took
+ * it, the winning commit is read and, if both it and this transaction are blind appends, the commit
+ * is retried at the next version; otherwise {@link DeltaWriteException}. Not thread-safe: one
+ * transaction per write.
+ */
+public final class TransactionalWrite {
+  /** Upper bound of commit attempts before giving up. */
+  static final int MAX_COMMIT_ATTEMPTS = 1000;
+
+  private static final String INVALID_NAME_CHARS = " ,;{}()\n\t=";
+
+  private final SparkSession session;
+  private final DeltaLog deltaLog;
+  private final Snapshot snapshot;
+  private Metadata newMetadata;
+  private Protocol newProtocol;
+  private boolean hasWritten;
+  private DelayedCommitProtocol lastCommitter;
+  private int attempts;
+
+  /**
+   * Starts a transaction at the table's latest snapshot.
+   *
+   * @param session the Spark session that runs the write
+   * @param deltaLog the table's log
+   */
+  public TransactionalWrite(SparkSession session, DeltaLog deltaLog) {
+    this.session = session;
+    this.deltaLog = deltaLog;
+    this.snapshot = deltaLog.snapshot();
+  }
+
+  /** The snapshot this transaction read (its version is the read version). */
+  public Snapshot snapshot() {
+    return snapshot;
+  }
+
+  /** The log of the table. */
+  public DeltaLog deltaLog() {
+    return deltaLog;
+  }
+
+  /** The metadata in force: the updated one, else the snapshot's (null for a new table). */
+  public Metadata metadata() {
+    return newMetadata != null ? newMetadata : snapshot.metadata();
+  }
+
+  /** The protocol in force: the updated one, else the snapshot's (null for a new table). */
+  public Protocol protocol() {
+    return newProtocol != null ? newProtocol : snapshot.protocol();
+  }
+
+  /** Whether {@link #writeFiles} has run. */
+  public boolean hasWritten() {
+    return hasWritten;
+  }
+
+  /** Commit attempts of the last {@link #commit} (1 when it landed at once). */
+  public int attempts() {
+    return attempts;
+  }
+
+  /**
+   * Sets new metadata (and the protocol it requires) to commit with this transaction.
+   *
+   * @param metadata the new metadata
+   * @throws IllegalStateException when data has already been written in this transaction
+   * @throws IllegalArgumentException when the schema, partition columns or properties are invalid
+   */
+  public void updateMetadata(Metadata metadata) {
+    if (hasWritten) {
+      throw new IllegalStateException(
+          "Cannot change the metadata of " + deltaLog.tablePath() + " after this transaction has written data (hasWritten)");
+    }
+    validateSchemaAndPartitioning(metadata.schema(), metadata.partitionColumns());
+    TableProperties.validate(metadata.configuration());
+    Protocol required = TableProperties.requiredProtocol(metadata.configuration());
+    Protocol current = protocol();
+    if (current == null || required.minWriterVersion() > current.minWriterVersion()
+        || required.minReaderVersion() > current.minReaderVersion()) {
+      newProtocol = new Protocol(
+          Math.max(required.minReaderVersion(), current == null ? 0 : current.minReaderVersion()),
+          Math.max(required.minWriterVersion(), current == null ? 0 : current.minWriterVersion()));
+    }
+    newMetadata = metadata;
+  }
+
+  /**
+   * Checks a table schema with its partition columns.
+   *
+   * @param schema the table schema
+   * @param partitionColumns partition column names (exact case of the schema)
+   * @throws IllegalArgumentException for a column name with one of {@code " ,;{}()\n\t="}, duplicate
+   *     names (case-insensitive), a partition column not in the schema or of a complex type, or
+   *     when every column is a partition column
+   */
+  public static void validateSchemaAndPartitioning(StructType schema, List<String> partitionColumns) {
+    List<String> seen = new ArrayList<>();
+    for (StructField f : schema.fields()) {
+      for (char c : INVALID_NAME_CHARS.toCharArray()) {
+        if (f.name().indexOf(c) >= 0) {
+          throw new IllegalArgumentException(
+              "Column name '" + f.name() + "' contains an invalid character among ' ,;{}()\\n\\t='");
+        }
+      }
+      String lower = f.name().toLowerCase(Locale.ROOT);
+      if (seen.contains(lower)) {
+        throw new IllegalArgumentException("Duplicate column name (case-insensitive): '" + f.name() + "'");
+      }
+      seen.add(lower);
+    }
+    List<String> partLower = new ArrayList<>();
+    for (String p : partitionColumns) {
+      StructField field = findField(schema, p).orElseThrow(() -> new IllegalArgumentException(
+          "Partition column '" + p + "' is not in the data; columns: " + List.of(schema.fieldNames())));
+      DataType t = field.dataType();
+      if (t instanceof StructType || t instanceof ArrayType || t instanceof MapType) {
+        throw new IllegalArgumentException(
+            "Partition column '" + p + "' has complex type " + t.simpleString() + "; only atomic types can partition");
+      }
+      String lower = p.toLowerCase(Locale.ROOT);
+      if (partLower.contains(lower)) {
+        throw new IllegalArgumentException("Partition column '" + p + "' is given twice");
+      }
+      partLower.add(lower);
+    }
+    if (!partitionColumns.isEmpty() && partitionColumns.size() >= schema.fields().length) {
+      throw new IllegalArgumentException(
+          "Cannot write a table where every column is a partition column: " + partitionColumns);
+    }
+  }
+
+  /** Case-insensitive field lookup. */
+  static Optional<StructField> findField(StructType schema, String name) {
+    for (StructField f : schema.fields()) {
+      if (f.name().equalsIgnoreCase(name)) {
+        return Optional.of(f);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The committer for a write under {@code outputPath} (seed "getCommitter"), with the random
+   * prefix and statistics settings of the table's properties.
+   *
+   * @param outputPath the table's data directory
+   * @return a new committer with job id {@code delta}
+   */
+  public DelayedCommitProtocol getCommitter(Path outputPath) {
+    Map<String, String> conf = metadata().configuration();
+    return new DelayedCommitProtocol(
+        "delta", outputPath.toString(), TableProperties.randomPrefixLength(conf), TableProperties.numIndexedCols(conf));
+  }
+
+  /**
+   * Projects the input onto the table schema: table column order and names (input matched
+   * case-insensitively), absent non-partition columns filled with typed nulls.
+   *
+   * @param data the input
+   * @return the normalized input
+   * @throws IllegalArgumentException for a partition column missing from the data or a data column
+   *     that is not in the table
+   */
+  Dataset<Row> normalizeData(Dataset<Row> data) {
+    Metadata md = metadata();
+    StructType table = md.schema();
+    StructType input = data.schema();
+    for (StructField f : input.fields()) {
+      if (findField(table, f.name()).isEmpty()) {
+        throw new IllegalArgumentException("Column '" + f.name() + "' of the data is not in the table schema of "
+            + deltaLog.tablePath() + ": " + List.of(table.fieldNames()));
+      }
+    }
+    List<Column> cols = new ArrayList<>();
+    for (StructField f : table.fields()) {
+      Optional<StructField> in = findField(input, f.name());
+      if (in.isPresent()) {
+        cols.add(functions.col(quote(in.get().name())).as(f.name()));
+      } else if (md.partitionColumns().stream().anyMatch(p -> p.equalsIgnoreCase(f.name()))) {
+        throw new IllegalArgumentException("Partition column '" + f.name() + "' is not in the data; columns: "
+            + List.of(input.fieldNames()));
+      } else {
+        cols.add(functions.lit(null).cast(f.dataType()).as(f.name()));
+      }
+    }
+    return data.select(cols.toArray(new Column[0]));
+  }
+
+  private static String quote(String name) {
+    return "`" + name.replace("`", "``") + "`";
+  }
+
+  /**
+   * Writes the data as Parquet files into the table directory (partitioned by the table's partition
+   * columns) and returns their AddFiles. Sets {@code hasWritten}.
+   *
+   * @param data the input rows
+   * @param writeOptions Spark Parquet writer options (e.g. {@code compression}, {@code
+   *     maxRecordsPerFile})
+   * @return the AddFiles of the written files (not yet committed)
+   * @throws IllegalStateException if the transaction has no metadata (no table and none set)
+   */
+  public List<AddFile> writeFiles(Dataset<Row> data, Map<String, String> writeOptions) {
+    Metadata md = metadata();
+    if (md == null) {
+      throw new IllegalStateException("No metadata for " + deltaLog.tablePath() + ": set it before writing");
+    }
+    hasWritten = true;
+    Dataset<Row> normalized = normalizeData(data);
+    QueryExecution qe = normalized.queryExecution();
+    scala.collection.immutable.Seq<Attribute> output = qe.analyzed().output();
+    List<Attribute> partitionAttrs = new ArrayList<>();
+    for (String p : md.partitionColumns()) {
+      for (Attribute a : CollectionConverters.asJava(output)) {
+        if (a.name().equalsIgnoreCase(p)) {
+          partitionAttrs.add(a);
+        }
+      }
+    }
+    Path outputPath = deltaLog.tablePath();
+    DelayedCommitProtocol committer = getCommitter(outputPath);
+    scala.collection.immutable.Map<String, String> options = Scala.map(writeOptions);
+    Configuration hadoopConf = session.sessionState().newHadoopConfWithOptions(options);
+    FileFormatWriter.OutputSpec spec = new FileFormatWriter.OutputSpec(
+        outputPath.toString(), Scala.map(Map.of()), output);
+    SQLExecution$.MODULE$.withNewExecutionId(qe, Option.apply("filecommit write " + outputPath), () ->
+        FileFormatWriter$.MODULE$.write(
+            session,
+            qe.executedPlan(),
+            new ParquetFileFormat(),
+            committer,
+            spec,
+            hadoopConf,
+            Scala.seq(partitionAttrs),
+            Option.empty(),
+            Scala.<WriteJobStatsTracker>seq(List.of()),
+            options,
+            0,
+            FileFormatWriter$.MODULE$.write$default$12()));
+    lastCommitter = committer;
+    return committer.addedStatuses();
+  }
+
+  /** Change-data files of the last {@link #writeFiles}, empty before it. */
+  public List<AddCDCFile> changeFiles() {
+    return lastCommitter == null ? List.of() : lastCommitter.changeFiles();
+  }
+
+  /**
+   * Commits the actions (with any metadata and protocol change) as the next table version.
+   *
+   * @param actions file actions to commit
+   * @param commitInfo the {@code commitInfo} body; {@code readVersion}, {@code isBlindAppend} and
+   *     {@code txnId} are added here
+   * @param isBlindAppend true when the write only adds files without reading the table (append)
+   * @return the committed version
+   * @throws DeltaWriteException when a concurrent commit conflicts with this one
+   */
+  public long commit(List<? extends FileAction> actions, ObjectNode commitInfo, boolean isBlindAppend) {
+    Metadata md = newMetadata;
+    Protocol pr = newProtocol;
+    boolean blind = isBlindAppend && md == null && pr == null
+        && actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
+    long version = snapshot.version() + 1;
+    if (snapshot.exists()) {
+      commitInfo.put("readVersion", snapshot.version());
+    }
+    commitInfo.put("isolationLevel", "Serializable");
+    commitInfo.put("txnId", UUID.randomUUID().toString());
+    for (attempts = 1; attempts <= MAX_COMMIT_ATTEMPTS; attempts++) {
+      commitInfo.put("timestamp", System.currentTimeMillis());
+      commitInfo.put("isBlindAppend", blind);
+      List<String> lines = new ArrayList<>();
+      lines.add(ActionJson.commitInfo(commitInfo));
+      if (pr != null) {
+        lines.add(ActionJson.protocol(pr));
+      }
+      if (md != null) {
+        lines.add(ActionJson.metadata(md));
+      }
+      for (FileAction a : actions) {
+        lines.add(ActionJson.fileAction(a));
+      }
+      if (deltaLog.writeCommitIfAbsent(version, lines)) {
+        return version;
+      }
+      List<JsonNode> winner = deltaLog.readCommit(version);
+      if (blind && isBlindAppend(winner)) {
+        version++;
+        continue;
+      }
+      if (isBlindAppend && !snapshot.exists() && version == 0 && sameTableCreated(winner, md, pr)) {
+        // Two appends created the same table at once: ours becomes a blind append on theirs.
+        md = null;
+        pr = null;
+        blind = actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
+        version++;
+        continue;
+      }
+      throw new DeltaWriteException("Concurrent commit at version " + version + " of " + deltaLog.tablePath()
+          + " conflicts with this write (read version " + snapshot.version() + "): "
+          + (blind ? "the other commit changed metadata or removed files" : "this write is not a blind append")
+          + "; nothing was committed, retry the write");
+    }
+    throw new DeltaWriteException("Gave up committing to " + deltaLog.tablePath() + " after "
+        + MAX_COMMIT_ATTEMPTS + " attempts");
+  }
+
+  private static boolean isBlindAppend(List<JsonNode> commit) {
+    for (JsonNode action : commit) {
+      if (action.has("metaData") || action.has("protocol") || action.has("remove")) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean sameTableCreated(List<JsonNode> commit, Metadata ours, Protocol ourProtocol) {
+    if (ours == null) {
+      return false;
+    }
+    Metadata theirs = null;
+    Protocol theirProtocol = null;
+    for (JsonNode action : commit) {
+      if (action.has("metaData")) {
+        theirs = ActionJson.parseMetadata(action.get("metaData"));
+      } else if (action.has("protocol")) {
+        theirProtocol = ActionJson.parseProtocol(action.get("protocol"));
+      } else if (action.has("remove")) {
+        return false;
+      }
+    }
+    return theirs != null && ourProtocol != null && ourProtocol.equals(theirProtocol)
+        && theirs.schema().equals(ours.schema())
+        && theirs.partitionColumns().equals(ours.partitionColumns())
+        && theirs.configuration().equals(ours.configuration());
+  }
+}

@@ -1,0 +1,192 @@
+package io.filecommit.plugin;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.filecommit.actions.AddCDCFile;
+import io.filecommit.actions.AddFile;
+import io.filecommit.actions.RemoveFile;
+import io.filecommit.delta.WriteIntoDelta;
+import io.filecommit.proto.v1.CommitSummary;
+import io.filecommit.proto.v1.FileAction;
+import io.filecommit.proto.v1.FileActionBatch;
+import io.filecommit.proto.v1.PartitionValue;
+import io.filecommit.proto.v1.SaveMode;
+import io.filecommit.proto.v1.WriteCommand;
+import io.filecommit.proto.v1.WriteResponse;
+import java.util.function.Consumer;
+import org.apache.spark.connect.proto.ExecutePlanResponse;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.Dataset$;
+import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
+import org.apache.spark.sql.connect.plugin.CommandPlugin;
+import org.apache.spark.sql.connect.service.ExecuteHolder;
+
+/**
+ * Spark Connect command plugin: handles {@code filecommit.v1} commands packed in {@code
+ * Command.extension} and streams the results back as {@code ExecutePlanResponse.extension}
+ * messages (reference spark-connect-plugins.md; contract proto/filecommit/v1/commands.proto).
+ *
+ * <p>Register on the server with {@code
+ * spark.connect.extensions.command.classes=io.filecommit.plugin.FileCommitPlugin} and the jar on
+ * the server classpath. A {@code WriteCommand} answers with {@code FileActionBatch} messages of at
+ * most {@link #MAX_ACTIONS_PER_MESSAGE} actions or about {@link #MAX_BYTES_PER_MESSAGE} bytes each,
+ * then one {@code CommitSummary}. Errors propagate as exceptions with their message (the client
+ * receives them as Spark Connect errors); nothing is streamed before the commit succeeded.
+ */
+public final class FileCommitPlugin implements CommandPlugin {
+  /** Most file actions in one response message. */
+  public static final int MAX_ACTIONS_PER_MESSAGE = 1000;
+  /** Soft limit of one response message's serialized size, bytes. */
+  public static final int MAX_BYTES_PER_MESSAGE = 4 << 20;
+
+  /** Public no-arg constructor, used by Spark's plugin registry. */
+  public FileCommitPlugin() {}
+
+  /**
+   * Handles a command if it is one of ours.
+   *
+   * @param command a serialized {@code google.protobuf.Any}
+   * @param planner the session's planner
+   * @return true if handled, false for another plugin's command
+   * @throws IllegalArgumentException for a malformed command
+   */
+  @Override
+  public boolean process(byte[] command, SparkConnectPlanner planner) {
+    Any any;
+    try {
+      any = Any.parseFrom(command);
+    } catch (InvalidProtocolBufferException e) {
+      return false;
+    }
+    if (any.is(WriteCommand.class)) {
+      WriteCommand cmd;
+      try {
+        cmd = any.unpack(WriteCommand.class);
+      } catch (InvalidProtocolBufferException e) {
+        throw new IllegalArgumentException("Malformed filecommit.v1.WriteCommand: " + e.getMessage(), e);
+      }
+      handleWrite(cmd, planner);
+      return true;
+    }
+    return false;
+  }
+
+  private static void handleWrite(WriteCommand cmd, SparkConnectPlanner planner) {
+    if (!cmd.hasInput()) {
+      throw new IllegalArgumentException("WriteCommand.input (the DataFrame plan) is missing");
+    }
+    LogicalPlan plan = planner.transformRelation(cmd.getInput());
+    Dataset<Row> data = Dataset$.MODULE$.ofRows(planner.session(), plan);
+    WriteIntoDelta.Result result = WriteIntoDelta.run(
+        planner.session(), data, cmd.getPath(), toMode(cmd.getMode()), cmd.getPartitionByList(),
+        cmd.getOptionsMap(), cmd.getTablePropertiesMap());
+    Consumer<WriteResponse> out = responder(planner);
+    streamActions(result, out);
+    out.accept(WriteResponse.newBuilder().setSummary(CommitSummary.newBuilder()
+        .setVersion(result.version())
+        .setCommitted(result.committed())
+        .setTablePath(result.tablePath())
+        .setNumAddFiles(result.addFiles().size())
+        .setNumRemoveFiles(result.removeFiles().size())
+        .setNumOutputRows(result.numOutputRows())
+        .setNumOutputBytes(result.numOutputBytes())
+        .setDurationMs(result.durationMs())
+        .setAttempts(result.attempts())).build());
+  }
+
+  /**
+   * The save mode of a contract value.
+   *
+   * @throws IllegalArgumentException for an unknown value
+   */
+  static WriteIntoDelta.Mode toMode(SaveMode mode) {
+    return switch (mode) {
+      case SAVE_MODE_UNSPECIFIED, SAVE_MODE_APPEND -> WriteIntoDelta.Mode.APPEND;
+      case SAVE_MODE_OVERWRITE -> WriteIntoDelta.Mode.OVERWRITE;
+      case SAVE_MODE_ERROR_IF_EXISTS -> WriteIntoDelta.Mode.ERROR_IF_EXISTS;
+      case SAVE_MODE_IGNORE -> WriteIntoDelta.Mode.IGNORE;
+      default -> throw new IllegalArgumentException("Unknown save mode: " + mode);
+    };
+  }
+
+  /** Streams the file actions of a result in bounded batches. */
+  static void streamActions(WriteIntoDelta.Result result, Consumer<WriteResponse> out) {
+    FileActionBatch.Builder batch = FileActionBatch.newBuilder();
+    int bytes = 0;
+    for (Object a : concat(result)) {
+      FileAction action = toProto(a);
+      int size = action.getSerializedSize();
+      if (batch.getActionsCount() > 0
+          && (batch.getActionsCount() >= MAX_ACTIONS_PER_MESSAGE || bytes + size > MAX_BYTES_PER_MESSAGE)) {
+        out.accept(WriteResponse.newBuilder().setActions(batch).build());
+        batch = FileActionBatch.newBuilder();
+        bytes = 0;
+      }
+      batch.addActions(action);
+      bytes += size;
+    }
+    if (batch.getActionsCount() > 0) {
+      out.accept(WriteResponse.newBuilder().setActions(batch).build());
+    }
+  }
+
+  private static java.util.List<Object> concat(WriteIntoDelta.Result result) {
+    java.util.List<Object> all = new java.util.ArrayList<>(result.addFiles());
+    all.addAll(result.cdcFiles());
+    all.addAll(result.removeFiles());
+    return all;
+  }
+
+  /** Contract form of a file action. */
+  static FileAction toProto(Object action) {
+    if (action instanceof AddFile a) {
+      io.filecommit.proto.v1.AddFile.Builder b = io.filecommit.proto.v1.AddFile.newBuilder()
+          .setPath(a.path())
+          .setSize(a.size())
+          .setModificationTime(a.modificationTime())
+          .setDataChange(a.dataChange())
+          .putAllTags(a.tags());
+      a.partitionValues().forEach((k, v) -> b.addPartitionValues(pv(k, v)));
+      if (a.stats() != null) {
+        b.setStats(a.stats());
+      }
+      return FileAction.newBuilder().setAdd(b).build();
+    }
+    if (action instanceof RemoveFile r) {
+      io.filecommit.proto.v1.RemoveFile.Builder b = io.filecommit.proto.v1.RemoveFile.newBuilder()
+          .setPath(r.path())
+          .setDeletionTimestamp(r.deletionTimestamp())
+          .setDataChange(r.dataChange())
+          .setExtendedFileMetadata(r.extendedFileMetadata());
+      r.partitionValues().forEach((k, v) -> b.addPartitionValues(pv(k, v)));
+      if (r.size() != null) {
+        b.setSize(r.size());
+      }
+      return FileAction.newBuilder().setRemove(b).build();
+    }
+    throw new IllegalArgumentException("Unsupported file action for the v1 contract: " + action);
+  }
+
+  private static PartitionValue pv(String column, String value) {
+    PartitionValue.Builder b = PartitionValue.newBuilder().setColumn(column);
+    if (value != null) {
+      b.setValue(value);
+    }
+    return b.build();
+  }
+
+  private static Consumer<WriteResponse> responder(SparkConnectPlanner planner) {
+    if (planner.executeHolderOpt().isEmpty()) {
+      throw new IllegalStateException("filecommit commands must run through ExecutePlan (no response stream)");
+    }
+    ExecuteHolder holder = planner.executeHolderOpt().get();
+    return msg -> holder.responseObserver().onNext(ExecutePlanResponse.newBuilder()
+        .setSessionId(holder.sessionHolder().sessionId())
+        .setServerSideSessionId(holder.sessionHolder().serverSessionId())
+        .setExtension(Any.pack(msg))
+        .build());
+  }
+
+}
