@@ -10,15 +10,28 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
-    """The pytest session's Spark Connect session (embedded local server with the plugin)."""
-    import filecommit
+    """The pytest session's Spark Connect session.
 
-    session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"))
+    ``FILECOMMIT_REMOTE=sc://host:15002`` runs the suite against an existing server (started with
+    the plugin, e.g. docker/); otherwise one embedded local server with the plugin is started, with
+    master ``FILECOMMIT_TEST_MASTER`` (default ``local[2]``). Table paths must then be visible to
+    both the server and the tests (same machine or shared volume).
+    """
+    import filecommit
+    from pyspark.sql import SparkSession
+
+    remote = os.environ.get("FILECOMMIT_REMOTE")
+    if remote:
+        session = SparkSession.builder.remote(remote).getOrCreate()
+    else:
+        session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"))
     yield session
     session.stop()
 
 
 @pytest.fixture
 def table_path(tmp_path):
-    """A fresh, not yet existing table path under pytest's tmp dir."""
-    return str(tmp_path / f"t_{uuid.uuid4().hex[:8]}")
+    """A fresh, not yet existing table path under pytest's tmp dir (or ``$FILECOMMIT_TEST_DIR``)."""
+    base = os.environ.get("FILECOMMIT_TEST_DIR")
+    root = os.path.join(base, uuid.uuid4().hex[:8]) if base else str(tmp_path)
+    return os.path.join(root, f"t_{uuid.uuid4().hex[:8]}")
