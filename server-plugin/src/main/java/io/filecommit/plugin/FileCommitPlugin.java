@@ -70,6 +70,16 @@ public final class FileCommitPlugin implements CommandPlugin {
       handleWrite(cmd, planner);
       return true;
     }
+    if (any.is(io.filecommit.proto.v1.WriteBatchCommand.class)) {
+      io.filecommit.proto.v1.WriteBatchCommand cmd;
+      try {
+        cmd = any.unpack(io.filecommit.proto.v1.WriteBatchCommand.class);
+      } catch (InvalidProtocolBufferException e) {
+        throw new IllegalArgumentException("Malformed filecommit.v1.WriteBatchCommand: " + e.getMessage(), e);
+      }
+      io.filecommit.sink.WriteBatchHandler.handle(cmd, planner);
+      return true;
+    }
     return false;
   }
 
