@@ -10,6 +10,7 @@ Public API::
 from filecommit.actions import AddFile, CommitResult, RemoveFile, WriteMetrics
 from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
 from filecommit.writer import write
+from filecommit.sink import BatchResult, SinkFileStatus, write_batch
 
 __all__ = [
     "AddFile",
@@ -20,5 +21,8 @@ __all__ = [
     "find_plugin_jar",
     "local_session",
     "write",
+    "BatchResult",
+    "SinkFileStatus",
+    "write_batch",
 ]
 __version__ = "0.1.0"
