@@ -18,11 +18,11 @@ def spark():
     both the server and the tests (same machine or shared volume).
     """
     import filecommit
-    from pyspark.sql import SparkSession
+    from filecommit import _connect
 
     remote = os.environ.get("FILECOMMIT_REMOTE")
     if remote:
-        session = SparkSession.builder.remote(remote).getOrCreate()
+        session = _connect.connect(remote)
     else:
         session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"))
     yield session

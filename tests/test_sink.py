@@ -236,3 +236,152 @@ def test_an_orphan_parquet_file_in_the_directory_is_invisible(spark, table_path)
     assert spark_rows(spark, orphan, ["id"]) == [(999,)]
     # ...but the sink directory's reader lists only logged files.
     assert spark_rows(spark, table_path, ["id", "name", "day"]) == sorted(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Two client sessions racing on one batch id
+# ---------------------------------------------------------------------------------------------
+
+
+def second_session(spark):
+    """An independent Spark Connect client session on the same server as ``spark``."""
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    url = os.environ.get("FILECOMMIT_REMOTE")
+    if not url:
+        server_url = getattr(_connect, "server_url", None)
+        if server_url is not None:
+            url = server_url(spark)
+        else:
+            url = "sc://localhost:" + spark.conf.get("spark.connect.grpc.binding.port", "15002")
+    return RemoteSparkSession.builder.remote(url).create()
+
+
+@pytest.mark.slow
+def test_two_sessions_racing_on_one_batch_id_commit_exactly_once(spark, table_path):
+    from pyspark.sql import functions as F
+
+    other = second_session(spark)
+    assert other.session_id != spark.session_id
+    n = 200_000
+    try:
+        for batch_id in (0, 1):
+            sessions = {"a": spark, "b": other}
+            barrier = threading.Barrier(2)
+            outcomes = {}
+
+            def run(name, session):
+                df = session.range(0, n, 1, 2).select(
+                    F.col("id"), F.lit(name).alias("writer"), F.sha2(F.col("id").cast("string"), 256).alias("h")
+                )
+                barrier.wait()
+                try:
+                    outcomes[name] = filecommit.write_batch(df, table_path, batch_id=batch_id)
+                except Exception as e:  # noqa: BLE001 - the race error is one of the allowed outcomes
+                    outcomes[name] = e
+
+            threads = [threading.Thread(target=run, args=item) for item in sessions.items()]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=180)
+            assert set(outcomes) == {"a", "b"}, outcomes
+
+            winners = [k for k, v in outcomes.items() if isinstance(v, filecommit.BatchResult) and v.committed]
+            assert len(winners) == 1, outcomes
+            winner = winners[0]
+            loser = outcomes["b" if winner == "a" else "a"]
+            if isinstance(loser, Exception):
+                assert f"Race while writing batch {batch_id}" in str(loser), loser
+            else:
+                assert not loser.committed and loser.files == outcomes[winner].files
+
+            # Spark's reader sees the winner's rows for this batch, once.
+            got = (
+                spark.read.parquet(table_path)
+                .where(F.col("writer").isin("a", "b"))
+                .groupBy("writer")
+                .agg(F.count("*").alias("n"), F.countDistinct("id").alias("d"))
+                .collect()
+            )
+            per_writer = {r["writer"]: (r["n"], r["d"]) for r in got}
+            assert per_writer.get(winner, (0, 0))[1] == n
+            assert sum(v[0] for v in per_writer.values()) == n * (batch_id + 1)
+            # Every data file on disk is a committed one: the loser's files were deleted.
+            committed = set()
+            for name in log_batches(table_path):
+                committed |= {local_path(e["path"]) for e in log_lines(table_path, name)}
+            assert data_files_on_disk(table_path) == committed
+    finally:
+        other.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# A Structured Streaming file sink using our committer
+# ---------------------------------------------------------------------------------------------
+
+
+def _write_json(path, rows):
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(json.dumps({"id": i, "day": d}) for i, d in rows))
+
+
+def _run_available_now(spark, source, sink, checkpoint):
+    query = (
+        spark.readStream.schema("id long, day string")
+        .option("maxFilesPerTrigger", 1)
+        .json(source)
+        .writeStream.format("parquet")
+        .partitionBy("day")
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start(sink)
+    )
+    assert query.awaitTermination(180), "the streaming query did not finish in time"
+    assert query.exception() is None
+
+
+@pytest.mark.slow
+def test_write_stream_with_our_committer_is_read_and_restarts_without_duplicates(spark, tmp_path):
+    source = str(tmp_path / "in")
+    sink = str(tmp_path / "out")
+    checkpoint = str(tmp_path / "checkpoint")
+    os.makedirs(source)
+    files = {f"f{k}.json": [(k * 10 + j, f"d{k % 2}") for j in range(3)] for k in range(5)}
+    for name in ("f0.json", "f1.json", "f2.json"):
+        _write_json(os.path.join(source, name), files[name])
+
+    key = "spark.sql.streaming.commitProtocolClass"
+    try:
+        # The sink really instantiates the configured class: a missing one fails the query.
+        spark.conf.set(key, "io.filecommit.sink.NoSuchCommitter")
+        with pytest.raises(Exception, match="NoSuchCommitter"):
+            _run_available_now(spark, source, str(tmp_path / "bogus-out"), str(tmp_path / "bogus-checkpoint"))
+
+        # Ours. Had FileStreamSink not recognised it as a ManifestFileCommitProtocol, it would not
+        # call setupManifestOptions and our setupJob would fail the query.
+        spark.conf.set(key, PROTOCOL_CLASS)
+        _run_available_now(spark, source, sink, checkpoint)
+        expected = sorted(r for n in ("f0.json", "f1.json", "f2.json") for r in files[n])
+        assert log_batches(sink) == ["0", "1", "2"]
+        assert spark_rows(spark, sink, ["id", "day"]) == expected
+
+        # Crash between the sink commit and the checkpoint commit of batch 2: on restart Spark
+        # replays batch 2, which the sink must skip, then runs the new files as batches 3 and 4.
+        for name in glob.glob(os.path.join(checkpoint, "commits", "*2*")):
+            os.remove(name)
+        assert not os.path.exists(os.path.join(checkpoint, "commits", "2"))
+        for name in ("f3.json", "f4.json"):
+            _write_json(os.path.join(source, name), files[name])
+        time.sleep(0.01)
+        _run_available_now(spark, source, sink, checkpoint)
+
+        assert os.path.exists(os.path.join(checkpoint, "commits", "2")), "batch 2 was replayed"
+        assert log_batches(sink) == ["0", "1", "2", "3", "4"]
+        assert spark_rows(spark, sink, ["id", "day"]) == sorted(r for rows in files.values() for r in rows)
+        committed = set()
+        for name in log_batches(sink):
+            committed |= {local_path(e["path"]) for e in log_lines(sink, name)}
+        assert data_files_on_disk(sink) == committed
+    finally:
+        spark.conf.unset(key)

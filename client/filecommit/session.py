@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import glob
 import os
-import warnings
 from pathlib import Path
 from typing import Mapping, Optional
 
@@ -53,12 +52,16 @@ def find_plugin_jar() -> str:
     return candidates[-1]
 
 
-def local_session(master: str = "local[2]", conf: Optional[Mapping[str, str]] = None):
+def local_session(master: str = "local[2]", conf: Optional[Mapping[str, str]] = None, port: int = 0):
     """Start (or reuse) an embedded Spark Connect server with the filecommit plugin.
+
+    The server listens on 127.0.0.1 only. ``filecommit._connect.server_url(spark)`` gives its
+    ``sc://`` URL for further client sessions.
 
     Args:
         master: Spark master for the embedded server, e.g. "local[2]" or "local-cluster[2,1,1024]".
         conf: extra Spark configuration for the server (str -> str).
+        port: gRPC port; 0 (default) picks a free ephemeral port, so several servers can coexist.
 
     Returns:
         A Spark Connect ``SparkSession``.
@@ -66,20 +69,20 @@ def local_session(master: str = "local[2]", conf: Optional[Mapping[str, str]] = 
     Raises:
         FileNotFoundError: if the plugin jar cannot be found.
     """
-    from pyspark.sql import SparkSession
+    from filecommit import _connect
 
-    builder = (
-        SparkSession.builder.remote(master)
-        .config("spark.jars", find_plugin_jar())
-        .config("spark.connect.extensions.command.classes", PLUGIN_CLASS)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-    )
-    for key, value in (conf or {}).items():
-        builder = builder.config(key, value)
-    with warnings.catch_warnings():
-        # The embedded server gets these at start-up; pyspark then also tries to set them as
-        # session configs and warns that static configs cannot change. Harmless: silence it.
-        warnings.filterwarnings("ignore", message="Failed to set spark", category=UserWarning)
-        return builder.getOrCreate()
+    server_conf = {
+        "spark.master": master,
+        "spark.jars": find_plugin_jar(),
+        "spark.connect.extensions.command.classes": PLUGIN_CLASS,
+        "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.host": "localhost",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+    }
+    server_conf.update(conf or {})
+    url = _connect.start_local_server(master, server_conf)
+    return _connect.connect(url)
