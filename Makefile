@@ -1,6 +1,7 @@
 # filecommit: the two commands of the README are `make run` and `make test`.
 # Both set everything up from scratch on a fresh machine (Python venv, Maven build).
 
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
@@ -34,7 +35,7 @@ run: build
 test: build proto-check test-java test-python
 
 test-java: setup
-	cd server-plugin && $(MVN) test
+	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}
 
 test-python: build
 	$(VPY) -m pytest -q -rs $(PYTEST_ARGS)
