@@ -87,6 +87,35 @@ class RemoveFile:
 
 
 @dataclass(frozen=True)
+class AddCDCFile:
+    """Delta ``cdc`` action: a change-data file under ``_change_data/`` whose rows carry
+    ``_change_type`` (insert | update_preimage | update_postimage | delete). dataChange is false.
+
+    Attributes:
+        path: relative, URI-encoded path under the table root (starts with ``_change_data/``).
+        partition_values: column -> string value (``None`` = NULL), without ``__is_cdc``.
+        size: file size in bytes.
+        tags: string tags.
+    """
+
+    path: str
+    partition_values: Dict[str, Optional[str]]
+    size: int
+    tags: Dict[str, str] = field(default_factory=dict)
+    data_change: bool = False
+
+    @classmethod
+    def from_proto(cls, m: "pb.AddCDCFile") -> "AddCDCFile":
+        """Build from a ``filecommit.v1.AddCDCFile`` message."""
+        return cls(
+            path=m.path,
+            partition_values=_partition_values(m.partition_values),
+            size=m.size,
+            tags=dict(m.tags),
+        )
+
+
+@dataclass(frozen=True)
 class WriteMetrics:
     """Counters of one write.
 
@@ -95,6 +124,7 @@ class WriteMetrics:
         files: data files added.
         bytes: bytes of the data files added.
         removed_files: files removed (overwrite).
+        cdc_files: change-data files added.
         duration_ms: server-side wall time of write and commit, ms.
         attempts: commit attempts (1 + retries after concurrent blind appends).
     """
@@ -105,6 +135,7 @@ class WriteMetrics:
     removed_files: int
     duration_ms: int
     attempts: int
+    cdc_files: int = 0
 
 
 @dataclass(frozen=True)
@@ -119,6 +150,7 @@ class CommitResult:
         add_files: the AddFiles of the commit.
         remove_files: the RemoveFiles of the commit (overwrite).
         metrics: counters.
+        cdc_files: the AddCDCFiles of the commit (writes with ``change_data=True``).
     """
 
     version: int
@@ -127,3 +159,4 @@ class CommitResult:
     add_files: List[AddFile]
     remove_files: List[RemoveFile]
     metrics: WriteMetrics
+    cdc_files: List[AddCDCFile] = field(default_factory=list)

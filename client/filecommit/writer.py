@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Mapping, Optional
 
 from filecommit import _connect
-from filecommit.actions import AddFile, CommitResult, RemoveFile, WriteMetrics
+from filecommit.actions import AddCDCFile, AddFile, CommitResult, RemoveFile, WriteMetrics
 from filecommit.proto.v1 import commands_pb2 as pb
 
 _MODES = {
@@ -40,6 +40,12 @@ def _string_map(name: str, value: Optional[Mapping[str, object]]) -> Dict[str, s
     return out
 
 
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 def _partition_columns(partition_by: Optional[Iterable[str]]) -> List[str]:
     if partition_by is None:
         return []
@@ -60,12 +66,14 @@ def build_write_command(
     partition_by: Optional[Iterable[str]] = None,
     options: Optional[Mapping[str, object]] = None,
     table_properties: Optional[Mapping[str, object]] = None,
+    change_data: bool = False,
 ) -> "pb.WriteCommand":
     """Validate the arguments of :func:`write` and build its ``WriteCommand`` message.
 
     Raises:
         ValueError: unknown mode, empty path, bad partition column names.
-        TypeError: a non-Connect DataFrame, or options / properties that are not str -> str maps.
+        TypeError: a non-Connect DataFrame, options / properties that are not str -> str maps, a
+            non-bool change_data.
     """
     if not isinstance(path, str) or not path.strip():
         raise ValueError(f"path must be a non-empty string, got {path!r}")
@@ -77,6 +85,7 @@ def build_write_command(
         partition_by=_partition_columns(partition_by),
         options=_string_map("options", options),
         table_properties=_string_map("table_properties", table_properties),
+        change_data=_flag("change_data", change_data),
     )
     command.input.CopyFrom(_connect.relation_of(df))
     return command
@@ -90,6 +99,7 @@ def write(
     partition_by: Optional[Iterable[str]] = None,
     options: Optional[Mapping[str, object]] = None,
     table_properties: Optional[Mapping[str, object]] = None,
+    change_data: bool = False,
 ) -> CommitResult:
     """Write a DataFrame into the Delta table at ``path`` as one new table version.
 
@@ -100,11 +110,15 @@ def write(
         partition_by: partition columns, in directory order (new tables; must match on append).
         options: writer options, e.g. ``{"maxRecordsPerFile": "100000", "compression": "zstd"}``,
             ``{"overwriteSchema": "true"}`` with mode "overwrite".
-        table_properties: table properties for a new table (e.g. ``delta.randomizeFilePrefixes``)
-            or to add to an existing one.
+        table_properties: table properties for a new table (e.g. ``delta.randomizeFilePrefixes``,
+            ``delta.enableChangeDataFeed``) or to add to an existing one.
+        change_data: the input has a ``_change_type`` column: rows where it is set (insert,
+            update_preimage, update_postimage, delete) are change records, written under
+            ``_change_data/`` and returned as ``cdc_files``; the other rows are table data
+            (stored without ``_change_type``). Needs ``delta.enableChangeDataFeed=true``.
 
     Returns:
-        CommitResult with the committed version, AddFiles, RemoveFiles and metrics.
+        CommitResult with the committed version, AddFiles, AddCDCFiles, RemoveFiles and metrics.
 
     Raises:
         ValueError, TypeError: invalid arguments, before anything is sent.
@@ -115,7 +129,13 @@ def write(
         Nothing is committed when an exception is raised.
     """
     command = build_write_command(
-        df, path, mode=mode, partition_by=partition_by, options=options, table_properties=table_properties
+        df,
+        path,
+        mode=mode,
+        partition_by=partition_by,
+        options=options,
+        table_properties=table_properties,
+        change_data=change_data,
     )
     return _collect(_connect.execute_extension_command(df.sparkSession, command))
 
@@ -123,6 +143,7 @@ def write(
 def _collect(payloads) -> CommitResult:
     adds: List[AddFile] = []
     removes: List[RemoveFile] = []
+    cdc: List[AddCDCFile] = []
     summary = None
     for payload in payloads:
         response = pb.WriteResponse()
@@ -135,6 +156,8 @@ def _collect(payloads) -> CommitResult:
                     adds.append(AddFile.from_proto(action.add))
                 elif kind == "remove":
                     removes.append(RemoveFile.from_proto(action.remove))
+                elif kind == "cdc":
+                    cdc.append(AddCDCFile.from_proto(action.cdc))
         elif response.HasField("summary"):
             summary = response.summary
     if summary is None:
@@ -152,5 +175,36 @@ def _collect(payloads) -> CommitResult:
             removed_files=summary.num_remove_files,
             duration_ms=summary.duration_ms,
             attempts=summary.attempts,
+            cdc_files=summary.num_cdc_files,
         ),
+        cdc_files=cdc,
     )
+
+
+def set_table_properties(spark, path: str, properties: Mapping[str, object]) -> CommitResult:
+    """Set table properties on an existing Delta table in a metadata-only commit.
+
+    E.g. ``set_table_properties(spark, path, {"delta.enableChangeDataFeed": "true"})`` enables
+    the change data feed (and raises the table protocol to writer version 4).
+
+    Args:
+        spark: a Spark Connect session whose server has the plugin.
+        path: table root as the server sees it.
+        properties: str -> str properties to add or change (bools are written "true"/"false").
+
+    Returns:
+        CommitResult of the new version (no file actions); ``committed`` is False when the
+        properties were already set.
+
+    Raises:
+        ValueError, TypeError: invalid arguments, before anything is sent.
+        pyspark.errors.exceptions.connect.IllegalArgumentException: no table at ``path``, or an
+            unknown / invalid ``delta.*`` property.
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise ValueError(f"path must be a non-empty string, got {path!r}")
+    props = _string_map("properties", properties)
+    if not props:
+        raise ValueError("properties must not be empty")
+    command = pb.SetTablePropertiesCommand(path=path, properties=props)
+    return _collect(_connect.execute_extension_command(spark, command))

@@ -205,15 +205,20 @@ public final class TransactionalWrite {
    * case-insensitively), absent non-partition columns filled with typed nulls.
    *
    * @param data the input
+   * @param changeTypeColumn the input's change-type column, kept as the last column named {@code
+   *     _change_type}; null for none
    * @return the normalized input
    * @throws IllegalArgumentException for a partition column missing from the data or a data column
    *     that is not in the table
    */
-  Dataset<Row> normalizeData(Dataset<Row> data) {
+  Dataset<Row> normalizeData(Dataset<Row> data, String changeTypeColumn) {
     Metadata md = metadata();
     StructType table = md.schema();
     StructType input = data.schema();
     for (StructField f : input.fields()) {
+      if (f.name().equals(changeTypeColumn)) {
+        continue;
+      }
       if (findField(table, f.name()).isEmpty()) {
         throw new IllegalArgumentException("Column '" + f.name() + "' of the data is not in the table schema of "
             + deltaLog.tablePath() + ": " + List.of(table.fieldNames()));
@@ -230,6 +235,9 @@ public final class TransactionalWrite {
       } else {
         cols.add(functions.lit(null).cast(f.dataType()).as(f.name()));
       }
+    }
+    if (changeTypeColumn != null) {
+      cols.add(functions.col(quote(changeTypeColumn)).as(CDC_TYPE_COLUMN));
     }
     return data.select(cols.toArray(new Column[0]));
   }
@@ -249,28 +257,86 @@ public final class TransactionalWrite {
    * @throws IllegalStateException if the transaction has no metadata (no table and none set)
    */
   public List<AddFile> writeFiles(Dataset<Row> data, Map<String, String> writeOptions) {
+    return writeFiles(data, writeOptions, false);
+  }
+
+  /**
+   * Writes the data, splitting change data from table data when {@code changeData} is set (seed
+   * DelayedCommitProtocol "Change Data Feed Partition Handling"): the virtual partition column
+   * {@code __is_cdc = _change_type IS NOT NULL} goes in front of the table's partition columns;
+   * rows with {@code __is_cdc=false} are table data written without {@code _change_type} (routed
+   * by the committer to the partition directories), rows with {@code __is_cdc=true} are change
+   * records with {@code _change_type} (routed to {@code _change_data/}, prefix {@code cdc-}).
+   * Because a Parquet file has one schema and table files must not carry {@code _change_type},
+   * the two kinds are written by two {@code FileFormatWriter} jobs through the same committer
+   * (the input is cached for the duration); the committer's {@code commitJob} collects AddFiles
+   * and AddCDCFiles of both. Sets {@code hasWritten}.
+   *
+   * @param data the input rows; with {@code changeData}, including {@code _change_type}
+   * @param writeOptions Spark Parquet writer options
+   * @param changeData whether the input carries change records
+   * @return the AddFiles (change files: {@link #changeFiles()})
+   * @throws IllegalStateException if the transaction has no metadata
+   * @throws IllegalArgumentException if {@code changeData} and the table has no change data feed
+   *     or the input no {@code _change_type}
+   */
+  public List<AddFile> writeFiles(Dataset<Row> data, Map<String, String> writeOptions, boolean changeData) {
     Metadata md = metadata();
     if (md == null) {
       throw new IllegalStateException("No metadata for " + deltaLog.tablePath() + ": set it before writing");
     }
+    Path outputPath = deltaLog.tablePath();
+    DelayedCommitProtocol committer = getCommitter(outputPath);
     hasWritten = true;
-    Dataset<Row> normalized = normalizeData(data);
+    if (!changeData) {
+      runWrite(normalizeData(data, null), md.partitionColumns(), committer, writeOptions);
+    } else {
+      if (!TableProperties.isTrue(md.configuration(), TableProperties.ENABLE_CDF)) {
+        throw new IllegalArgumentException("Change data needs " + TableProperties.ENABLE_CDF + "=true on " + outputPath);
+      }
+      String changeType = findField(data.schema(), CDC_TYPE_COLUMN).map(StructField::name).orElseThrow(() ->
+          new IllegalArgumentException("Change data needs a " + CDC_TYPE_COLUMN + " column in the input; columns: "
+              + List.of(data.schema().fieldNames())));
+      List<String> cdcPartitions = new ArrayList<>();
+      cdcPartitions.add(DelayedCommitProtocol.CDC_PARTITION_COL);
+      cdcPartitions.addAll(md.partitionColumns());
+      Column isCdc = functions.col(quote(changeType)).isNotNull();
+      Dataset<Row> cached = data.persist();
+      try {
+        Dataset<Row> rows = normalizeData(cached.filter(functions.not(isCdc)).drop(changeType), null);
+        runWrite(rows.withColumn(DelayedCommitProtocol.CDC_PARTITION_COL, functions.lit(false)),
+            cdcPartitions, committer, writeOptions);
+        Dataset<Row> changes = normalizeData(cached.filter(isCdc), changeType);
+        runWrite(changes.withColumn(DelayedCommitProtocol.CDC_PARTITION_COL, functions.lit(true)),
+            cdcPartitions, committer, writeOptions);
+      } finally {
+        cached.unpersist();
+      }
+    }
+    lastCommitter = committer;
+    return committer.addedStatuses();
+  }
+
+  /** Column of change records that holds the change type (protocol "Change Data Files"). */
+  public static final String CDC_TYPE_COLUMN = "_change_type";
+
+  private void runWrite(
+      Dataset<Row> normalized, List<String> partitionColumns, DelayedCommitProtocol committer,
+      Map<String, String> writeOptions) {
     QueryExecution qe = normalized.queryExecution();
     scala.collection.immutable.Seq<Attribute> output = qe.analyzed().output();
     List<Attribute> partitionAttrs = new ArrayList<>();
-    for (String p : md.partitionColumns()) {
+    for (String p : partitionColumns) {
       for (Attribute a : CollectionConverters.asJava(output)) {
         if (a.name().equalsIgnoreCase(p)) {
           partitionAttrs.add(a);
         }
       }
     }
-    Path outputPath = deltaLog.tablePath();
-    DelayedCommitProtocol committer = getCommitter(outputPath);
+    String outputPath = deltaLog.tablePath().toString();
     scala.collection.immutable.Map<String, String> options = Scala.map(writeOptions);
     Configuration hadoopConf = session.sessionState().newHadoopConfWithOptions(options);
-    FileFormatWriter.OutputSpec spec = new FileFormatWriter.OutputSpec(
-        outputPath.toString(), Scala.map(Map.of()), output);
+    FileFormatWriter.OutputSpec spec = new FileFormatWriter.OutputSpec(outputPath, Scala.map(Map.of()), output);
     SQLExecution$.MODULE$.withNewExecutionId(qe, Option.apply("filecommit write " + outputPath), () ->
         FileFormatWriter$.MODULE$.write(
             session,
@@ -285,8 +351,6 @@ public final class TransactionalWrite {
             options,
             0,
             FileFormatWriter$.MODULE$.write$default$12()));
-    lastCommitter = committer;
-    return committer.addedStatuses();
   }
 
   /** Change-data files of the last {@link #writeFiles}, empty before it. */

@@ -12,10 +12,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.HashSet;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.StructField;
@@ -80,6 +87,10 @@ public final class WriteIntoDelta {
 
   /** Writer option that lets overwrite replace the schema and partition columns. */
   public static final String OVERWRITE_SCHEMA = "overwriteSchema";
+  /** Writer option: overwrite only the partitions matching this predicate on partition columns. */
+  public static final String REPLACE_WHERE = "replaceWhere";
+  /** The change types a change record may carry (protocol "Change Data Files"). */
+  public static final List<String> CHANGE_TYPES = List.of("insert", "update_preimage", "update_postimage", "delete");
 
   private WriteIntoDelta() {}
 
@@ -93,6 +104,7 @@ public final class WriteIntoDelta {
    * @param partitionBy partition columns (empty: unpartitioned, or the existing table's)
    * @param options writer options (Parquet options; {@code overwriteSchema})
    * @param tableProperties table properties for a new table or to add to an existing one
+   * @param changeData whether the input carries change records in {@code _change_type}
    * @return what was committed
    * @throws IllegalArgumentException for bad input (empty path, non-table directory, schema or
    *     partition mismatch, invalid properties)
@@ -106,7 +118,8 @@ public final class WriteIntoDelta {
       Mode mode,
       List<String> partitionBy,
       Map<String, String> options,
-      Map<String, String> tableProperties) {
+      Map<String, String> tableProperties,
+      boolean changeData) {
     long start = System.currentTimeMillis();
     if (path == null || path.isBlank()) {
       throw new IllegalArgumentException("Table path must not be empty, got '" + path + "'");
@@ -116,8 +129,14 @@ public final class WriteIntoDelta {
     if (overwriteSchema && mode != Mode.OVERWRITE) {
       throw new IllegalArgumentException("Option overwriteSchema=true needs mode overwrite, got mode " + mode.sparkName());
     }
+    String replaceWhere = options.get(REPLACE_WHERE);
+    if (replaceWhere != null && (mode != Mode.OVERWRITE || overwriteSchema)) {
+      throw new IllegalArgumentException("Option replaceWhere needs mode overwrite without overwriteSchema, got mode "
+          + mode.sparkName() + (overwriteSchema ? " with overwriteSchema" : ""));
+    }
     Map<String, String> writerOptions = new LinkedHashMap<>(options);
     writerOptions.remove(OVERWRITE_SCHEMA);
+    writerOptions.remove(REPLACE_WHERE);
 
     DeltaLog log = new DeltaLog(new Path(path), session.sessionState().newHadoopConf());
     TransactionalWrite txn = new TransactionalWrite(session, log);
@@ -139,7 +158,22 @@ public final class WriteIntoDelta {
       }
     }
 
-    StructType dataSchema = data.schema();
+    StructType inputSchema = data.schema();
+    Optional<StructField> changeTypeField = TransactionalWrite.findField(inputSchema, TransactionalWrite.CDC_TYPE_COLUMN);
+    if (changeData && changeTypeField.isEmpty()) {
+      throw new IllegalArgumentException("change_data=True needs a " + TransactionalWrite.CDC_TYPE_COLUMN
+          + " column in the input; columns: " + List.of(inputSchema.fieldNames()));
+    }
+    StructType dataSchema = changeData ? withoutField(inputSchema, changeTypeField.get().name()) : inputSchema;
+    Map<String, String> futureConf = new LinkedHashMap<>(snapshot.exists() ? snapshot.metadata().configuration() : Map.of());
+    futureConf.putAll(tableProperties);
+    if (!changeData && changeTypeField.isPresent() && TableProperties.isTrue(futureConf, TableProperties.ENABLE_CDF)) {
+      throw new IllegalArgumentException("Column " + TransactionalWrite.CDC_TYPE_COLUMN + " is reserved for change data on "
+          + table + " (change data feed enabled): pass change_data=True to write change records");
+    }
+    if (replaceWhere != null && !snapshot.exists()) {
+      throw new IllegalArgumentException("Option replaceWhere needs an existing table at " + table);
+    }
     if (!snapshot.exists() || overwriteSchema) {
       Map<String, String> conf = new LinkedHashMap<>(snapshot.exists() ? snapshot.metadata().configuration() : Map.of());
       conf.putAll(tableProperties);
@@ -163,14 +197,29 @@ public final class WriteIntoDelta {
     if (mode == Mode.OVERWRITE && TableProperties.isTrue(txn.metadata().configuration(), TableProperties.APPEND_ONLY)) {
       throw new IllegalArgumentException("Table " + table + " is append-only (delta.appendOnly=true); mode overwrite is not allowed");
     }
+    boolean cdfEnabled = TableProperties.isTrue(txn.metadata().configuration(), TableProperties.ENABLE_CDF);
+    if (changeData && !cdfEnabled) {
+      throw new IllegalArgumentException("change_data=True needs the change data feed on the table at " + table
+          + ": set table property " + TableProperties.ENABLE_CDF + "=true (table_properties or set_table_properties)");
+    }
+    if (changeData) {
+      checkChangeTypes(data, changeTypeField.get().name());
+    }
+    Set<String> replaced = null;
+    if (replaceWhere != null) {
+      replaced = filesMatching(session, snapshot, replaceWhere, table);
+      checkRowsMatch(data, changeData ? changeTypeField.get().name() : null, replaceWhere, table);
+    }
 
-    List<AddFile> adds = txn.writeFiles(data, writerOptions);
+    List<AddFile> adds = txn.writeFiles(data, writerOptions, changeData);
     List<AddCDCFile> cdc = txn.changeFiles();
     List<RemoveFile> removes = new ArrayList<>();
     long now = System.currentTimeMillis();
     if (mode == Mode.OVERWRITE && snapshot.exists()) {
       for (AddFile f : snapshot.allFiles()) {
-        removes.add(f.toRemove(now));
+        if (replaced == null || replaced.contains(f.path())) {
+          removes.add(f.toRemove(now));
+        }
       }
     }
     List<FileAction> actions = new ArrayList<>(adds);
@@ -187,6 +236,9 @@ public final class WriteIntoDelta {
     info.put("operation", "WRITE");
     ObjectNode params = info.putObject("operationParameters");
     params.put("mode", mode.sparkName());
+    if (replaceWhere != null) {
+      params.put("predicate", replaceWhere);
+    }
     params.put("partitionBy", ActionJson.MAPPER.valueToTree(txn.metadata().partitionColumns()).toString());
     ObjectNode metrics = info.putObject("operationMetrics");
     metrics.put("numFiles", Integer.toString(adds.size()));
@@ -195,10 +247,135 @@ public final class WriteIntoDelta {
     if (!removes.isEmpty()) {
       metrics.put("numRemovedFiles", Integer.toString(removes.size()));
     }
+    if (!cdc.isEmpty()) {
+      metrics.put("numAddedChangeFiles", Integer.toString(cdc.size()));
+    }
     info.put("engineInfo", "filecommit/0.1.0 Apache-Spark/" + session.version());
     long version = txn.commit(actions, info, mode == Mode.APPEND);
     return new Result(version, true, table, adds, removes, cdc, rows, bytes,
         System.currentTimeMillis() - start, txn.attempts());
+  }
+
+  /**
+   * Sets table properties on an existing table in a metadata-only commit (e.g. {@code
+   * delta.enableChangeDataFeed=true}, which also raises the protocol to writer 4).
+   *
+   * @param session Spark session
+   * @param path table root
+   * @param properties properties to add or change
+   * @return the commit (no file actions)
+   * @throws IllegalArgumentException if there is no table at {@code path}, or a property is invalid
+   * @throws DeltaWriteException on a conflicting concurrent commit
+   */
+  public static Result setTableProperties(SparkSession session, String path, Map<String, String> properties) {
+    long start = System.currentTimeMillis();
+    if (path == null || path.isBlank()) {
+      throw new IllegalArgumentException("Table path must not be empty, got '" + path + "'");
+    }
+    TableProperties.validate(properties);
+    DeltaLog log = new DeltaLog(new Path(path), session.sessionState().newHadoopConf());
+    TransactionalWrite txn = new TransactionalWrite(session, log);
+    Snapshot snapshot = txn.snapshot();
+    String table = log.tablePath().toString();
+    if (!snapshot.exists()) {
+      throw new IllegalArgumentException("No Delta table at " + table + " to set properties on");
+    }
+    snapshot.protocol().checkSupported(table);
+    Map<String, String> conf = new LinkedHashMap<>(snapshot.metadata().configuration());
+    conf.putAll(properties);
+    if (conf.equals(snapshot.metadata().configuration())) {
+      return new Result(snapshot.version(), false, table, List.of(), List.of(), List.of(), 0, 0,
+          System.currentTimeMillis() - start, 0);
+    }
+    txn.updateMetadata(snapshot.metadata().withConfiguration(conf));
+    ObjectNode info = ActionJson.MAPPER.createObjectNode();
+    info.put("operation", "SET TBLPROPERTIES");
+    info.putObject("operationParameters").put("properties", ActionJson.MAPPER.valueToTree(properties).toString());
+    info.put("engineInfo", "filecommit/0.1.0 Apache-Spark/" + session.version());
+    long version = txn.commit(List.of(), info, false);
+    return new Result(version, true, table, List.of(), List.of(), List.of(), 0, 0,
+        System.currentTimeMillis() - start, txn.attempts());
+  }
+
+  private static StructType withoutField(StructType schema, String name) {
+    List<StructField> kept = new ArrayList<>();
+    for (StructField f : schema.fields()) {
+      if (!f.name().equals(name)) {
+        kept.add(f);
+      }
+    }
+    return new StructType(kept.toArray(new StructField[0]));
+  }
+
+  /** Fails on the first change type outside {@link #CHANGE_TYPES}, naming it, before any write. */
+  private static void checkChangeTypes(Dataset<Row> data, String column) {
+    Column c = functions.col("`" + column.replace("`", "``") + "`");
+    Column allowed = c.isin(CHANGE_TYPES.toArray());
+    List<Row> bad = data.filter(c.isNotNull().and(functions.not(allowed))).select(c).limit(1).collectAsList();
+    if (!bad.isEmpty()) {
+      throw new IllegalArgumentException("Invalid " + TransactionalWrite.CDC_TYPE_COLUMN + " value '" + bad.get(0).get(0)
+          + "'; allowed: " + CHANGE_TYPES + " (or null for table data)");
+    }
+  }
+
+  /**
+   * The log paths of the active files whose partition values satisfy {@code predicate}, evaluated
+   * by Spark on the typed partition values.
+   *
+   * @throws IllegalArgumentException if the predicate does not parse or references other columns
+   */
+  private static Set<String> filesMatching(SparkSession session, Snapshot snapshot, String predicate, String table) {
+    Metadata md = snapshot.metadata();
+    if (md.partitionColumns().isEmpty()) {
+      throw new IllegalArgumentException("Option replaceWhere needs a partitioned table; " + table + " is not partitioned");
+    }
+    StructType schema = md.schema();
+    List<StructField> fields = new ArrayList<>();
+    fields.add(new StructField(PATH_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()));
+    for (String p : md.partitionColumns()) {
+      fields.add(new StructField(p, DataTypes.StringType, true, org.apache.spark.sql.types.Metadata.empty()));
+    }
+    List<Row> rows = new ArrayList<>();
+    for (AddFile f : snapshot.allFiles()) {
+      Object[] values = new Object[fields.size()];
+      values[0] = f.path();
+      for (int i = 0; i < md.partitionColumns().size(); i++) {
+        values[i + 1] = f.partitionValues().get(md.partitionColumns().get(i));
+      }
+      rows.add(RowFactory.create(values));
+    }
+    List<Column> typed = new ArrayList<>();
+    typed.add(functions.col(PATH_COLUMN));
+    for (String p : md.partitionColumns()) {
+      DataType type = TransactionalWrite.findField(schema, p).map(StructField::dataType).orElse(DataTypes.StringType);
+      typed.add(functions.col("`" + p + "`").cast(type).as(p));
+    }
+    Dataset<Row> partitions = session.createDataFrame(rows, new StructType(fields.toArray(new StructField[0])))
+        .select(typed.toArray(new Column[0]));
+    List<Row> matching;
+    try {
+      matching = partitions.filter(functions.expr(predicate)).select(PATH_COLUMN).collectAsList();
+    } catch (Exception e) { // AnalysisException and ParseException are checked in Java's eyes
+      throw new IllegalArgumentException("Option replaceWhere '" + predicate + "' must be a predicate on the partition columns "
+          + md.partitionColumns() + " of " + table + ": " + e.getMessage(), e);
+    }
+    Set<String> paths = new HashSet<>();
+    for (Row r : matching) {
+      paths.add(r.getString(0));
+    }
+    return paths;
+  }
+
+  private static final String PATH_COLUMN = "__filecommit_path";
+
+  /** Fails if a table-data row does not satisfy the replaceWhere predicate (Delta's rule). */
+  private static void checkRowsMatch(Dataset<Row> data, String changeTypeColumn, String predicate, String table) {
+    Dataset<Row> rows = changeTypeColumn == null ? data
+        : data.filter(functions.col("`" + changeTypeColumn.replace("`", "``") + "`").isNull());
+    Column matches = functions.coalesce(functions.expr(predicate), functions.lit(false));
+    if (!rows.filter(functions.not(matches)).limit(1).collectAsList().isEmpty()) {
+      throw new IllegalArgumentException("Data written out does not match replaceWhere '" + predicate + "' for " + table);
+    }
   }
 
   /** The {@code numRecords} of an AddFile's stats, 0 when absent. */

@@ -11,6 +11,7 @@ import io.filecommit.proto.v1.FileAction;
 import io.filecommit.proto.v1.FileActionBatch;
 import io.filecommit.proto.v1.PartitionValue;
 import io.filecommit.proto.v1.SaveMode;
+import io.filecommit.proto.v1.SetTablePropertiesCommand;
 import io.filecommit.proto.v1.WriteCommand;
 import io.filecommit.proto.v1.WriteResponse;
 import java.util.function.Consumer;
@@ -70,6 +71,14 @@ public final class FileCommitPlugin implements CommandPlugin {
       handleWrite(cmd, planner);
       return true;
     }
+    if (any.is(SetTablePropertiesCommand.class)) {
+      try {
+        handleSetTableProperties(any.unpack(SetTablePropertiesCommand.class), planner);
+      } catch (InvalidProtocolBufferException e) {
+        throw new IllegalArgumentException("Malformed filecommit.v1.SetTablePropertiesCommand: " + e.getMessage(), e);
+      }
+      return true;
+    }
     if (any.is(io.filecommit.proto.v1.WriteBatchCommand.class)) {
       io.filecommit.proto.v1.WriteBatchCommand cmd;
       try {
@@ -91,8 +100,17 @@ public final class FileCommitPlugin implements CommandPlugin {
     Dataset<Row> data = Dataset$.MODULE$.ofRows(planner.session(), plan);
     WriteIntoDelta.Result result = WriteIntoDelta.run(
         planner.session(), data, cmd.getPath(), toMode(cmd.getMode()), cmd.getPartitionByList(),
-        cmd.getOptionsMap(), cmd.getTablePropertiesMap());
-    Consumer<WriteResponse> out = responder(planner);
+        cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData());
+    respond(result, responder(planner));
+  }
+
+  private static void handleSetTableProperties(SetTablePropertiesCommand cmd, SparkConnectPlanner planner) {
+    respond(WriteIntoDelta.setTableProperties(planner.session(), cmd.getPath(), cmd.getPropertiesMap()),
+        responder(planner));
+  }
+
+  /** Streams the file actions of a result, then its summary. */
+  static void respond(WriteIntoDelta.Result result, Consumer<WriteResponse> out) {
     streamActions(result, out);
     out.accept(WriteResponse.newBuilder().setSummary(CommitSummary.newBuilder()
         .setVersion(result.version())
@@ -103,7 +121,8 @@ public final class FileCommitPlugin implements CommandPlugin {
         .setNumOutputRows(result.numOutputRows())
         .setNumOutputBytes(result.numOutputBytes())
         .setDurationMs(result.durationMs())
-        .setAttempts(result.attempts())).build());
+        .setAttempts(result.attempts())
+        .setNumCdcFiles(result.cdcFiles().size())).build());
   }
 
   /**
@@ -163,6 +182,14 @@ public final class FileCommitPlugin implements CommandPlugin {
         b.setStats(a.stats());
       }
       return FileAction.newBuilder().setAdd(b).build();
+    }
+    if (action instanceof AddCDCFile c) {
+      io.filecommit.proto.v1.AddCDCFile.Builder b = io.filecommit.proto.v1.AddCDCFile.newBuilder()
+          .setPath(c.path())
+          .setSize(c.size())
+          .putAllTags(c.tags());
+      c.partitionValues().forEach((k, v) -> b.addPartitionValues(pv(k, v)));
+      return FileAction.newBuilder().setCdc(b).build();
     }
     if (action instanceof RemoveFile r) {
       io.filecommit.proto.v1.RemoveFile.Builder b = io.filecommit.proto.v1.RemoveFile.newBuilder()
