@@ -8,7 +8,14 @@ Steps (issue 2, "Main job on real data"):
 5. Read the table back with delta-rs (``deltalake``) and check that the rows this version added
    equal the input exactly (sorted content, as a multiset: table(v) = table(v-1) + input).
 
-A second run appends again (version 1, 2, ...).
+6. Change data feed: enable ``delta.enableChangeDataFeed`` (a metadata-only commit, first run
+   only), then write a correction batch: the flights of origin EWR in January that left 5 hours
+   or more late are re-timed (scheduled departure moved to the actual one, departure delay 0).
+   The batch replaces that one partition (``replaceWhere``) and carries ``update_preimage`` /
+   ``update_postimage`` change records; the change feed of that version is read back with
+   delta-rs and printed, and checked against the corrections.
+
+A second run appends again (new versions) and re-times the newly appended late flights.
 
 Usage: ``python client/examples/flights.py [--table out/flights] [--remote sc://host:15002]``
 """
@@ -122,6 +129,73 @@ def main(argv=None) -> int:
     )
     print(f"OK: delta-rs reads {len(current):,} rows; the {EXPECTED_ROWS:,} rows of version "
           f"{result.version} equal the input exactly")
+    return correction_batch(spark, table, df.schema, current)
+
+
+LATE_MINUTES = 300
+PARTITION = "origin = 'EWR' AND month = 1"
+
+
+def correction_batch(spark, table: str, schema, current: pd.DataFrame) -> int:
+    """Step 6: re-time late EWR January flights with change records; print the change feed."""
+    import filecommit
+    from deltalake import DeltaTable
+
+    if DeltaTable(table).metadata().configuration.get("delta.enableChangeDataFeed") != "true":
+        r = filecommit.set_table_properties(spark, table, {"delta.enableChangeDataFeed": "true"})
+        print(f"\nchange data feed enabled: metadata-only commit, version {r.version}")
+
+    part = current[(current["origin"] == "EWR") & (current["month"] == 1)].reset_index(drop=True)
+    late = part["dep_delay"] >= LATE_MINUTES
+    before = part[late].copy()
+    after = before.copy()
+    after["sched_dep_time"] = after["dep_time"].astype("int64")
+    after["dep_delay"] = 0.0
+    corrected = part.copy()
+    corrected.loc[late, ["sched_dep_time", "dep_delay"]] = after[["sched_dep_time", "dep_delay"]].values
+
+    columns = [f.name for f in schema.fields]
+    batch = pd.concat(
+        [
+            corrected.assign(_change_type=None),
+            before.assign(_change_type="update_preimage"),
+            after.assign(_change_type="update_postimage"),
+        ],
+        ignore_index=True,
+    )[columns + ["_change_type"]]
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    batch_schema = StructType(schema.fields + [StructField("_change_type", StringType(), True)])
+    batch = batch.astype(object).where(batch.notna(), None)
+    df = spark.createDataFrame(batch.to_dict("records"), batch_schema)
+
+    r = filecommit.write(df, table, mode="overwrite", change_data=True, options={"replaceWhere": PARTITION})
+    print(f"\ncorrection batch: version {r.version}, re-timed {int(late.sum())} flights of {len(part):,} "
+          f"in partition ({PARTITION})")
+    print(f"  files: {len(r.add_files)} added, {len(r.remove_files)} removed, {len(r.cdc_files)} change files")
+    for c in r.cdc_files:
+        print(f"    {c.path}  {c.size:,} bytes")
+
+    feed = pa.table(DeltaTable(table).load_cdf(starting_version=r.version, ending_version=r.version)).to_pandas()
+    print(f"\nchange feed of version {r.version} (delta-rs load_cdf): {len(feed)} rows")
+    print(feed.groupby("_change_type").size().to_string())
+    show = ["carrier", "flight", "day", "sched_dep_time", "dep_time", "dep_delay", "_change_type", "_commit_version"]
+    print(feed.sort_values(["day", "carrier", "flight", "_change_type"])[show].head(10).to_string(index=False))
+
+    expected = {"update_preimage": int(late.sum()), "update_postimage": int(late.sum())}
+    if feed.groupby("_change_type").size().to_dict() != expected:
+        print(f"FAIL: change feed counts differ from the corrections {expected}")
+        return 1
+    post = feed[feed["_change_type"] == "update_postimage"]
+    if not (post["dep_delay"] == 0).all():
+        print("FAIL: post-images are not re-timed")
+        return 1
+    table_now = DeltaTable(table).to_pandas(filters=[("origin", "=", "EWR"), ("month", "=", 1)])
+    if len(table_now) != len(part) or (table_now["dep_delay"] >= LATE_MINUTES).any():
+        print("FAIL: the EWR January partition was not replaced by the corrected rows")
+        return 1
+    print(f"OK: change feed holds exactly the {int(late.sum())} pre/post image pairs; the table holds "
+          f"the corrected partition ({len(table_now):,} rows)")
     return 0
 
 
