@@ -174,4 +174,34 @@ class BatchSinkWriterTest {
       assertEquals(paths(results[b].files()), paths(skip.files()), "batch " + b);
     }
   }
+
+  @Test
+  void retentionDropsOldEntriesAtCompaction() throws Exception {
+    SparkSession s = spark.newSession();
+    s.conf().set("spark.sql.streaming.fileSink.log.compactInterval", "2");
+    Path root = tmp.resolve("retention");
+    // Batch 0: a real Parquet file whose log entry says it is one day old.
+    Path staging = tmp.resolve("staging");
+    ((Dataset<Row>) s.range(0, 5, 1, 1).toDF()).write().parquet(staging.toString());
+    Path old;
+    try (Stream<Path> files = Files.list(staging)) {
+      old = files.filter(p -> p.getFileName().toString().endsWith(".parquet")).findFirst().orElseThrow();
+    }
+    Files.createDirectories(root);
+    Path moved = Files.move(old, root.resolve("part-00000-old.parquet"));
+    long dayAgo = System.currentTimeMillis() - 86_400_000L;
+    org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog log =
+        new org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog(
+            1, s, root.resolve("_spark_metadata").toUri().toString(), scala.Option.empty());
+    assertTrue(log.add(0L, new SinkFileStatus[] {
+        new SinkFileStatus(moved.toUri().toString(), Files.size(moved), false, dayAgo, 1, 1 << 25, "add")}));
+    assertEquals(seq(0, 5), readIds(s, root.toString()), "batch 0 is visible before the compaction");
+
+    BatchSinkWriter.Result r = BatchSinkWriter.write(s, (Dataset<Row>) s.range(10, 13, 1, 1).toDF(), root.toString(), 1,
+        List.of(), Map.of("retention", "1h"));
+
+    assertTrue(r.committed());
+    assertTrue(Files.exists(root.resolve("_spark_metadata").resolve("1.compact")));
+    assertEquals(seq(10, 13), readIds(s, root.toString()), "the day-old entry is dropped, the new one kept");
+  }
 }
