@@ -176,7 +176,7 @@ def test_bad_input_is_refused_before_anything_is_written(spark, table_path):
 
 def test_a_failed_batch_leaves_nothing_and_its_retry_commits_exactly_once(spark, table_path):
     from pyspark.errors.exceptions.connect import SparkConnectException
-    from pyspark.sql import functions as F
+    from pyspark.sql.connect import functions as F  # Connect columns, whatever pyspark's mode
 
     # One partition: the only task fails on row 57 after it opened its output file.
     failing = spark.range(0, 100, 1, 1).select(
@@ -259,64 +259,69 @@ def second_session(spark):
 @pytest.mark.slow
 def test_two_sessions_racing_on_one_batch_id_commit_exactly_once(spark, table_path):
     from pyspark.errors.exceptions.connect import SparkConnectGrpcException
-    from pyspark.sql import functions as F
+    from pyspark.sql.connect import functions as F  # Connect columns, whatever pyspark's mode
 
     other = second_session(spark)
     assert other.session_id != spark.session_id
     n = 50_000
     winner_of = {}
-    # Not other.stop(): with an embedded (local) server, stopping any client session stops the server.
-    for batch_id in (0, 1):
-        sessions = {"a": spark, "b": other}
-        barrier = threading.Barrier(2)
-        outcomes = {}
+    try:
+        for batch_id in (0, 1):
+            sessions = {"a": spark, "b": other}
+            barrier = threading.Barrier(2, timeout=60)
+            outcomes = {}
 
-        def run(name, session):
-            df = session.range(0, n, 1, 2).select(
-                F.col("id"),
-                F.lit(batch_id).alias("batch"),
-                F.lit(name).alias("writer"),
+            def run(name, session):
+                try:
+                    df = session.range(0, n, 1, 2).select(
+                        F.col("id"),
+                        F.lit(batch_id).alias("batch"),
+                        F.lit(name).alias("writer"),
+                    )
+                    barrier.wait()
+                    outcomes[name] = filecommit.write_batch(df, table_path, batch_id=batch_id)
+                except Exception as e:  # noqa: BLE001 - the race error is one of the allowed outcomes
+                    outcomes[name] = e
+
+            threads = [threading.Thread(target=run, args=item) for item in sessions.items()]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=180)
+            assert set(outcomes) == {"a", "b"}, outcomes
+
+            winners = [k for k, v in outcomes.items() if isinstance(v, filecommit.BatchResult) and v.committed]
+            assert len(winners) == 1, outcomes
+            winner = winners[0]
+            loser = outcomes["b" if winner == "a" else "a"]
+            print(f"batch {batch_id}: winner {winner}, loser got {type(loser).__name__}")
+            if isinstance(loser, Exception):
+                assert isinstance(loser, SparkConnectGrpcException), repr(loser)
+                assert f"Race while writing batch {batch_id}" in str(loser), loser
+            else:
+                assert not loser.committed and loser.files == outcomes[winner].files
+
+            winner_of[batch_id] = winner
+            # Spark's reader sees, for every batch so far, exactly the winner's n rows, once each.
+            got = (
+                spark.read.parquet(table_path)
+                .groupBy("batch", "writer")
+                .agg(F.count("*").alias("n"), F.countDistinct("id").alias("d"))
+                .collect()
             )
-            barrier.wait()
-            try:
-                outcomes[name] = filecommit.write_batch(df, table_path, batch_id=batch_id)
-            except Exception as e:  # noqa: BLE001 - the race error is one of the allowed outcomes
-                outcomes[name] = e
-
-        threads = [threading.Thread(target=run, args=item) for item in sessions.items()]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=180)
-        assert set(outcomes) == {"a", "b"}, outcomes
-
-        winners = [k for k, v in outcomes.items() if isinstance(v, filecommit.BatchResult) and v.committed]
-        assert len(winners) == 1, outcomes
-        winner = winners[0]
-        loser = outcomes["b" if winner == "a" else "a"]
-        print(f"batch {batch_id}: winner {winner}, loser got {type(loser).__name__}")
-        if isinstance(loser, Exception):
-            assert isinstance(loser, SparkConnectGrpcException), repr(loser)
-            assert f"Race while writing batch {batch_id}" in str(loser), loser
-        else:
-            assert not loser.committed and loser.files == outcomes[winner].files
-
-        winner_of[batch_id] = winner
-        # Spark's reader sees, for every batch so far, exactly the winner's n rows, once each.
-        got = (
-            spark.read.parquet(table_path)
-            .groupBy("batch", "writer")
-            .agg(F.count("*").alias("n"), F.countDistinct("id").alias("d"))
-            .collect()
-        )
-        assert {(r["batch"], r["writer"]): (r["n"], r["d"]) for r in got} == {
-            (b, w): (n, n) for b, w in winner_of.items()
-        }
-        # Every data file on disk is a committed one: the loser's files were deleted.
-        committed = set()
-        for name in log_batches(table_path):
-            committed |= {local_path(e["path"]) for e in log_lines(table_path, name)}
-        assert data_files_on_disk(table_path) == committed
+            assert {(r["batch"], r["writer"]): (r["n"], r["d"]) for r in got} == {
+                (b, w): (n, n) for b, w in winner_of.items()
+            }
+            # Every data file on disk is a committed one: the loser's files were deleted.
+            committed = set()
+            for name in log_batches(table_path):
+                committed |= {local_path(e["path"]) for e in log_lines(table_path, name)}
+            assert data_files_on_disk(table_path) == committed
+    finally:
+        # With pyspark's own remote("local[...]") (SPARK_LOCAL_REMOTE set), stopping any client
+        # session also stops the embedded server the rest of the suite uses.
+        if "SPARK_LOCAL_REMOTE" not in os.environ:
+            other.stop()
 
 
 # ---------------------------------------------------------------------------------------------
