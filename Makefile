@@ -7,10 +7,10 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 JAR    := server-plugin/target/filecommit-server-plugin-0.1.0.jar
 SPARK_JARS = $(shell $(VPY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
-MVN    := mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
+MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
-.PHONY: setup build run test test-java test-python proto proto-check bench clean
+.PHONY: setup build run test test-java test-python proto proto-check bench clean delta-reader
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
 setup: $(VENV)/.installed
@@ -19,6 +19,19 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q -e '.[test,dev]'
+	touch $@
+
+## delta-reader: a separate venv (.venv-delta) with Spark 4.2.0 + delta-spark 4.4.0, the independent
+## Spark + Delta reader the tests run in a subprocess (no delta-spark build exists for our Spark 4.3.0)
+DELTA_VENV := .venv-delta
+DELTA_PINS := pyspark==4.2.0 delta-spark==4.4.0 pandas==2.3.3 pyarrow==26.0.1
+
+delta-reader: $(DELTA_VENV)/.installed
+
+$(DELTA_VENV)/.installed: Makefile
+	test -x $(DELTA_VENV)/bin/python || $(PYTHON) -m venv $(DELTA_VENV)
+	$(DELTA_VENV)/bin/python -m pip install -q --upgrade pip
+	$(DELTA_VENV)/bin/python -m pip install -q $(DELTA_PINS)
 	touch $@
 
 ## build: the server plugin jar (Maven, against pyspark's Spark 4.3.0 jars), copied into the client
@@ -37,7 +50,7 @@ test: build proto-check test-java test-python
 test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}
 
-test-python: build
+test-python: build delta-reader
 	$(VPY) -m pytest -q -rs $(PYTEST_ARGS)
 
 proto: setup

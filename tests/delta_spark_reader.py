@@ -1,0 +1,144 @@
+"""Independent Spark + Delta reader, run by ``.venv-delta/bin/python`` (``make delta-reader``).
+
+Our server runs Spark 4.3.0, for which no delta-spark build exists, so the tests read the tables we
+write with Spark 4.2.0 + delta-spark 4.4.0 in a separate virtualenv, as a classic local Spark
+session in a subprocess. One Spark session answers every read of one invocation.
+
+Request (JSON, as argv[1] or on stdin)::
+
+    {"reads": [{"path": "/t", "kind": "table", "version": null},
+               {"path": "/t", "kind": "cdf", "startingVersion": 1, "endingVersion": null},
+               {"path": "/t", "kind": "history"}]}
+
+(a bare list of reads is accepted too). Response on stdout, one JSON object::
+
+    {"spark": "4.2.0", "delta": "4.4.0", "seconds": {...},
+     "results": [{"ok": true, "columns": [...], "rows": [{...}, ...], "version": 3}
+                 | {"ok": false, "error": "ExceptionClass: message"}, ...]}
+
+Rows are dicts; timestamps, dates and decimals are strings; CDF rows carry ``_change_type``,
+``_commit_version`` and ``_commit_timestamp``. ``version`` is the snapshot version read (table
+reads) and ``history`` gives the commit versions with their operation metrics. Spark's own logs
+go to stderr; only the response goes to stdout.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import os
+import sys
+import tempfile
+import time
+
+DELTA_VERSION = os.environ.get("FILECOMMIT_DELTA_SPARK_VERSION", "4.4.0")
+
+
+def _session():
+    from pyspark.sql import SparkSession
+
+    ivy = os.environ.get("FILECOMMIT_IVY_DIR", os.path.expanduser("~/.ivy2"))
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("filecommit-delta-reader")
+        .config("spark.jars.packages", f"io.delta:delta-spark_2.13:{DELTA_VERSION}")
+        .config("spark.jars.ivy", ivy)
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        # Log replay of our small tables: one partition instead of the default 50 tasks per snapshot.
+        .config("spark.databricks.delta.snapshotPartitions", "1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="filecommit-delta-reader-"))
+    )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _plain(value):
+    if isinstance(value, (datetime.datetime, datetime.date, decimal.Decimal)):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "asDict"):
+        return _plain(value.asDict(recursive=True))
+    return value
+
+
+def _rows(df):
+    return {
+        "columns": df.columns,
+        "rows": [{k: _plain(v) for k, v in r.asDict(recursive=True).items()} for r in df.collect()],
+    }
+
+
+def _read(spark, req):
+    kind = req.get("kind", "table")
+    path = req["path"]
+    if kind == "table":
+        reader = spark.read.format("delta")
+        if req.get("version") is not None:
+            reader = reader.option("versionAsOf", int(req["version"]))
+        out = _rows(reader.load(path))
+        from delta.tables import DeltaTable
+
+        hist = DeltaTable.forPath(spark, path).history(1).collect()
+        out["latest_version"] = hist[0]["version"] if hist else None
+        out["version"] = int(req["version"]) if req.get("version") is not None else out["latest_version"]
+        return out
+    if kind == "cdf":
+        reader = spark.read.format("delta").option("readChangeFeed", "true")
+        reader = reader.option("startingVersion", int(req.get("startingVersion") or 0))
+        if req.get("endingVersion") is not None:
+            reader = reader.option("endingVersion", int(req["endingVersion"]))
+        return _rows(reader.load(path))
+    if kind == "history":
+        from delta.tables import DeltaTable
+
+        hist = DeltaTable.forPath(spark, path).history()
+        return _rows(hist.select("version", "operation", "operationParameters", "operationMetrics"))
+    raise ValueError(f"unknown read kind {kind!r} (table | cdf | history)")
+
+
+def main(argv):
+    raw = argv[1] if len(argv) > 1 and argv[1] != "-" else sys.stdin.read()
+    request = json.loads(raw)
+    reads = request["reads"] if isinstance(request, dict) else request
+    t0 = time.monotonic()
+    spark = _session()
+    started = time.monotonic() - t0
+    results = []
+    try:
+        for req in reads:
+            try:
+                results.append(dict(ok=True, **_read(spark, req)))
+            except Exception as e:  # one failed read must not hide the others
+                msg = str(e).strip().splitlines()
+                results.append({"ok": False, "error": f"{type(e).__name__}: {msg[0] if msg else ''}",
+                                "detail": "\n".join(msg[:40])})
+        import pyspark
+
+        response = {
+            "spark": pyspark.__version__,
+            "delta": DELTA_VERSION,
+            "seconds": {"session_start": round(started, 2), "total": round(time.monotonic() - t0, 2)},
+            "results": results,
+        }
+    finally:
+        spark.stop()
+    sys.stdout.write(json.dumps(response) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
