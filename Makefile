@@ -10,7 +10,7 @@ SPARK_JARS = $(shell $(VPY) -c 'import os, pyspark; print(os.path.join(os.path.d
 MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
-.PHONY: setup build run test test-java test-python proto proto-check bench clean delta-reader
+.PHONY: setup build run test test-java test-python proto proto-check docker-check bench clean delta-reader
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
 setup: $(VENV)/.installed
@@ -44,8 +44,8 @@ build: setup
 run: build
 	$(VPY) client/examples/flights.py
 
-## test: proto freshness, JUnit, and pytest end to end through one local Connect server
-test: build proto-check test-java test-python
+## test: proto freshness, docker files (static), JUnit, and pytest end to end through one local Connect server
+test: build proto-check docker-check test-java test-python
 
 test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}
@@ -58,6 +58,9 @@ proto: setup
 
 proto-check: setup
 	$(VPY) proto/gen_python.py --check
+
+docker-check: setup
+	PYTHON=$(VPY) bash docker/check.sh
 
 bench: build
 	$(VPY) bench/bench_write.py

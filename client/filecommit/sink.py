@@ -15,7 +15,7 @@ from typing import Iterable, List, Mapping, Optional
 
 from filecommit import _connect
 from filecommit.proto.v1 import sink_pb2 as pb
-from filecommit.writer import _partition_columns, _string_map
+from filecommit.writer import _check_path, _partition_columns, _string_map, _unpacked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,8 +95,7 @@ def build_write_batch_command(
         TypeError: a non-integer batch id, a non-Connect DataFrame, options that are not a
             str -> str mapping.
     """
-    if not isinstance(path, str) or not path.strip():
-        raise ValueError(f"path must be a non-empty string, got {path!r}")
+    _check_path(path)
     if isinstance(batch_id, bool) or not isinstance(batch_id, int):
         raise TypeError(f"batch_id must be an int, got {batch_id!r}")
     if batch_id < 0:
@@ -163,10 +162,7 @@ def write_batch(
 def _collect(payloads) -> BatchResult:
     files: List[SinkFileStatus] = []
     summary = None
-    for payload in payloads:
-        response = pb.WriteBatchResponse()
-        if not payload.Unpack(response):
-            raise RuntimeError(f"unexpected response type from the server: {payload.type_url}")
+    for response in _unpacked(payloads, pb.WriteBatchResponse):
         if response.HasField("files"):
             files.extend(SinkFileStatus.from_proto(f) for f in response.files.files)
         elif response.HasField("summary"):

@@ -46,6 +46,25 @@ def _flag(name: str, value: object) -> bool:
     return value
 
 
+def _check_path(path: object) -> str:
+    if not isinstance(path, str) or not path.strip():
+        raise ValueError(f"path must be a non-empty string, got {path!r}")
+    return path
+
+
+def _unpacked(payloads, message_type):
+    """Each extension payload (``google.protobuf.Any``) unpacked as ``message_type``.
+
+    Raises:
+        RuntimeError: a payload of another type (a server that speaks another contract version).
+    """
+    for payload in payloads:
+        response = message_type()
+        if not payload.Unpack(response):
+            raise RuntimeError(f"unexpected response type from the server: {payload.type_url}")
+        yield response
+
+
 def _partition_columns(partition_by: Optional[Iterable[str]]) -> List[str]:
     if partition_by is None:
         return []
@@ -75,8 +94,7 @@ def build_write_command(
         TypeError: a non-Connect DataFrame, options / properties that are not str -> str maps, a
             non-bool change_data.
     """
-    if not isinstance(path, str) or not path.strip():
-        raise ValueError(f"path must be a non-empty string, got {path!r}")
+    _check_path(path)
     if not isinstance(mode, str) or mode.lower() not in _MODES:
         raise ValueError(f"mode must be one of {sorted(_MODES)}, got {mode!r}")
     command = pb.WriteCommand(
@@ -145,10 +163,7 @@ def _collect(payloads) -> CommitResult:
     removes: List[RemoveFile] = []
     cdc: List[AddCDCFile] = []
     summary = None
-    for payload in payloads:
-        response = pb.WriteResponse()
-        if not payload.Unpack(response):
-            raise RuntimeError(f"unexpected response type from the server: {payload.type_url}")
+    for response in _unpacked(payloads, pb.WriteResponse):
         if response.HasField("actions"):
             for action in response.actions.actions:
                 kind = action.WhichOneof("action")
@@ -201,8 +216,7 @@ def set_table_properties(spark, path: str, properties: Mapping[str, object]) -> 
         pyspark.errors.exceptions.connect.IllegalArgumentException: no table at ``path``, or an
             unknown / invalid ``delta.*`` property.
     """
-    if not isinstance(path, str) or not path.strip():
-        raise ValueError(f"path must be a non-empty string, got {path!r}")
+    _check_path(path)
     props = _string_map("properties", properties)
     if not props:
         raise ValueError("properties must not be empty")

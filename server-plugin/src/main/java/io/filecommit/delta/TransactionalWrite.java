@@ -6,33 +6,25 @@ import io.filecommit.actions.AddCDCFile;
 import io.filecommit.actions.AddFile;
 import io.filecommit.actions.FileAction;
 import io.filecommit.commit.DelayedCommitProtocol;
+import io.filecommit.commit.ParquetJobWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
-import org.apache.spark.sql.execution.QueryExecution;
-import org.apache.spark.sql.execution.SQLExecution$;
 import org.apache.spark.sql.execution.datasources.FileFormatWriter;
-import org.apache.spark.sql.execution.datasources.FileFormatWriter$;
-import org.apache.spark.sql.execution.datasources.WriteJobStatsTracker;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import scala.Option;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * One optimistic transaction on a Delta table: reads a snapshot, may change metadata, writes data
@@ -323,34 +315,9 @@ public final class TransactionalWrite {
   private void runWrite(
       Dataset<Row> normalized, List<String> partitionColumns, DelayedCommitProtocol committer,
       Map<String, String> writeOptions) {
-    QueryExecution qe = normalized.queryExecution();
-    scala.collection.immutable.Seq<Attribute> output = qe.analyzed().output();
-    List<Attribute> partitionAttrs = new ArrayList<>();
-    for (String p : partitionColumns) {
-      for (Attribute a : CollectionConverters.asJava(output)) {
-        if (a.name().equalsIgnoreCase(p)) {
-          partitionAttrs.add(a);
-        }
-      }
-    }
     String outputPath = deltaLog.tablePath().toString();
-    scala.collection.immutable.Map<String, String> options = Scala.map(writeOptions);
-    Configuration hadoopConf = session.sessionState().newHadoopConfWithOptions(options);
-    FileFormatWriter.OutputSpec spec = new FileFormatWriter.OutputSpec(outputPath, Scala.map(Map.of()), output);
-    SQLExecution$.MODULE$.withNewExecutionId(qe, Option.apply("filecommit write " + outputPath), () ->
-        FileFormatWriter$.MODULE$.write(
-            session,
-            qe.executedPlan(),
-            new ParquetFileFormat(),
-            committer,
-            spec,
-            hadoopConf,
-            Scala.seq(partitionAttrs),
-            Option.empty(),
-            Scala.<WriteJobStatsTracker>seq(List.of()),
-            options,
-            0,
-            FileFormatWriter$.MODULE$.write$default$12()));
+    ParquetJobWriter.write(session, normalized, outputPath, partitionColumns, committer, writeOptions,
+        "filecommit write " + outputPath);
   }
 
   /** Change-data files of the last {@link #writeFiles}, empty before it. */

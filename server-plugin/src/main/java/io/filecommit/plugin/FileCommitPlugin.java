@@ -15,14 +15,12 @@ import io.filecommit.proto.v1.SetTablePropertiesCommand;
 import io.filecommit.proto.v1.WriteCommand;
 import io.filecommit.proto.v1.WriteResponse;
 import java.util.function.Consumer;
-import org.apache.spark.connect.proto.ExecutePlanResponse;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.Dataset$;
+import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
 import org.apache.spark.sql.connect.plugin.CommandPlugin;
-import org.apache.spark.sql.connect.service.ExecuteHolder;
 
 /**
  * Spark Connect command plugin: handles {@code filecommit.v1} commands packed in {@code
@@ -101,12 +99,12 @@ public final class FileCommitPlugin implements CommandPlugin {
     WriteIntoDelta.Result result = WriteIntoDelta.run(
         planner.session(), data, cmd.getPath(), toMode(cmd.getMode()), cmd.getPartitionByList(),
         cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData());
-    respond(result, responder(planner));
+    respond(result, ExtensionResponses.of(planner));
   }
 
   private static void handleSetTableProperties(SetTablePropertiesCommand cmd, SparkConnectPlanner planner) {
     respond(WriteIntoDelta.setTableProperties(planner.session(), cmd.getPath(), cmd.getPropertiesMap()),
-        responder(planner));
+        ExtensionResponses.of(planner));
   }
 
   /** Streams the file actions of a result, then its summary. */
@@ -212,18 +210,6 @@ public final class FileCommitPlugin implements CommandPlugin {
       b.setValue(value);
     }
     return b.build();
-  }
-
-  private static Consumer<WriteResponse> responder(SparkConnectPlanner planner) {
-    if (planner.executeHolderOpt().isEmpty()) {
-      throw new IllegalStateException("filecommit commands must run through ExecutePlan (no response stream)");
-    }
-    ExecuteHolder holder = planner.executeHolderOpt().get();
-    return msg -> holder.responseObserver().onNext(ExecutePlanResponse.newBuilder()
-        .setSessionId(holder.sessionHolder().sessionId())
-        .setServerSideSessionId(holder.sessionHolder().serverSessionId())
-        .setExtension(Any.pack(msg))
-        .build());
   }
 
 }

@@ -1,5 +1,6 @@
 package io.filecommit.sink;
 
+import io.filecommit.commit.ParquetJobWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -15,19 +16,13 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
-import org.apache.spark.sql.execution.QueryExecution;
-import org.apache.spark.sql.execution.SQLExecution$;
 import org.apache.spark.sql.execution.datasources.FileFormatWriter;
-import org.apache.spark.sql.execution.datasources.FileFormatWriter$;
-import org.apache.spark.sql.execution.datasources.WriteJobStatsTracker;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.streaming.runtime.CompactibleFileStreamLog$;
 import org.apache.spark.sql.execution.streaming.sinks.FileStreamSink$;
-import org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog;
 import org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog$;
+import org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog;
 import org.apache.spark.sql.execution.streaming.sinks.SinkFileStatus;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
@@ -161,33 +156,9 @@ public final class BatchSinkWriter {
 
     ManifestFileCommitProtocol committer = new ManifestFileCommitProtocol(Long.toString(batchId), qualified.toString());
     committer.setupManifestOptions(log, batchId);
-    QueryExecution qe = data.queryExecution();
-    scala.collection.immutable.Seq<Attribute> output = qe.analyzed().output();
-    List<Attribute> partitionAttrs = new ArrayList<>();
-    for (String p : partitionColumns) {
-      for (Attribute a : CollectionConverters.asJava(output)) {
-        if (a.name().equals(p)) {
-          partitionAttrs.add(a);
-          break;
-        }
-      }
-    }
-    FileFormatWriter.OutputSpec spec = new FileFormatWriter.OutputSpec(qualified.toString(), scalaMap(Map.of()), output);
     try {
-      SQLExecution$.MODULE$.withNewExecutionId(qe, Option.apply("filecommit batch " + batchId + " -> " + qualified), () ->
-          FileFormatWriter$.MODULE$.write(
-              session,
-              qe.executedPlan(),
-              new ParquetFileFormat(),
-              committer,
-              spec,
-              hadoopConf,
-              scalaSeq(partitionAttrs),
-              Option.empty(),
-              scalaSeq(List.<WriteJobStatsTracker>of()),
-              scalaOptions,
-              0,
-              FileFormatWriter$.MODULE$.write$default$12()));
+      ParquetJobWriter.write(session, data, qualified.toString(), partitionColumns, committer, writerOptions,
+          "filecommit batch " + batchId + " -> " + qualified);
     } catch (RuntimeException e) {
       String race = "Race while writing batch " + batchId;
       for (Throwable t = e; t != null; t = t.getCause()) {
@@ -317,9 +288,5 @@ public final class BatchSinkWriter {
 
   private static <K, V> scala.collection.immutable.Map<K, V> scalaMap(Map<K, V> m) {
     return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(m));
-  }
-
-  private static <T> scala.collection.immutable.Seq<T> scalaSeq(List<T> l) {
-    return CollectionConverters.asScala(l).toSeq();
   }
 }

@@ -1,19 +1,17 @@
 package io.filecommit.sink;
 
-import com.google.protobuf.Any;
+import io.filecommit.plugin.ExtensionResponses;
 import io.filecommit.proto.v1.BatchSummary;
 import io.filecommit.proto.v1.SinkFileStatusBatch;
 import io.filecommit.proto.v1.WriteBatchCommand;
 import io.filecommit.proto.v1.WriteBatchResponse;
 import java.util.List;
 import java.util.function.Consumer;
-import org.apache.spark.connect.proto.ExecutePlanResponse;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.Dataset$;
+import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
-import org.apache.spark.sql.connect.service.ExecuteHolder;
 import org.apache.spark.sql.execution.streaming.sinks.SinkFileStatus;
 
 /**
@@ -45,7 +43,7 @@ public final class WriteBatchHandler {
     if (!cmd.hasInput()) {
       throw new IllegalArgumentException("WriteBatchCommand.input (the DataFrame plan) is missing");
     }
-    Consumer<WriteBatchResponse> out = responder(planner);
+    Consumer<WriteBatchResponse> out = ExtensionResponses.of(planner);
     LogicalPlan plan = planner.transformRelation(cmd.getInput());
     Dataset<Row> data = Dataset$.MODULE$.ofRows(planner.session(), plan);
     BatchSinkWriter.Result result = BatchSinkWriter.write(planner.session(), data, cmd.getPath(), cmd.getBatchId(),
@@ -89,17 +87,5 @@ public final class WriteBatchHandler {
         .setBlockSize(s.blockSize())
         .setAction(s.action())
         .build();
-  }
-
-  private static Consumer<WriteBatchResponse> responder(SparkConnectPlanner planner) {
-    if (planner.executeHolderOpt().isEmpty()) {
-      throw new IllegalStateException("filecommit commands must run through ExecutePlan (no response stream)");
-    }
-    ExecuteHolder holder = planner.executeHolderOpt().get();
-    return msg -> holder.responseObserver().onNext(ExecutePlanResponse.newBuilder()
-        .setSessionId(holder.sessionHolder().sessionId())
-        .setServerSideSessionId(holder.sessionHolder().serverSessionId())
-        .setExtension(Any.pack(msg))
-        .build());
   }
 }
