@@ -188,13 +188,9 @@ def bench_small(spark, batches, out):
 
 
 def _server_url(spark, remote):
-    if remote:
-        return remote
     from filecommit import _connect
 
-    if hasattr(_connect, "server_url"):
-        return _connect.server_url(spark)
-    return "sc://localhost:15002"  # pyspark's embedded server port; its token comes from the environment
+    return remote or _connect.server_url(spark)
 
 
 def bench_concurrent(spark, batches, threads, per_thread, out, remote=None):

@@ -10,6 +10,20 @@ from typing import Dict, List
 import pandas as pd
 
 
+def second_session(spark):
+    """An independent Spark Connect client session on the same server as ``spark``.
+
+    ``$FILECOMMIT_REMOTE`` when the suite runs against an existing server (it may carry a token),
+    else the URL of the server ``spark`` is connected to (the embedded one). The caller stops it.
+    """
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    from filecommit import _connect
+
+    url = os.environ.get("FILECOMMIT_REMOTE") or _connect.server_url(spark)
+    return RemoteSparkSession.builder.remote(url).create()
+
+
 def delta_rows(path: str, columns=None, version=None) -> pd.DataFrame:
     """The table's rows as read by delta-rs, in canonical order."""
     from deltalake import DeltaTable

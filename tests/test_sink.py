@@ -19,6 +19,7 @@ import pytest
 import filecommit
 from filecommit import _connect
 from filecommit.proto.v1 import sink_pb2
+from helpers import second_session
 
 PROTOCOL_CLASS = "io.filecommit.sink.ManifestFileCommitProtocol"
 
@@ -240,20 +241,6 @@ def test_an_orphan_parquet_file_in_the_directory_is_invisible(spark, table_path)
 # ---------------------------------------------------------------------------------------------
 # Two client sessions racing on one batch id
 # ---------------------------------------------------------------------------------------------
-
-
-def second_session(spark):
-    """An independent Spark Connect client session on the same server as ``spark``."""
-    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
-
-    url = os.environ.get("FILECOMMIT_REMOTE")
-    if not url:
-        server_url = getattr(_connect, "server_url", None)
-        if server_url is not None:
-            url = server_url(spark)
-        else:
-            url = "sc://localhost:" + spark.conf.get("spark.connect.grpc.binding.port", "15002")
-    return RemoteSparkSession.builder.remote(url).create()
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ import pytest
 from deltalake import DeltaTable
 
 import filecommit
-from helpers import adds_in_log, canonical, delta_rows, log_actions
+from helpers import adds_in_log, canonical, delta_rows, log_actions, second_session
 
 pytestmark = pytest.mark.slow
 
@@ -256,12 +256,8 @@ def test_client_side_validation_before_sending(spark, table_path):
 
 
 def test_two_clients_append_concurrently(spark, table_path):
-    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
-
-    from filecommit import _connect
-
     filecommit.write(_df(spark, [(0, "seed", "x")]), table_path, partition_by=["part"])
-    other = RemoteSparkSession.builder.remote(_connect.server_url(spark)).create()
+    other = second_session(spark)
     sessions = [spark, other]
     results, errors = {}, []
     barrier = threading.Barrier(2)

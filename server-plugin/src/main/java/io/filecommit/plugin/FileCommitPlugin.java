@@ -2,6 +2,7 @@ package io.filecommit.plugin;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
 import io.filecommit.actions.AddCDCFile;
 import io.filecommit.actions.AddFile;
 import io.filecommit.actions.RemoveFile;
@@ -12,9 +13,12 @@ import io.filecommit.proto.v1.FileActionBatch;
 import io.filecommit.proto.v1.PartitionValue;
 import io.filecommit.proto.v1.SaveMode;
 import io.filecommit.proto.v1.SetTablePropertiesCommand;
+import io.filecommit.proto.v1.WriteBatchCommand;
 import io.filecommit.proto.v1.WriteCommand;
 import io.filecommit.proto.v1.WriteResponse;
+import io.filecommit.sink.WriteBatchHandler;
 import java.util.function.Consumer;
+import org.apache.spark.connect.proto.Relation;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.Dataset$;
@@ -60,42 +64,48 @@ public final class FileCommitPlugin implements CommandPlugin {
       return false;
     }
     if (any.is(WriteCommand.class)) {
-      WriteCommand cmd;
-      try {
-        cmd = any.unpack(WriteCommand.class);
-      } catch (InvalidProtocolBufferException e) {
-        throw new IllegalArgumentException("Malformed filecommit.v1.WriteCommand: " + e.getMessage(), e);
-      }
-      handleWrite(cmd, planner);
+      handleWrite(unpack(any, WriteCommand.class), planner);
       return true;
     }
     if (any.is(SetTablePropertiesCommand.class)) {
-      try {
-        handleSetTableProperties(any.unpack(SetTablePropertiesCommand.class), planner);
-      } catch (InvalidProtocolBufferException e) {
-        throw new IllegalArgumentException("Malformed filecommit.v1.SetTablePropertiesCommand: " + e.getMessage(), e);
-      }
+      handleSetTableProperties(unpack(any, SetTablePropertiesCommand.class), planner);
       return true;
     }
-    if (any.is(io.filecommit.proto.v1.WriteBatchCommand.class)) {
-      io.filecommit.proto.v1.WriteBatchCommand cmd;
-      try {
-        cmd = any.unpack(io.filecommit.proto.v1.WriteBatchCommand.class);
-      } catch (InvalidProtocolBufferException e) {
-        throw new IllegalArgumentException("Malformed filecommit.v1.WriteBatchCommand: " + e.getMessage(), e);
-      }
-      io.filecommit.sink.WriteBatchHandler.handle(cmd, planner);
+    if (any.is(WriteBatchCommand.class)) {
+      WriteBatchHandler.handle(unpack(any, WriteBatchCommand.class), planner);
       return true;
     }
     return false;
   }
 
-  private static void handleWrite(WriteCommand cmd, SparkConnectPlanner planner) {
-    if (!cmd.hasInput()) {
-      throw new IllegalArgumentException("WriteCommand.input (the DataFrame plan) is missing");
+  private static <T extends Message> T unpack(Any any, Class<T> type) {
+    try {
+      return any.unpack(type);
+    } catch (InvalidProtocolBufferException e) {
+      String name = any.getTypeUrl().substring(any.getTypeUrl().lastIndexOf('/') + 1);
+      throw new IllegalArgumentException("Malformed " + name + ": " + e.getMessage(), e);
     }
-    LogicalPlan plan = planner.transformRelation(cmd.getInput());
-    Dataset<Row> data = Dataset$.MODULE$.ofRows(planner.session(), plan);
+  }
+
+  /**
+   * The DataFrame of a command's input plan, built by the session's planner.
+   *
+   * @param planner the session's planner
+   * @param input the command's {@code input} relation, or null when the command has none
+   * @param command the command's name, for the error
+   * @return the input rows (not yet executed)
+   * @throws IllegalArgumentException when {@code input} is null
+   */
+  public static Dataset<Row> inputData(SparkConnectPlanner planner, Relation input, String command) {
+    if (input == null) {
+      throw new IllegalArgumentException(command + ".input (the DataFrame plan) is missing");
+    }
+    LogicalPlan plan = planner.transformRelation(input);
+    return Dataset$.MODULE$.ofRows(planner.session(), plan);
+  }
+
+  private static void handleWrite(WriteCommand cmd, SparkConnectPlanner planner) {
+    Dataset<Row> data = inputData(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand");
     WriteIntoDelta.Result result = WriteIntoDelta.run(
         planner.session(), data, cmd.getPath(), toMode(cmd.getMode()), cmd.getPartitionByList(),
         cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData());

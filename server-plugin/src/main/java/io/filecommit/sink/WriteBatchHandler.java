@@ -1,6 +1,7 @@
 package io.filecommit.sink;
 
 import io.filecommit.plugin.ExtensionResponses;
+import io.filecommit.plugin.FileCommitPlugin;
 import io.filecommit.proto.v1.BatchSummary;
 import io.filecommit.proto.v1.SinkFileStatusBatch;
 import io.filecommit.proto.v1.WriteBatchCommand;
@@ -8,8 +9,6 @@ import io.filecommit.proto.v1.WriteBatchResponse;
 import java.util.List;
 import java.util.function.Consumer;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.classic.Dataset$;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
 import org.apache.spark.sql.execution.streaming.sinks.SinkFileStatus;
@@ -40,12 +39,9 @@ public final class WriteBatchHandler {
    */
   public static void handle(WriteBatchCommand cmd, SparkConnectPlanner planner) {
     BatchSinkWriter.checkArguments(cmd.getPath(), cmd.getBatchId());
-    if (!cmd.hasInput()) {
-      throw new IllegalArgumentException("WriteBatchCommand.input (the DataFrame plan) is missing");
-    }
     Consumer<WriteBatchResponse> out = ExtensionResponses.of(planner);
-    LogicalPlan plan = planner.transformRelation(cmd.getInput());
-    Dataset<Row> data = Dataset$.MODULE$.ofRows(planner.session(), plan);
+    Dataset<Row> data = FileCommitPlugin.inputData(planner, cmd.hasInput() ? cmd.getInput() : null,
+        "WriteBatchCommand");
     BatchSinkWriter.Result result = BatchSinkWriter.write(planner.session(), data, cmd.getPath(), cmd.getBatchId(),
         cmd.getPartitionByList(), cmd.getOptionsMap());
     stream(result, out);
