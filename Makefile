@@ -25,6 +25,9 @@ $(VENV)/.installed: pyproject.toml
 ## Spark + Delta reader the tests run in a subprocess (no delta-spark build exists for our Spark 4.3.0)
 DELTA_VENV := .venv-delta
 DELTA_PINS := pyspark==4.2.0 delta-spark==4.4.0 pandas==2.3.3 pyarrow==26.0.1
+# delta-spark's jars, fetched by Maven at setup (Spark 4.2.0 already ships its other dependencies);
+# the reader passes them with spark.jars, so no Ivy resolution happens while tests run.
+DELTA_JARS := io.delta:delta-spark_2.13:4.4.0 io.delta:delta-storage:4.4.0
 
 delta-reader: $(DELTA_VENV)/.installed
 
@@ -32,6 +35,9 @@ $(DELTA_VENV)/.installed: Makefile
 	test -x $(DELTA_VENV)/bin/python || $(PYTHON) -m venv $(DELTA_VENV)
 	$(DELTA_VENV)/bin/python -m pip install -q --upgrade pip
 	$(DELTA_VENV)/bin/python -m pip install -q $(DELTA_PINS)
+	rm -rf $(DELTA_VENV)/jars && mkdir -p $(DELTA_VENV)/jars
+	for a in $(DELTA_JARS); do \
+	  mvn -q -B dependency:copy -Dartifact=$$a -DoutputDirectory=$(DELTA_VENV)/jars || exit 1; done
 	touch $@
 
 ## build: the server plugin jar (Maven, against pyspark's Spark 4.3.0 jars), copied into the client

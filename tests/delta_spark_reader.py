@@ -35,15 +35,29 @@ import time
 DELTA_VERSION = os.environ.get("FILECOMMIT_DELTA_SPARK_VERSION", "4.4.0")
 
 
+def delta_jars() -> list[str]:
+    """The delta-spark and delta-storage jars that ``make delta-reader`` copied with Maven.
+
+    Looked up in ``$FILECOMMIT_DELTA_JARS_DIR``, else ``<venv of this interpreter>/jars``.
+
+    :returns: absolute jar paths
+    :raises FileNotFoundError: when the folder holds no delta-spark jar (run ``make delta-reader``)
+    """
+    folder = os.environ.get("FILECOMMIT_DELTA_JARS_DIR", os.path.join(sys.prefix, "jars"))
+    jars = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".jar")) \
+        if os.path.isdir(folder) else []
+    if not any(os.path.basename(j).startswith("delta-spark") for j in jars):
+        raise FileNotFoundError(f"no delta-spark jar in {folder}: run `make delta-reader`")
+    return jars
+
+
 def _session():
     from pyspark.sql import SparkSession
 
-    ivy = os.environ.get("FILECOMMIT_IVY_DIR", os.path.expanduser("~/.ivy2"))
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("filecommit-delta-reader")
-        .config("spark.jars.packages", f"io.delta:delta-spark_2.13:{DELTA_VERSION}")
-        .config("spark.jars.ivy", ivy)
+        .config("spark.jars", ",".join(delta_jars()))
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.ui.enabled", "false")
