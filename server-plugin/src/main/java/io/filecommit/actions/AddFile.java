@@ -15,6 +15,7 @@ import java.util.Map;
  * @param stats statistics JSON ({@code numRecords}, {@code minValues}, {@code maxValues},
  *     {@code nullCount}) or {@code null} when not collected
  * @param tags free-form string tags, never null (may be empty)
+ * @param deletionVector the file's deletion vector, or null (files filecommit writes have none)
  */
 public record AddFile(
     String path,
@@ -23,7 +24,8 @@ public record AddFile(
     long modificationTime,
     boolean dataChange,
     String stats,
-    Map<String, String> tags)
+    Map<String, String> tags,
+    DeletionVector deletionVector)
     implements FileAction {
 
   /** Normalizes the maps into unmodifiable serializable copies. */
@@ -33,12 +35,23 @@ public record AddFile(
   }
 
   /**
+   * An AddFile without deletion vector (every file filecommit writes).
+   *
+   * @see #AddFile(String, Map, long, long, boolean, String, Map, DeletionVector)
+   */
+  public AddFile(String path, Map<String, String> partitionValues, long size, long modificationTime,
+      boolean dataChange, String stats, Map<String, String> tags) {
+    this(path, partitionValues, size, modificationTime, dataChange, stats, tags, null);
+  }
+
+  /**
    * The {@code remove} action that takes this file out of the table.
    *
    * @param deletionTimestamp ms since the Unix epoch
-   * @return a RemoveFile with extended file metadata (partition values and size)
+   * @return a RemoveFile with extended file metadata (partition values and size) and this file's
+   *     deletion vector, if any (protocol "Deletion Vectors": a remove names the (path, DV) pair)
    */
   public RemoveFile toRemove(long deletionTimestamp) {
-    return new RemoveFile(path, deletionTimestamp, true, true, partitionValues, size);
+    return new RemoveFile(path, deletionTimestamp, true, true, partitionValues, size, deletionVector);
   }
 }

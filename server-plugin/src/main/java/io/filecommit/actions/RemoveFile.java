@@ -12,6 +12,7 @@ import java.util.Map;
  * @param extendedFileMetadata true when {@code partitionValues} and {@code size} are present
  * @param partitionValues partition values of the removed file
  * @param size size in bytes, or {@code null} when unknown
+ * @param deletionVector the deletion vector of the removed (path, DV) pair, or null
  */
 public record RemoveFile(
     String path,
@@ -19,11 +20,18 @@ public record RemoveFile(
     boolean dataChange,
     boolean extendedFileMetadata,
     Map<String, String> partitionValues,
-    Long size)
+    Long size,
+    DeletionVector deletionVector)
     implements FileAction {
 
   /** Normalizes the partition values into an unmodifiable serializable copy. */
   public RemoveFile {
     partitionValues = FileAction.copyOf(partitionValues);
+  }
+
+  /** A RemoveFile of a file without deletion vector. */
+  public RemoveFile(String path, long deletionTimestamp, boolean dataChange, boolean extendedFileMetadata,
+      Map<String, String> partitionValues, Long size) {
+    this(path, deletionTimestamp, dataChange, extendedFileMetadata, partitionValues, size, null);
   }
 }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.filecommit.actions.AddCDCFile;
 import io.filecommit.actions.AddFile;
+import io.filecommit.actions.DeletionVector;
 import io.filecommit.actions.FileAction;
 import io.filecommit.actions.RemoveFile;
 import java.util.ArrayList;
@@ -12,6 +13,8 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.LinkedHashSet;
+import java.util.Set;
 
 /**
  * JSON form of Delta log actions: one action per line, wrapped by its name (protocol section
@@ -29,6 +32,12 @@ public final class ActionJson {
     ObjectNode inner = MAPPER.createObjectNode();
     inner.put("minReaderVersion", p.minReaderVersion());
     inner.put("minWriterVersion", p.minWriterVersion());
+    if (p.readerFeatures() != null) {
+      p.readerFeatures().forEach(inner.putArray("readerFeatures")::add);
+    }
+    if (p.writerFeatures() != null) {
+      p.writerFeatures().forEach(inner.putArray("writerFeatures")::add);
+    }
     return wrap("protocol", inner);
   }
 
@@ -74,6 +83,7 @@ public final class ActionJson {
       if (!a.tags().isEmpty()) {
         putMap(inner.putObject("tags"), a.tags());
       }
+      putDeletionVector(inner, a.deletionVector());
       return wrap("add", inner);
     } else if (action instanceof RemoveFile r) {
       inner.put("deletionTimestamp", r.deletionTimestamp());
@@ -82,6 +92,7 @@ public final class ActionJson {
       if (r.size() != null) {
         inner.put("size", r.size());
       }
+      putDeletionVector(inner, r.deletionVector());
       return wrap("remove", inner);
     } else {
       AddCDCFile c = (AddCDCFile) action;
@@ -99,9 +110,33 @@ public final class ActionJson {
     return wrap("commitInfo", info);
   }
 
+  private static void putDeletionVector(ObjectNode inner, DeletionVector dv) {
+    if (dv == null) {
+      return;
+    }
+    ObjectNode d = inner.putObject("deletionVector");
+    d.put("storageType", dv.storageType());
+    d.put("pathOrInlineDv", dv.pathOrInlineDv());
+    if (dv.offset() != null) {
+      d.put("offset", dv.offset());
+    }
+    d.put("sizeInBytes", dv.sizeInBytes());
+    d.put("cardinality", dv.cardinality());
+  }
+
   /** Parses a protocol action body. */
   static Protocol parseProtocol(JsonNode n) {
-    return new Protocol(n.path("minReaderVersion").asInt(1), n.path("minWriterVersion").asInt(2));
+    return new Protocol(n.path("minReaderVersion").asInt(1), n.path("minWriterVersion").asInt(2),
+        readSet(n.get("readerFeatures")), readSet(n.get("writerFeatures")));
+  }
+
+  private static Set<String> readSet(JsonNode n) {
+    if (n == null || !n.isArray()) {
+      return null;
+    }
+    Set<String> out = new LinkedHashSet<>();
+    n.forEach(x -> out.add(x.asText()));
+    return out;
   }
 
   /** Parses a metaData action body. */
@@ -127,7 +162,8 @@ public final class ActionJson {
         n.path("modificationTime").asLong(),
         n.path("dataChange").asBoolean(true),
         textOrNull(n.get("stats")),
-        readMap(n.get("tags")));
+        readMap(n.get("tags")),
+        null);
   }
 
   /** Parses a remove action body. */

@@ -1,58 +1,90 @@
 package io.filecommit.delta;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.delta.kernel.Table;
+import io.delta.kernel.data.ColumnVector;
+import io.delta.kernel.data.FilteredColumnarBatch;
+import io.delta.kernel.data.MapValue;
+import io.delta.kernel.data.Row;
+import io.delta.kernel.defaults.engine.DefaultEngine;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.exceptions.CheckpointAlreadyExistsException;
+import io.delta.kernel.exceptions.TableNotFoundException;
+import io.delta.kernel.exceptions.UnsupportedTableFeatureException;
+import io.delta.kernel.internal.SnapshotImpl;
+import io.delta.kernel.utils.CloseableIterator;
+import io.delta.storage.LogStore;
 import io.filecommit.actions.AddFile;
-import java.io.BufferedReader;
+import io.filecommit.actions.DeletionVector;
+import io.filecommit.delta.storage.LogStores;
+import io.filecommit.errors.ErrorClass;
 import java.io.FileNotFoundException;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
+import java.util.Optional;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FSDataInputStream;
-import org.apache.hadoop.fs.FileContext;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.classic.SparkSession;
 
 /**
- * The {@code _delta_log} directory of one table: reading snapshots by replaying JSON commits and
- * writing a commit file only if it is absent (protocol "Delta Log Entries"; reference
- * table-formats.md "Delta log").
+ * The {@code _delta_log} of one table: snapshots read by Delta Kernel, commits published by
+ * put-if-absent through a delta-storage {@link LogStore}, checkpoints written by Kernel (protocol
+ * "Delta Log Entries", "Checkpoints", "Last Checkpoint File"; reference table-formats.md "Delta log").
  *
- * <p>Put-if-absent: on the local file system the commit is written to a hidden temporary file and
- * published with a hard link, which fails atomically when the version exists; on other file systems
- * with {@code FileContext.rename(tmp, target, NONE)}, which is atomic on HDFS. Checkpoints are not
- * read: a table whose JSON commits do not start at version 0 is refused.
+ * <p>Reading: Kernel's {@code Table.getLatestSnapshot} resolves the log segment of the latest
+ * version (classic, multi-part and v2 checkpoints, {@code _last_checkpoint}, log compaction
+ * files), its protocol and metadata; active files come from Kernel's scan (only when asked).
+ * Kernel 4.4's public {@code Snapshot} has no accessor for the protocol's feature lists, the
+ * metadata's id/createdTime or the latest {@code txn} version, so this class, and only this class,
+ * reads those three through Kernel's {@code SnapshotImpl}.
+ *
+ * <p>Writing: a commit is {@code LogStore.write(path, lines, overwrite=false)}; a
+ * {@code FileAlreadyExistsException} means another writer took the version. The LogStore is chosen
+ * by {@link LogStores} from the path's scheme.
  */
 public final class DeltaLog {
   private static final Pattern COMMIT = Pattern.compile("^(\\d{20})\\.json$");
+  /** Key of Kernel's per-scheme LogStore class in the Hadoop conf. */
+  private static final String KERNEL_LOGSTORE_KEY = "io.delta.kernel.logStore.%s.impl";
 
   private final Path tablePath;
   private final Path logPath;
   private final Configuration conf;
   private final FileSystem fs;
+  private final LogStore logStore;
+  private final Engine engine;
 
   /**
-   * Opens the log of a table (nothing is created).
+   * Opens the log of a table with the default LogStore of its scheme (nothing is created).
    *
    * @param tablePath table root; qualified with its file system
    * @param conf Hadoop configuration
    * @throws UncheckedIOException if the file system cannot be reached
    */
   public DeltaLog(Path tablePath, Configuration conf) {
+    this(tablePath, conf, key -> null);
+  }
+
+  /**
+   * Opens the log of a table (nothing is created).
+   *
+   * @param tablePath table root; qualified with its file system
+   * @param conf Hadoop configuration
+   * @param sparkConf lookup of Spark conf keys ({@code spark.delta.logStore.*}), null when unset
+   * @throws UncheckedIOException if the file system cannot be reached
+   * @throws IllegalArgumentException if the configured LogStore class cannot be used
+   */
+  public DeltaLog(Path tablePath, Configuration conf, Function<String, String> sparkConf) {
     try {
       this.fs = tablePath.getFileSystem(conf);
       this.tablePath = fs.makeQualified(tablePath);
@@ -61,6 +93,25 @@ public final class DeltaLog {
     }
     this.logPath = new Path(this.tablePath, "_delta_log");
     this.conf = conf;
+    String scheme = this.tablePath.toUri().getScheme();
+    String logStoreClass = LogStores.className(scheme, sparkConf);
+    this.logStore = LogStores.instance(logStoreClass, conf);
+    Configuration engineConf = new Configuration(conf);
+    engineConf.set(String.format(KERNEL_LOGSTORE_KEY, scheme == null ? "file" : scheme), logStoreClass);
+    this.engine = DefaultEngine.create(engineConf);
+  }
+
+  /**
+   * The log of the table at {@code path}, configured from the session (Hadoop conf and the
+   * {@code spark.delta.logStore.*} keys).
+   *
+   * @param session the Spark session
+   * @param path table root
+   * @return the log
+   */
+  public static DeltaLog forTable(SparkSession session, String path) {
+    return new DeltaLog(new Path(path), session.sessionState().newHadoopConf(),
+        key -> session.conf().getOption(key).getOrElse(() -> null));
   }
 
   /** The qualified table root. */
@@ -83,13 +134,19 @@ public final class DeltaLog {
     return conf;
   }
 
+  /** The LogStore that publishes this table's commits. */
+  public LogStore logStore() {
+    return logStore;
+  }
+
   /** Name of commit file {@code version}: {@code %020d.json}. */
   public static String commitFileName(long version) {
     return String.format("%020d.json", version);
   }
 
   /**
-   * Versions of all JSON commits, ascending.
+   * Versions of the JSON commits present in the log, ascending (after log clean-up they need not
+   * start at 0).
    *
    * @return versions, empty when there is no log
    * @throws UncheckedIOException on file-system errors
@@ -123,10 +180,9 @@ public final class DeltaLog {
   public List<JsonNode> readCommit(long version) {
     Path file = new Path(logPath, commitFileName(version));
     List<JsonNode> actions = new ArrayList<>();
-    try (FSDataInputStream in = fs.open(file);
-        BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = reader.readLine()) != null) {
+    try (io.delta.storage.CloseableIterator<String> lines = logStore.read(file, conf)) {
+      while (lines.hasNext()) {
+        String line = lines.next();
         if (!line.isBlank()) {
           actions.add(ActionJson.MAPPER.readTree(line));
         }
@@ -138,46 +194,91 @@ public final class DeltaLog {
   }
 
   /**
-   * The latest snapshot, replaying every JSON commit from version 0.
+   * The latest snapshot, as Delta Kernel reads it.
    *
-   * @return the snapshot; version -1 when there is no commit
-   * @throws UnsupportedOperationException when commits do not start at 0 (checkpoint-only history)
-   *     or are not contiguous
+   * @return the snapshot; {@link Snapshot#empty()} when there is no table
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_UNSUPPORTED_FEATURES_FOR_READ}
+   *     when Kernel cannot read the table's protocol, naming the features
    */
   public Snapshot snapshot() {
-    List<Long> versions = listVersions();
-    if (versions.isEmpty()) {
-      return new Snapshot(-1, null, null, Map.of());
+    io.delta.kernel.Snapshot ks;
+    try {
+      ks = Table.forPath(engine, tablePath.toString()).getLatestSnapshot(engine);
+    } catch (TableNotFoundException e) {
+      return Snapshot.empty();
+    } catch (UnsupportedTableFeatureException e) {
+      throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_READ.error(
+          "Cannot read the Delta table at " + tablePath + ": it needs reader feature(s) " + e.getUnsupportedFeatures()
+              + " that filecommit does not support", Map.of("unsupported", String.valueOf(e.getUnsupportedFeatures())));
     }
-    for (int i = 0; i < versions.size(); i++) {
-      if (versions.get(i) != i) {
-        throw new UnsupportedOperationException(
-            "Delta log at " + logPath + " is not a contiguous sequence of JSON commits from version 0 (found "
-                + versions.get(i) + " at position " + i + "); tables whose history needs checkpoints are not supported");
-      }
-    }
-    Protocol protocol = null;
-    Metadata metadata = null;
-    Map<String, AddFile> files = new LinkedHashMap<>();
-    for (long v : versions) {
-      for (JsonNode action : readCommit(v)) {
-        if (action.has("protocol")) {
-          protocol = ActionJson.parseProtocol(action.get("protocol"));
-        } else if (action.has("metaData")) {
-          metadata = ActionJson.parseMetadata(action.get("metaData"));
-        } else if (action.has("add")) {
-          AddFile add = ActionJson.parseAdd(action.get("add"));
-          files.put(add.path(), add);
-        } else if (action.has("remove")) {
-          files.remove(action.get("remove").path("path").asText());
+    SnapshotImpl impl = (SnapshotImpl) ks;
+    io.delta.kernel.internal.actions.Protocol kp = impl.getProtocol();
+    Protocol protocol = new Protocol(kp.getMinReaderVersion(), kp.getMinWriterVersion(),
+        kp.supportsReaderFeatures() ? kp.getReaderFeatures() : null,
+        kp.supportsWriterFeatures() ? kp.getWriterFeatures() : null);
+    io.delta.kernel.internal.actions.Metadata km = impl.getMetadata();
+    Metadata metadata = new Metadata(km.getId(), km.getName().orElse(null), km.getDescription().orElse(null),
+        km.getSchemaString(), ks.getPartitionColumnNames(), ks.getTableProperties(),
+        km.getCreatedTime().orElse(null));
+    long version = ks.getVersion();
+    return new Snapshot(version, protocol, metadata, () -> activeFiles(ks),
+        appId -> impl.getLatestTransactionVersion(engine, appId), () -> ks.getTimestamp(engine));
+  }
+
+  /** The active files of a Kernel snapshot, from Kernel's scan of the log (no data is read). */
+  private List<AddFile> activeFiles(io.delta.kernel.Snapshot ks) {
+    List<AddFile> files = new ArrayList<>();
+    try (CloseableIterator<FilteredColumnarBatch> batches = ks.getScanBuilder().build().getScanFiles(engine)) {
+      while (batches.hasNext()) {
+        try (CloseableIterator<Row> rows = batches.next().getRows()) {
+          while (rows.hasNext()) {
+            Row scanFile = rows.next();
+            files.add(toAddFile(scanFile.getStruct(scanFile.getSchema().indexOf("add"))));
+          }
         }
       }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot read the active files of " + tablePath, e);
     }
-    long version = versions.get(versions.size() - 1);
-    if (protocol == null || metadata == null) {
-      throw new IllegalStateException("Delta log at " + logPath + " has no protocol or metaData up to version " + version);
+    return files;
+  }
+
+  private static AddFile toAddFile(Row add) {
+    int pv = add.getSchema().indexOf("partitionValues");
+    int tags = add.getSchema().indexOf("tags");
+    int dv = add.getSchema().indexOf("deletionVector");
+    return new AddFile(
+        add.getString(add.getSchema().indexOf("path")),
+        toMap(add.isNullAt(pv) ? null : add.getMap(pv)),
+        add.getLong(add.getSchema().indexOf("size")),
+        add.getLong(add.getSchema().indexOf("modificationTime")),
+        add.getBoolean(add.getSchema().indexOf("dataChange")),
+        null,
+        toMap(tags < 0 || add.isNullAt(tags) ? null : add.getMap(tags)),
+        dv < 0 || add.isNullAt(dv) ? null : toDeletionVector(add.getStruct(dv)));
+  }
+
+  private static DeletionVector toDeletionVector(Row dv) {
+    int offset = dv.getSchema().indexOf("offset");
+    return new DeletionVector(
+        dv.getString(dv.getSchema().indexOf("storageType")),
+        dv.getString(dv.getSchema().indexOf("pathOrInlineDv")),
+        dv.isNullAt(offset) ? null : dv.getInt(offset),
+        dv.getInt(dv.getSchema().indexOf("sizeInBytes")),
+        dv.getLong(dv.getSchema().indexOf("cardinality")));
+  }
+
+  private static Map<String, String> toMap(MapValue m) {
+    Map<String, String> out = new LinkedHashMap<>();
+    if (m == null) {
+      return out;
     }
-    return new Snapshot(version, protocol, metadata, files);
+    ColumnVector keys = m.getKeys();
+    ColumnVector values = m.getValues();
+    for (int i = 0; i < m.getSize(); i++) {
+      out.put(keys.getString(i), values.isNullAt(i) ? null : values.getString(i));
+    }
+    return out;
   }
 
   /**
@@ -189,49 +290,35 @@ public final class DeltaLog {
    * @throws UncheckedIOException on other file-system errors
    */
   public boolean writeCommitIfAbsent(long version, List<String> lines) {
-    String content = String.join("\n", lines) + "\n";
-    byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
     Path target = new Path(logPath, commitFileName(version));
-    Path tmp = new Path(logPath, "." + commitFileName(version) + "." + UUID.randomUUID() + ".tmp");
     try {
       fs.mkdirs(logPath);
-      if ("file".equals(tablePath.toUri().getScheme())) {
-        return putIfAbsentLocal(new java.io.File(tmp.toUri()).toPath(), new java.io.File(target.toUri()).toPath(), bytes);
-      }
-      try (OutputStream out = fs.create(tmp, false)) {
-        out.write(bytes);
-      }
-      try {
-        FileContext.getFileContext(tablePath.toUri(), conf).rename(tmp, target, Options.Rename.NONE);
-        return true;
-      } catch (org.apache.hadoop.fs.FileAlreadyExistsException e) {
-        return false;
-      } finally {
-        fs.delete(tmp, false);
-      }
+      logStore.write(target, lines.iterator(), false, conf);
+      return true;
+    } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
+      return false;
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot write Delta commit " + target, e);
     }
   }
 
-  private static boolean putIfAbsentLocal(java.nio.file.Path tmp, java.nio.file.Path target, byte[] bytes)
-      throws IOException {
-    Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+  /**
+   * Writes a checkpoint of {@code version} and {@code _last_checkpoint} with Kernel's public
+   * checkpoint API (protocol "Checkpoints"). A checkpoint that already exists is fine.
+   *
+   * @param version a committed version
+   * @return true when written, false when it existed
+   * @throws IOException when writing fails
+   * @throws RuntimeException (Kernel's) when Kernel cannot write checkpoints of this table's features
+   */
+  public boolean checkpoint(long version) throws IOException {
     try {
-      Files.createLink(target, tmp);
+      Table.forPath(engine, tablePath.toString()).checkpoint(engine, version);
       return true;
-    } catch (FileAlreadyExistsException e) {
+    } catch (CheckpointAlreadyExistsException e) {
       return false;
-    } catch (UnsupportedOperationException e) {
-      // No hard links here: exclusive create is still atomic, the content follows at once.
-      try (OutputStream out = Files.newOutputStream(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-        out.write(bytes);
-        return true;
-      } catch (FileAlreadyExistsException e2) {
-        return false;
-      }
-    } finally {
-      Files.deleteIfExists(tmp);
+    } catch (TableNotFoundException e) {
+      throw new FileNotFoundException("No Delta table at " + tablePath + ": " + e.getMessage());
     }
   }
 

@@ -1,33 +1,45 @@
 package io.filecommit.delta;
 
+import java.util.Collections;
+import java.util.Set;
+import java.util.TreeSet;
+
 /**
- * Delta {@code protocol} action (protocol section "Protocol Evolution").
+ * Delta {@code protocol} action (protocol sections "Protocol Evolution" and "Table Features").
  *
- * @param minReaderVersion minimum reader version (1 for every table this project writes)
- * @param minWriterVersion minimum writer version: 2 for plain tables, 4 with change data feed
+ * @param minReaderVersion minimum reader version (1, 2, or 3 with reader features)
+ * @param minWriterVersion minimum writer version (2..6 legacy, 7 with writer features)
+ * @param readerFeatures reader features when {@code minReaderVersion == 3}, else null
+ * @param writerFeatures writer features when {@code minWriterVersion == 7}, else null
  */
-public record Protocol(int minReaderVersion, int minWriterVersion) {
+public record Protocol(int minReaderVersion, int minWriterVersion, Set<String> readerFeatures,
+    Set<String> writerFeatures) {
   /** The protocol of a new plain table: reader 1, writer 2. */
   public static final Protocol DEFAULT = new Protocol(1, 2);
 
-  /** Highest writer version this writer implements (appendOnly, invariants, CDF). */
-  public static final int MAX_SUPPORTED_WRITER = 4;
+  /** Reader version that lists reader features. */
+  public static final int TABLE_FEATURES_READER = 3;
+  /** Writer version that lists writer features. */
+  public static final int TABLE_FEATURES_WRITER = 7;
 
-  /** Highest reader version this writer can read. */
-  public static final int MAX_SUPPORTED_READER = 1;
+  /** Sorted unmodifiable copies of the feature sets (null stays null). */
+  public Protocol {
+    readerFeatures = readerFeatures == null ? null : Collections.unmodifiableSet(new TreeSet<>(readerFeatures));
+    writerFeatures = writerFeatures == null ? null : Collections.unmodifiableSet(new TreeSet<>(writerFeatures));
+  }
 
-  /**
-   * Fails if this writer cannot safely write a table with this protocol.
-   *
-   * @param tablePath for the message
-   * @throws UnsupportedOperationException naming the versions when they are too new
-   */
-  public void checkSupported(String tablePath) {
-    if (minReaderVersion > MAX_SUPPORTED_READER || minWriterVersion > MAX_SUPPORTED_WRITER) {
-      throw new UnsupportedOperationException(
-          "Delta table at " + tablePath + " requires protocol (reader " + minReaderVersion + ", writer "
-              + minWriterVersion + "); filecommit supports up to (reader " + MAX_SUPPORTED_READER
-              + ", writer " + MAX_SUPPORTED_WRITER + ")");
-    }
+  /** A legacy protocol without feature lists. */
+  public Protocol(int minReaderVersion, int minWriterVersion) {
+    this(minReaderVersion, minWriterVersion, null, null);
+  }
+
+  /** Whether the writer side lists features (writer version 7). */
+  public boolean hasWriterFeatures() {
+    return minWriterVersion >= TABLE_FEATURES_WRITER;
+  }
+
+  /** Whether the reader side lists features (reader version 3). */
+  public boolean hasReaderFeatures() {
+    return minReaderVersion >= TABLE_FEATURES_READER;
   }
 }

@@ -24,14 +24,29 @@ public final class TableProperties {
   /** Change data feed; needs writer version 4. */
   public static final String ENABLE_CDF = "delta.enableChangeDataFeed";
 
-  private static final Set<String> BOOLEANS = Set.of(RANDOMIZE_FILE_PREFIXES, APPEND_ONLY, ENABLE_CDF);
-  private static final Set<String> KNOWN =
-      Set.of(RANDOMIZE_FILE_PREFIXES, RANDOM_PREFIX_LENGTH, NUM_INDEXED_COLS, APPEND_ONLY, ENABLE_CDF);
+  /** Commits between checkpoints, default 10 (protocol "Checkpoints"; Delta's default). */
+  public static final String CHECKPOINT_INTERVAL = "delta.checkpointInterval";
+  /** Default of {@link #CHECKPOINT_INTERVAL}. */
+  public static final int DEFAULT_CHECKPOINT_INTERVAL = 10;
+  /** In-commit timestamps (writer feature inCommitTimestamp). */
+  public static final String IN_COMMIT_TIMESTAMPS = TableFeatures.IN_COMMIT_TIMESTAMPS;
+  /** How long log entries are kept (an interval string such as {@code interval 30 days}). */
+  public static final String LOG_RETENTION = "delta.logRetentionDuration";
+  /** How long removed files are kept for VACUUM (an interval string). */
+  public static final String DELETED_FILE_RETENTION = "delta.deletedFileRetentionDuration";
+
+  private static final Set<String> BOOLEANS = Set.of(RANDOMIZE_FILE_PREFIXES, APPEND_ONLY, ENABLE_CDF, IN_COMMIT_TIMESTAMPS);
+  private static final Set<String> INTERVALS = Set.of(LOG_RETENTION, DELETED_FILE_RETENTION);
+  private static final Set<String> KNOWN = Set.of(RANDOMIZE_FILE_PREFIXES, RANDOM_PREFIX_LENGTH, NUM_INDEXED_COLS,
+      APPEND_ONLY, ENABLE_CDF, CHECKPOINT_INTERVAL, IN_COMMIT_TIMESTAMPS, LOG_RETENTION, DELETED_FILE_RETENTION);
 
   private TableProperties() {}
 
   /**
-   * Checks table properties before anything is written.
+   * Checks table properties a user sets, before anything is written. Properties a table already
+   * has (set by another writer) are not checked here: they are the table's, and the feature gate
+   * ({@link TableFeatures}) decides whether we can honour them. {@code delta.constraints.<name>}
+   * keys are checked against the schema by {@link Constraints}.
    *
    * @param props the properties
    * @throws IllegalArgumentException naming the key and value of an unknown {@code delta.*} key or
@@ -44,6 +59,12 @@ public final class TableProperties {
       if (!key.startsWith("delta.")) {
         continue;
       }
+      if (key.startsWith(TableFeatures.CONSTRAINT_PREFIX)) {
+        if (key.length() == TableFeatures.CONSTRAINT_PREFIX.length() || value == null || value.isBlank()) {
+          throw new IllegalArgumentException("CHECK constraint '" + key + "' needs a name and a SQL expression, got '" + value + "'");
+        }
+        continue;
+      }
       if (!KNOWN.contains(key)) {
         throw new IllegalArgumentException(
             "Unknown Delta table property '" + key + "' (value '" + value + "'); supported: " + new TreeSet<>(KNOWN));
@@ -53,6 +74,10 @@ public final class TableProperties {
         if (!v.equals("true") && !v.equals("false")) {
           throw new IllegalArgumentException("Table property " + key + " must be 'true' or 'false', got '" + value + "'");
         }
+      } else if (INTERVALS.contains(key)) {
+        if (value == null || !value.trim().toLowerCase(Locale.ROOT).startsWith("interval ")) {
+          throw new IllegalArgumentException("Table property " + key + " must be an interval such as 'interval 30 days', got '" + value + "'");
+        }
       } else {
         int n;
         try {
@@ -60,7 +85,8 @@ public final class TableProperties {
         } catch (NumberFormatException ex) {
           throw new IllegalArgumentException("Table property " + key + " must be an integer, got '" + value + "'");
         }
-        if (key.equals(RANDOM_PREFIX_LENGTH) && n <= 0 || key.equals(NUM_INDEXED_COLS) && n < -1) {
+        if ((key.equals(RANDOM_PREFIX_LENGTH) || key.equals(CHECKPOINT_INTERVAL)) && n <= 0
+            || key.equals(NUM_INDEXED_COLS) && n < -1) {
           throw new IllegalArgumentException("Table property " + key + " is out of range: '" + value + "'");
         }
       }
@@ -86,8 +112,13 @@ public final class TableProperties {
     return v == null ? ParquetStats.DEFAULT_NUM_INDEXED_COLS : Integer.parseInt(v);
   }
 
-  /** The protocol a table with these properties needs: writer 4 with change data feed, else 2. */
-  public static Protocol requiredProtocol(Map<String, String> props) {
-    return isTrue(props, ENABLE_CDF) ? new Protocol(1, 4) : Protocol.DEFAULT;
+  /** Commits between checkpoints ({@value #DEFAULT_CHECKPOINT_INTERVAL} unless set). */
+  public static int checkpointInterval(Map<String, String> props) {
+    String v = props.get(CHECKPOINT_INTERVAL);
+    try {
+      return v == null ? DEFAULT_CHECKPOINT_INTERVAL : Math.max(1, Integer.parseInt(v.trim()));
+    } catch (NumberFormatException e) {
+      return DEFAULT_CHECKPOINT_INTERVAL;
+    }
   }
 }

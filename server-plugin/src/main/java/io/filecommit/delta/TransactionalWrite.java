@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.filecommit.actions.AddCDCFile;
 import io.filecommit.actions.AddFile;
 import io.filecommit.actions.FileAction;
+import io.filecommit.actions.RemoveFile;
+import io.filecommit.errors.ErrorClass;
 import io.filecommit.commit.DelayedCommitProtocol;
 import io.filecommit.commit.ParquetJobWriter;
 import java.util.ArrayList;
@@ -111,14 +113,22 @@ public final class TransactionalWrite {
           "Cannot change the metadata of " + deltaLog.tablePath() + " after this transaction has written data (hasWritten)");
     }
     validateSchemaAndPartitioning(metadata.schema(), metadata.partitionColumns());
-    TableProperties.validate(metadata.configuration());
-    Protocol required = TableProperties.requiredProtocol(metadata.configuration());
+    Map<String, String> before = snapshot.exists() ? snapshot.metadata().configuration() : Map.of();
+    Map<String, String> changed = new java.util.LinkedHashMap<>();
+    metadata.configuration().forEach((k, v) -> {
+      if (!java.util.Objects.equals(before.get(k), v)) {
+        changed.put(k, v);
+      }
+    });
+    TableProperties.validate(changed);
+    if (snapshot.exists() && TableProperties.isTrue(changed, TableProperties.IN_COMMIT_TIMESTAMPS)) {
+      throw new IllegalArgumentException("Enabling " + TableProperties.IN_COMMIT_TIMESTAMPS + " on the existing table "
+          + deltaLog.tablePath() + " is not supported by filecommit; set it when the table is created");
+    }
     Protocol current = protocol();
-    if (current == null || required.minWriterVersion() > current.minWriterVersion()
-        || required.minReaderVersion() > current.minReaderVersion()) {
-      newProtocol = new Protocol(
-          Math.max(required.minReaderVersion(), current == null ? 0 : current.minReaderVersion()),
-          Math.max(required.minWriterVersion(), current == null ? 0 : current.minWriterVersion()));
+    Protocol required = TableFeatures.required(current, metadata);
+    if (!required.equals(current)) {
+      newProtocol = required;
     }
     newMetadata = metadata;
   }
@@ -337,6 +347,15 @@ public final class TransactionalWrite {
   public long commit(List<? extends FileAction> actions, ObjectNode commitInfo, boolean isBlindAppend) {
     Metadata md = newMetadata;
     Protocol pr = newProtocol;
+    Metadata effective = metadata();
+    if (effective != null && TableProperties.isTrue(effective.configuration(), TableProperties.APPEND_ONLY)
+        && actions.stream().anyMatch(a -> a instanceof RemoveFile r && r.dataChange())) {
+      throw ErrorClass.DELTA_CANNOT_MODIFY_APPEND_ONLY.error("Table " + deltaLog.tablePath()
+          + " is append-only (" + TableProperties.APPEND_ONLY + "=true): this write would remove files",
+          Map.of("table_name", deltaLog.tablePath().toString(), "config", TableProperties.APPEND_ONLY + "=false"));
+    }
+    boolean ict = effective != null && TableProperties.isTrue(effective.configuration(), TableProperties.IN_COMMIT_TIMESTAMPS);
+    long lastTimestamp = ict && snapshot.exists() ? snapshot.timestamp() : Long.MIN_VALUE;
     boolean blind = isBlindAppend && md == null && pr == null
         && actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
     long version = snapshot.version() + 1;
@@ -346,7 +365,14 @@ public final class TransactionalWrite {
     commitInfo.put("isolationLevel", "Serializable");
     commitInfo.put("txnId", UUID.randomUUID().toString());
     for (attempts = 1; attempts <= MAX_COMMIT_ATTEMPTS; attempts++) {
-      commitInfo.put("timestamp", System.currentTimeMillis());
+      long now = System.currentTimeMillis();
+      if (ict) {
+        // Protocol "In-Commit Timestamps": commitInfo first, strictly greater than the previous one.
+        long inCommit = Math.max(now, lastTimestamp + 1);
+        commitInfo.put("inCommitTimestamp", inCommit);
+        now = inCommit;
+      }
+      commitInfo.put("timestamp", now);
       commitInfo.put("isBlindAppend", blind);
       List<String> lines = new ArrayList<>();
       lines.add(ActionJson.commitInfo(commitInfo));
@@ -360,9 +386,15 @@ public final class TransactionalWrite {
         lines.add(ActionJson.fileAction(a));
       }
       if (deltaLog.writeCommitIfAbsent(version, lines)) {
+        afterCommit(version, md != null ? md : effective);
         return version;
       }
       List<JsonNode> winner = deltaLog.readCommit(version);
+      for (JsonNode a : winner) {
+        if (a.has("commitInfo") && a.get("commitInfo").has("inCommitTimestamp")) {
+          lastTimestamp = Math.max(lastTimestamp, a.get("commitInfo").get("inCommitTimestamp").asLong());
+        }
+      }
       if (blind && isBlindAppend(winner)) {
         version++;
         continue;
@@ -383,6 +415,25 @@ public final class TransactionalWrite {
     throw new DeltaWriteException("Gave up committing to " + deltaLog.tablePath() + " after "
         + MAX_COMMIT_ATTEMPTS + " attempts");
   }
+
+  /**
+   * Post-commit hook: a checkpoint (and {@code _last_checkpoint}) when the version is a multiple of
+   * {@code delta.checkpointInterval} (protocol "Checkpoints"). The commit has landed already, so a
+   * failed checkpoint is logged and never fails the write (readers fall back to the JSON commits).
+   */
+  private void afterCommit(long version, Metadata md) {
+    int interval = TableProperties.checkpointInterval(md == null ? Map.of() : md.configuration());
+    if (version > 0 && version % interval == 0) {
+      try {
+        deltaLog.checkpoint(version);
+      } catch (Exception | LinkageError e) {
+        LOG.warn("filecommit: checkpoint of " + deltaLog.tablePath() + " at version " + version
+            + " skipped: " + e, e);
+      }
+    }
+  }
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TransactionalWrite.class);
 
   private static boolean isBlindAppend(List<JsonNode> commit) {
     for (JsonNode action : commit) {

@@ -6,6 +6,7 @@ import io.filecommit.actions.AddCDCFile;
 import io.filecommit.actions.AddFile;
 import io.filecommit.actions.FileAction;
 import io.filecommit.actions.RemoveFile;
+import io.filecommit.errors.ErrorClass;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -138,7 +139,7 @@ public final class WriteIntoDelta {
     writerOptions.remove(OVERWRITE_SCHEMA);
     writerOptions.remove(REPLACE_WHERE);
 
-    DeltaLog log = new DeltaLog(new Path(path), session.sessionState().newHadoopConf());
+    DeltaLog log = DeltaLog.forTable(session, path);
     TransactionalWrite txn = new TransactionalWrite(session, log);
     Snapshot snapshot = txn.snapshot();
     String table = log.tablePath().toString();
@@ -147,7 +148,7 @@ public final class WriteIntoDelta {
           "Path " + table + " is not a Delta table (no commits in _delta_log) and is not empty; refusing to write into it");
     }
     if (snapshot.exists()) {
-      snapshot.protocol().checkSupported(table);
+      TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
       if (mode == Mode.ERROR_IF_EXISTS) {
         throw new DeltaWriteException(
             "Delta table already exists at " + table + " (version " + snapshot.version() + ") and mode is 'error'");
@@ -180,7 +181,7 @@ public final class WriteIntoDelta {
       txn.updateMetadata(new Metadata(
           snapshot.exists() ? snapshot.metadata().id() : UUID.randomUUID().toString(),
           null, null,
-          dataSchema.asNullable().json(),
+          dataSchema.json(),
           resolvePartitionColumns(dataSchema, partitionBy),
           conf,
           System.currentTimeMillis()));
@@ -195,7 +196,9 @@ public final class WriteIntoDelta {
       }
     }
     if (mode == Mode.OVERWRITE && TableProperties.isTrue(txn.metadata().configuration(), TableProperties.APPEND_ONLY)) {
-      throw new IllegalArgumentException("Table " + table + " is append-only (delta.appendOnly=true); mode overwrite is not allowed");
+      throw ErrorClass.DELTA_CANNOT_MODIFY_APPEND_ONLY.error("Table " + table + " is append-only ("
+          + TableProperties.APPEND_ONLY + "=true); mode overwrite is not allowed",
+          Map.of("table_name", table, "config", TableProperties.APPEND_ONLY + "=false"));
     }
     boolean cdfEnabled = TableProperties.isTrue(txn.metadata().configuration(), TableProperties.ENABLE_CDF);
     if (changeData && !cdfEnabled) {
@@ -273,14 +276,14 @@ public final class WriteIntoDelta {
       throw new IllegalArgumentException("Table path must not be empty, got '" + path + "'");
     }
     TableProperties.validate(properties);
-    DeltaLog log = new DeltaLog(new Path(path), session.sessionState().newHadoopConf());
+    DeltaLog log = DeltaLog.forTable(session, path);
     TransactionalWrite txn = new TransactionalWrite(session, log);
     Snapshot snapshot = txn.snapshot();
     String table = log.tablePath().toString();
     if (!snapshot.exists()) {
       throw new IllegalArgumentException("No Delta table at " + table + " to set properties on");
     }
-    snapshot.protocol().checkSupported(table);
+    TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
     Map<String, String> conf = new LinkedHashMap<>(snapshot.metadata().configuration());
     conf.putAll(properties);
     if (conf.equals(snapshot.metadata().configuration())) {

@@ -74,7 +74,7 @@ class TransactionalWriteTest {
     assertEquals(2, b.attempts());
     Snapshot s = log().snapshot();
     assertEquals(2, s.version());
-    assertEquals(List.of("a.parquet", "b.parquet"), List.copyOf(s.activeFiles().keySet()));
+    assertEquals(java.util.Set.of("a.parquet", "b.parquet"), s.activeFiles().keySet());
   }
 
   @Test

@@ -1,0 +1,218 @@
+package io.filecommit.delta;
+
+import io.filecommit.errors.ErrorClass;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The one table-feature gate: which protocols filecommit writes to, and which protocol a metadata
+ * change needs (protocol sections "Protocol Evolution", "Table Features", and each feature's
+ * "Writer Requirements").
+ *
+ * <p>Legacy writer versions imply features: 2 {@code appendOnly invariants}; 3 {@code
+ * +checkConstraints}; 4 {@code +changeDataFeed generatedColumns}; 5 {@code +columnMapping}; 6
+ * {@code +identityColumns}. Reader 2 implies {@code columnMapping}. Versions 3 (reader) and 7
+ * (writer) list their features. A write proceeds only when every writer feature of the table (and
+ * every reader feature, since our commits must read back right) is one filecommit honours; else it
+ * is refused with {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE} naming the features.
+ */
+public final class TableFeatures {
+  /** Writer features whose writer requirements filecommit meets. */
+  public static final Set<String> SUPPORTED_WRITER = Set.of(
+      "appendOnly", "invariants", "checkConstraints", "generatedColumns", "changeDataFeed",
+      "deletionVectors", "timestampNtz", "domainMetadata", "inCommitTimestamp", "v2Checkpoint",
+      "vacuumProtocolCheck", "checkpointProtection");
+  /** Reader features of tables filecommit writes to. */
+  public static final Set<String> SUPPORTED_READER = Set.of(
+      "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck");
+
+  /** Configuration key of a CHECK constraint: {@code delta.constraints.<name>}. */
+  public static final String CONSTRAINT_PREFIX = "delta.constraints.";
+  /** Column metadata key of a generated column's expression. */
+  public static final String GENERATION_EXPRESSION = "delta.generationExpression";
+  /** Column metadata key of an identity column. */
+  public static final String IDENTITY_START = "delta.identity.start";
+  /** Table property of the column mapping mode. */
+  public static final String COLUMN_MAPPING_MODE = "delta.columnMapping.mode";
+  /** Table property enabling in-commit timestamps. */
+  public static final String IN_COMMIT_TIMESTAMPS = "delta.enableInCommitTimestamps";
+
+  private TableFeatures() {}
+
+  /**
+   * The writer features a protocol has, explicit (writer 7) or implied by its legacy version.
+   *
+   * @param p the protocol
+   * @return feature names
+   */
+  public static Set<String> writerFeatures(Protocol p) {
+    if (p.hasWriterFeatures()) {
+      return p.writerFeatures() == null ? Set.of() : p.writerFeatures();
+    }
+    Set<String> f = new LinkedHashSet<>();
+    int w = p.minWriterVersion();
+    if (w >= 2) {
+      f.add("appendOnly");
+      f.add("invariants");
+    }
+    if (w >= 3) {
+      f.add("checkConstraints");
+    }
+    if (w >= 4) {
+      f.add("changeDataFeed");
+      f.add("generatedColumns");
+    }
+    if (w >= 5) {
+      f.add("columnMapping");
+    }
+    if (w >= 6) {
+      f.add("identityColumns");
+    }
+    return f;
+  }
+
+  /** The reader features a protocol has, explicit (reader 3) or implied (reader 2: columnMapping). */
+  public static Set<String> readerFeatures(Protocol p) {
+    if (p.hasReaderFeatures()) {
+      return p.readerFeatures() == null ? Set.of() : p.readerFeatures();
+    }
+    return p.minReaderVersion() >= 2 ? Set.of("columnMapping") : Set.of();
+  }
+
+  /**
+   * Refuses a write to a table whose protocol or metadata needs what filecommit does not honour.
+   * A legacy version's implied feature only counts when the metadata uses it (writer 6 without
+   * identity columns is fine; writer 5 with {@code delta.columnMapping.mode=none} is fine), as in
+   * Delta's own writer.
+   *
+   * @param p the table's protocol
+   * @param md the table's metadata
+   * @param table the table path, for the message
+   * @throws io.filecommit.errors.FileCommitException DELTA_UNSUPPORTED_FEATURES_FOR_WRITE naming
+   *     every unsupported feature
+   */
+  public static void checkWritable(Protocol p, Metadata md, String table) {
+    Set<String> unsupported = new TreeSet<>();
+    if (p.minReaderVersion() > Protocol.TABLE_FEATURES_READER) {
+      unsupported.add("readerVersion" + p.minReaderVersion());
+    }
+    if (p.minWriterVersion() > Protocol.TABLE_FEATURES_WRITER) {
+      unsupported.add("writerVersion" + p.minWriterVersion());
+    }
+    for (String f : writerFeatures(p)) {
+      if (!SUPPORTED_WRITER.contains(f) && (p.hasWriterFeatures() || usedByMetadata(f, md))) {
+        unsupported.add(f);
+      }
+    }
+    for (String f : readerFeatures(p)) {
+      if (!SUPPORTED_READER.contains(f) && (p.hasReaderFeatures() || usedByMetadata(f, md))) {
+        unsupported.add(f);
+      }
+    }
+    if (usedByMetadata("columnMapping", md)) {
+      unsupported.add("columnMapping");
+    }
+    if (!unsupported.isEmpty()) {
+      throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_WRITE.error(
+          "Cannot write to the Delta table at " + table + ": it requires table feature(s) " + unsupported
+              + " that filecommit does not support (protocol reader " + p.minReaderVersion() + ", writer "
+              + p.minWriterVersion() + "); supported writer features: " + new TreeSet<>(SUPPORTED_WRITER),
+          Map.of("unsupported", String.join(", ", unsupported), "table", table));
+    }
+  }
+
+  /** Whether the metadata uses a legacy-implied feature (so its rules are in force). */
+  static boolean usedByMetadata(String feature, Metadata md) {
+    if (md == null) {
+      return false;
+    }
+    switch (feature) {
+      case "columnMapping":
+        String mode = md.configuration().get(COLUMN_MAPPING_MODE);
+        return mode != null && !mode.equalsIgnoreCase("none");
+      case "identityColumns":
+        return anyField(md.schema(), IDENTITY_START);
+      default:
+        return true;
+    }
+  }
+
+  private static boolean anyField(StructType schema, String metadataKey) {
+    for (StructField f : schema.fields()) {
+      if (f.metadata().contains(metadataKey)) {
+        return true;
+      }
+      if (f.dataType() instanceof StructType s && anyField(s, metadataKey)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The protocol a table needs after a metadata change: {@code current} (null for a new table)
+   * raised just enough for what the metadata uses — change data feed, CHECK constraints,
+   * generated columns, in-commit timestamps. A table-features protocol (writer 7) gets the feature
+   * names added; a legacy one its version raised (CHECK -> 3, CDF or generated columns -> 4); a
+   * feature without legacy version (in-commit timestamps) moves a legacy table to writer 7 listing
+   * its implied features too.
+   *
+   * @param current the table's protocol, or null
+   * @param md the new metadata
+   * @return the protocol to commit (equal to {@code current} when nothing is needed)
+   */
+  public static Protocol required(Protocol current, Metadata md) {
+    Set<String> needed = new LinkedHashSet<>();
+    needed.add("appendOnly");
+    needed.add("invariants");
+    Map<String, String> conf = md.configuration();
+    if (conf.keySet().stream().anyMatch(k -> k.startsWith(CONSTRAINT_PREFIX))) {
+      needed.add("checkConstraints");
+    }
+    if (TableProperties.isTrue(conf, TableProperties.ENABLE_CDF)) {
+      needed.add("changeDataFeed");
+    }
+    if (anyField(md.schema(), GENERATION_EXPRESSION)) {
+      needed.add("generatedColumns");
+    }
+    boolean ict = TableProperties.isTrue(conf, IN_COMMIT_TIMESTAMPS);
+    if (ict) {
+      needed.add("inCommitTimestamp");
+    }
+    Protocol base = current == null ? Protocol.DEFAULT : current;
+    if (base.hasWriterFeatures() || ict) {
+      Set<String> features = new TreeSet<>(writerFeatures(base));
+      boolean changed = !base.hasWriterFeatures();
+      for (String f : needed) {
+        changed |= features.add(f);
+      }
+      if (!changed) {
+        return base;
+      }
+      return new Protocol(base.minReaderVersion(), Protocol.TABLE_FEATURES_WRITER,
+          base.hasReaderFeatures() ? base.readerFeatures() : null, features);
+    }
+    int writer = 2;
+    if (needed.contains("checkConstraints")) {
+      writer = 3;
+    }
+    if (needed.contains("changeDataFeed") || needed.contains("generatedColumns")) {
+      writer = 4;
+    }
+    if (writer <= base.minWriterVersion()) {
+      return base;
+    }
+    return new Protocol(base.minReaderVersion(), writer);
+  }
+
+  /** The names of the generated columns of a schema (top level). */
+  public static List<String> generatedColumns(StructType schema) {
+    return java.util.Arrays.stream(schema.fields())
+        .filter(f -> f.metadata().contains(GENERATION_EXPRESSION)).map(StructField::name).toList();
+  }
+}

@@ -1,0 +1,79 @@
+package io.filecommit.delta.storage;
+
+import io.delta.storage.HadoopFileSystemLogStore;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
+import java.util.Iterator;
+import java.util.UUID;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * LogStore for the local file system whose put-if-absent holds across processes: the content is
+ * written to a hidden temporary file in the same directory and published with a hard link, which
+ * fails atomically when the target exists (POSIX {@code link(2)}). Where hard links are not
+ * available, an exclusive create ({@code O_CREAT|O_EXCL}) of the target is used. Overwrites
+ * ({@code _last_checkpoint}) are plain rewrites. Reading and listing are delta-storage's {@link
+ * HadoopFileSystemLogStore}. Partial writes are never visible under the target name.
+ *
+ * <p>Chosen by {@link LogStores} for the {@code file} scheme; see there why it differs from
+ * Delta's {@code LocalLogStore}.
+ */
+public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
+  /**
+   * @param hadoopConf Hadoop configuration (unused beyond delta-storage's base class)
+   */
+  public HardLinkLocalLogStore(Configuration hadoopConf) {
+    super(hadoopConf);
+  }
+
+  /**
+   * Writes {@code actions}, one per line, to {@code path}.
+   *
+   * @throws FileAlreadyExistsException when {@code overwrite} is false and the file exists
+   * @throws FileNotFoundException when the parent directory is missing
+   */
+  @Override
+  public void write(Path path, Iterator<String> actions, Boolean overwrite, Configuration hadoopConf)
+      throws IOException {
+    java.nio.file.Path target = new java.io.File(path.toUri()).toPath();
+    java.nio.file.Path dir = target.getParent();
+    if (dir == null || !Files.isDirectory(dir)) {
+      throw new FileNotFoundException("No such directory: " + dir);
+    }
+    StringBuilder sb = new StringBuilder();
+    while (actions.hasNext()) {
+      sb.append(actions.next()).append('\n');
+    }
+    byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
+    java.nio.file.Path tmp = dir.resolve("." + target.getFileName() + "." + UUID.randomUUID() + ".tmp");
+    Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    try {
+      if (Boolean.TRUE.equals(overwrite)) {
+        Files.move(tmp, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+            java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        return;
+      }
+      try {
+        Files.createLink(target, tmp);
+      } catch (UnsupportedOperationException e) {
+        try (OutputStream out = Files.newOutputStream(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+          out.write(bytes);
+        }
+      }
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
+  }
+
+  /** False: content appears under the target name whole or not at all. */
+  @Override
+  public Boolean isPartialWriteVisible(Path path, Configuration hadoopConf) {
+    return false;
+  }
+}
