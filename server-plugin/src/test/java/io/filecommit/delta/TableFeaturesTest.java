@@ -1,0 +1,83 @@
+package io.filecommit.delta;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.filecommit.errors.FileCommitException;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.MetadataBuilder;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.Test;
+
+/** The feature gate (protocol "Table Features") and the protocol a metadata change needs. */
+class TableFeaturesTest {
+  private static final StructType SCHEMA = new StructType().add("id", DataTypes.LongType).add("v", DataTypes.StringType);
+
+  private static Metadata md(StructType schema, Map<String, String> conf) {
+    return new Metadata("id", null, null, schema.json(), List.of(), conf, 0L);
+  }
+
+  @Test
+  void unsupportedWriterFeatureIsRefusedByName() {
+    Protocol p = new Protocol(1, 7, null, Set.of("appendOnly", "identityColumns", "rowTracking", "domainMetadata"));
+    FileCommitException e = assertThrows(FileCommitException.class,
+        () -> TableFeatures.checkWritable(p, md(SCHEMA, Map.of()), "/t"));
+    assertEquals("DELTA_UNSUPPORTED_FEATURES_FOR_WRITE", e.getCondition());
+    assertEquals("56038", e.getSqlState());
+    assertTrue(e.getMessage().contains("identityColumns") && e.getMessage().contains("rowTracking"), e.getMessage());
+    assertEquals("identityColumns, rowTracking", e.getMessageParameters().get("unsupported"));
+  }
+
+  @Test
+  void unsupportedReaderFeatureAndTooNewVersionsAreRefused() {
+    Protocol p = new Protocol(3, 7, Set.of("deletionVectors", "variantType"), Set.of("deletionVectors", "variantType"));
+    FileCommitException e = assertThrows(FileCommitException.class,
+        () -> TableFeatures.checkWritable(p, md(SCHEMA, Map.of()), "/t"));
+    assertEquals("variantType", e.getMessageParameters().get("unsupported"));
+    assertThrows(FileCommitException.class, () -> TableFeatures.checkWritable(new Protocol(1, 8), md(SCHEMA, Map.of()), "/t"));
+    assertThrows(FileCommitException.class, () -> TableFeatures.checkWritable(new Protocol(4, 7, Set.of(), Set.of()), md(SCHEMA, Map.of()), "/t"));
+  }
+
+  @Test
+  void supportedFeaturesAndLegacyVersionsPass() {
+    assertDoesNotThrow(() -> TableFeatures.checkWritable(new Protocol(1, 2), md(SCHEMA, Map.of()), "/t"));
+    assertDoesNotThrow(() -> TableFeatures.checkWritable(new Protocol(1, 4), md(SCHEMA, Map.of()), "/t"));
+    assertDoesNotThrow(() -> TableFeatures.checkWritable(new Protocol(3, 7,
+        Set.of("deletionVectors", "timestampNtz", "v2Checkpoint"),
+        Set.of("deletionVectors", "timestampNtz", "v2Checkpoint", "appendOnly", "invariants", "checkConstraints",
+            "changeDataFeed", "generatedColumns", "domainMetadata", "inCommitTimestamp")), md(SCHEMA, Map.of()), "/t"));
+    // Writer 6 implies identityColumns: only refused when the schema has an identity column.
+    assertDoesNotThrow(() -> TableFeatures.checkWritable(new Protocol(1, 6), md(SCHEMA, Map.of()), "/t"));
+    StructType identity = new StructType(new StructField[] {new StructField("id", DataTypes.LongType, false,
+        new MetadataBuilder().putLong("delta.identity.start", 1).build())});
+    FileCommitException e = assertThrows(FileCommitException.class,
+        () -> TableFeatures.checkWritable(new Protocol(1, 6), md(identity, Map.of()), "/t"));
+    assertEquals("identityColumns", e.getMessageParameters().get("unsupported"));
+  }
+
+  @Test
+  void requiredProtocolRaisesLegacyVersionsOrAddsFeatures() {
+    assertEquals(new Protocol(1, 2), TableFeatures.required(null, md(SCHEMA, Map.of())));
+    assertEquals(new Protocol(1, 3), TableFeatures.required(null, md(SCHEMA, Map.of("delta.constraints.pos", "id > 0"))));
+    assertEquals(new Protocol(1, 4), TableFeatures.required(new Protocol(1, 3),
+        md(SCHEMA, Map.of("delta.enableChangeDataFeed", "true"))));
+    Protocol same = new Protocol(1, 4);
+    assertEquals(same, TableFeatures.required(same, md(SCHEMA, Map.of("delta.constraints.pos", "id > 0"))));
+    Protocol v7 = new Protocol(3, 7, Set.of("deletionVectors"), Set.of("deletionVectors", "appendOnly", "invariants"));
+    Protocol up = TableFeatures.required(v7, md(SCHEMA, Map.of("delta.enableChangeDataFeed", "true")));
+    assertEquals(Set.of("deletionVectors", "appendOnly", "invariants", "changeDataFeed"), up.writerFeatures());
+    assertEquals(Set.of("deletionVectors"), up.readerFeatures());
+    Protocol ict = TableFeatures.required(null, md(SCHEMA, Map.of("delta.enableInCommitTimestamps", "true")));
+    assertEquals(7, ict.minWriterVersion());
+    assertEquals(1, ict.minReaderVersion());
+    assertNull(ict.readerFeatures());
+    assertEquals(Set.of("appendOnly", "invariants", "inCommitTimestamp"), ict.writerFeatures());
+  }
+}

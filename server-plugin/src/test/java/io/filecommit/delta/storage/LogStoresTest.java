@@ -1,0 +1,117 @@
+package io.filecommit.delta.storage;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.delta.storage.LogStore;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** LogStore choice per scheme (Delta's defaults and keys) and the local put-if-absent. */
+class LogStoresTest {
+  private static String pick(String scheme, Map<String, String> conf) {
+    return LogStores.className(scheme, conf::get);
+  }
+
+  @Test
+  void defaultsByScheme() {
+    for (String s : List.of("s3", "s3a", "s3n", "S3A")) {
+      assertEquals("io.delta.storage.S3SingleDriverLogStore", pick(s, Map.of()), s);
+    }
+    for (String s : List.of("abfs", "abfss", "adl", "wasb", "wasbs")) {
+      assertEquals("io.delta.storage.AzureLogStore", pick(s, Map.of()), s);
+    }
+    assertEquals("io.delta.storage.GCSLogStore", pick("gs", Map.of()));
+    assertEquals("io.delta.storage.HDFSLogStore", pick("hdfs", Map.of()));
+    assertEquals("io.delta.storage.HDFSLogStore", pick("viewfs", Map.of()));
+    assertEquals(HardLinkLocalLogStore.class.getName(), pick("file", Map.of()));
+    assertEquals(HardLinkLocalLogStore.class.getName(), pick(null, Map.of()));
+  }
+
+  @Test
+  void perSchemeKeyWinsOverClassKeyAndSparkNamesMap() {
+    Map<String, String> conf = Map.of(
+        "spark.delta.logStore.s3a.impl", "io.delta.storage.S3DynamoDBLogStore",
+        "spark.delta.logStore.class", "org.apache.spark.sql.delta.storage.HDFSLogStore");
+    assertEquals("io.delta.storage.S3DynamoDBLogStore", pick("s3a", conf));
+    assertEquals("io.delta.storage.HDFSLogStore", pick("gs", conf));
+    assertEquals("io.delta.storage.LocalLogStore",
+        pick("file", Map.of("spark.delta.logStore.file.impl", "org.apache.spark.sql.delta.storage.LocalLogStore")));
+  }
+
+  @Test
+  void instancesAreSharedAndRealDeltaStorageClasses() {
+    Configuration conf = new Configuration();
+    LogStore a = LogStores.instance("io.delta.storage.S3SingleDriverLogStore", conf);
+    assertSame(a, LogStores.instance("io.delta.storage.S3SingleDriverLogStore", conf));
+    assertInstanceOf(io.delta.storage.S3SingleDriverLogStore.class, a);
+    assertInstanceOf(io.delta.storage.AzureLogStore.class, LogStores.instance("io.delta.storage.AzureLogStore", conf));
+    assertInstanceOf(io.delta.storage.HDFSLogStore.class, LogStores.instance("io.delta.storage.HDFSLogStore", conf));
+  }
+
+  @Test
+  void absentClassIsRefusedByName() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> LogStores.instance("io.delta.storage.S3DynamoDBLogStore", new Configuration()));
+    assertTrue(e.getMessage().contains("io.delta.storage.S3DynamoDBLogStore"), e.getMessage());
+    assertTrue(e.getMessage().contains("delta-storage-s3-dynamodb"), e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> LogStores.instance("java.lang.String", new Configuration()));
+  }
+
+  @Test
+  void localPutIfAbsentHasExactlyOneWinner(@TempDir java.nio.file.Path dir) throws Exception {
+    Configuration conf = new Configuration();
+    LogStore store = new HardLinkLocalLogStore(conf);
+    Path target = new Path(dir.toUri().toString(), "00000000000000000001.json");
+    int writers = 8;
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    List<Future<Boolean>> results = new ArrayList<>();
+    for (int i = 0; i < writers; i++) {
+      String line = "{\"writer\":" + i + "}";
+      // Separate instances: the atomicity must not rest on a JVM lock.
+      LogStore own = new HardLinkLocalLogStore(conf);
+      results.add(pool.submit(() -> {
+        try {
+          own.write(target, List.of(line).iterator(), false, conf);
+          return true;
+        } catch (FileAlreadyExistsException e) {
+          return false;
+        }
+      }));
+    }
+    int winners = 0;
+    for (Future<Boolean> f : results) {
+      winners += f.get() ? 1 : 0;
+    }
+    pool.shutdown();
+    assertEquals(1, winners);
+    String content = Files.readString(dir.resolve("00000000000000000001.json"), StandardCharsets.UTF_8);
+    assertTrue(content.matches("\\{\"writer\":\\d\\}\n"), content);
+    try (io.delta.storage.CloseableIterator<String> lines = store.read(target, conf)) {
+      assertEquals(content.trim(), lines.next());
+      assertFalse(lines.hasNext());
+    }
+    try (var files = Files.list(dir)) {
+      assertEquals(0, files.filter(p -> p.getFileName().toString().endsWith(".tmp")).count(),
+          "no temporary file is left behind");
+    }
+    store.write(target, List.of("x").iterator(), true, conf);
+    assertEquals("x\n", Files.readString(dir.resolve("00000000000000000001.json")));
+  }
+}
