@@ -26,10 +26,10 @@ public final class TableFeatures {
   public static final Set<String> SUPPORTED_WRITER = Set.of(
       "appendOnly", "invariants", "checkConstraints", "generatedColumns", "changeDataFeed",
       "deletionVectors", "timestampNtz", "domainMetadata", "inCommitTimestamp", "v2Checkpoint",
-      "vacuumProtocolCheck", "checkpointProtection");
+      "vacuumProtocolCheck", "checkpointProtection", "columnMapping");
   /** Reader features of tables filecommit writes to. */
   public static final Set<String> SUPPORTED_READER = Set.of(
-      "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck");
+      "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "columnMapping");
 
   /** Configuration key of a CHECK constraint: {@code delta.constraints.<name>}. */
   public static final String CONSTRAINT_PREFIX = "delta.constraints.";
@@ -113,9 +113,6 @@ public final class TableFeatures {
       if (!SUPPORTED_READER.contains(f) && (p.hasReaderFeatures() || usedByMetadata(f, md))) {
         unsupported.add(f);
       }
-    }
-    if (usedByMetadata("columnMapping", md)) {
-      unsupported.add("columnMapping");
     }
     if (!unsupported.isEmpty()) {
       throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_WRITE.error(

@@ -33,6 +33,9 @@ import org.apache.spark.sql.types.StructType;
  * DelayedCommitProtocol}, and commits the actions as the next version (seed TransactionalWrite.txt;
  * reference table-formats.md "Delta log").
  *
+ * <p>Column mapping ({@link ColumnMapping}): the rows are normalized and checked under logical
+ * names, then written under physical names with field ids.
+ *
  * <p>Rules from the seed: the input is normalized to the table's schema (column case and order)
  * before writing; a partition column missing from the data, or a table whose every column is a
  * partition column, is refused; {@link #writeFiles} sets {@code hasWritten}, after which {@link
@@ -196,9 +199,14 @@ public final class TransactionalWrite {
    * @return a new committer with job id {@code delta}
    */
   public DelayedCommitProtocol getCommitter(Path outputPath) {
-    Map<String, String> conf = metadata().configuration();
-    return new DelayedCommitProtocol(
-        "delta", outputPath.toString(), TableProperties.randomPrefixLength(conf), TableProperties.numIndexedCols(conf));
+    Metadata md = metadata();
+    Map<String, String> conf = md.configuration();
+    Integer prefix = TableProperties.randomPrefixLength(conf);
+    if (prefix == null && ColumnMapping.enabled(md)) {
+      prefix = TableProperties.randomPrefixLength(Map.of(TableProperties.RANDOMIZE_FILE_PREFIXES, "true",
+          TableProperties.RANDOM_PREFIX_LENGTH, conf.getOrDefault(TableProperties.RANDOM_PREFIX_LENGTH, "2")));
+    }
+    return new DelayedCommitProtocol("delta", outputPath.toString(), prefix, TableProperties.numIndexedCols(conf));
   }
 
   /**
@@ -325,6 +333,11 @@ public final class TransactionalWrite {
       Dataset<Row> normalized, List<String> partitionColumns, DelayedCommitProtocol committer,
       Map<String, String> writeOptions) {
     String outputPath = deltaLog.tablePath().toString();
+    Metadata md = metadata();
+    if (ColumnMapping.enabled(md)) {
+      normalized = ColumnMapping.toPhysical(md, normalized);
+      partitionColumns = partitionColumns.stream().map(c -> ColumnMapping.physicalName(md, c)).toList();
+    }
     ParquetJobWriter.write(session, normalized, outputPath, partitionColumns, committer, writeOptions,
         "filecommit write " + outputPath);
   }

@@ -343,7 +343,7 @@ public final class WriteIntoDelta {
       Object[] values = new Object[fields.size()];
       values[0] = f.path();
       for (int i = 0; i < md.partitionColumns().size(); i++) {
-        values[i + 1] = f.partitionValues().get(md.partitionColumns().get(i));
+        values[i + 1] = f.partitionValues().get(ColumnMapping.physicalName(md, md.partitionColumns().get(i)));
       }
       rows.add(RowFactory.create(values));
     }
@@ -415,6 +415,24 @@ public final class WriteIntoDelta {
     }
   }
 
+  /** The type without nullability and without field metadata (column mapping, comments). */
+  private static DataType plain(DataType t) {
+    if (t instanceof StructType s) {
+      List<StructField> fields = new ArrayList<>();
+      for (StructField f : s.fields()) {
+        fields.add(new StructField(f.name(), plain(f.dataType()), true, org.apache.spark.sql.types.Metadata.empty()));
+      }
+      return new StructType(fields.toArray(new StructField[0]));
+    }
+    if (t instanceof org.apache.spark.sql.types.ArrayType a) {
+      return new org.apache.spark.sql.types.ArrayType(plain(a.elementType()), true);
+    }
+    if (t instanceof org.apache.spark.sql.types.MapType m) {
+      return new org.apache.spark.sql.types.MapType(plain(m.keyType()), plain(m.valueType()), true);
+    }
+    return t;
+  }
+
   private static void checkSchema(StructType table, StructType data, String tablePath) {
     for (StructField f : data.fields()) {
       Optional<StructField> t = TransactionalWrite.findField(table, f.name());
@@ -422,7 +440,7 @@ public final class WriteIntoDelta {
         throw new IllegalArgumentException("Schema mismatch: column '" + f.name() + "' (" + f.dataType().simpleString()
             + ") is not in the table at " + tablePath + " with columns " + List.of(table.fieldNames()));
       }
-      if (!t.get().dataType().asNullable().equals(f.dataType().asNullable())) {
+      if (!plain(t.get().dataType()).equals(plain(f.dataType()))) {
         throw new IllegalArgumentException("Schema mismatch: column '" + f.name() + "' has type "
             + f.dataType().simpleString() + " in the data but " + t.get().dataType().simpleString()
             + " in the table at " + tablePath);
