@@ -12,6 +12,9 @@ import io.delta.kernel.exceptions.CheckpointAlreadyExistsException;
 import io.delta.kernel.exceptions.TableNotFoundException;
 import io.delta.kernel.exceptions.UnsupportedTableFeatureException;
 import io.delta.kernel.internal.SnapshotImpl;
+import io.delta.kernel.internal.checkpoints.CheckpointMetaData;
+import io.delta.kernel.internal.checkpoints.Checkpointer;
+import io.delta.kernel.internal.replay.CreateCheckpointIterator;
 import io.delta.kernel.utils.CloseableIterator;
 import io.delta.storage.LogStore;
 import io.filecommit.actions.AddFile;
@@ -46,7 +49,8 @@ import org.apache.spark.sql.classic.SparkSession;
  * files), its protocol and metadata; active files come from Kernel's scan (only when asked).
  * Kernel 4.4's public {@code Snapshot} has no accessor for the protocol's feature lists, the
  * metadata's id/createdTime or the latest {@code txn} version, so this class, and only this class,
- * reads those three through Kernel's {@code SnapshotImpl}.
+ * reads those three through Kernel's {@code SnapshotImpl} (and checkpoints the tables Kernel's
+ * public checkpoint refuses, see {@link #checkpoint}).
  *
  * <p>Writing: a commit is {@code LogStore.write(path, lines, overwrite=false)}; a
  * {@code FileAlreadyExistsException} means another writer took the version. The LogStore is chosen
@@ -303,24 +307,54 @@ public final class DeltaLog {
   }
 
   /**
-   * Writes a checkpoint of {@code version} and {@code _last_checkpoint} with Kernel's public
-   * checkpoint API (protocol "Checkpoints"). A checkpoint that already exists is fine.
+   * Writes a checkpoint of {@code version} and {@code _last_checkpoint} (protocol "Checkpoints",
+   * "Last Checkpoint File") with Kernel's public {@code Table.checkpoint}. Kernel refuses that for
+   * tables whose write-time rules it cannot enforce itself (CHECK constraints, invariants, generated
+   * columns) although a checkpoint only restates the log; for those, and only those, the same
+   * Kernel pieces are called directly (its checkpoint iterator through the engine's public Parquet
+   * writer, then its {@code _last_checkpoint} writer) — the rules are ours to enforce on writes.
+   * A checkpoint that already exists is fine.
    *
    * @param version a committed version
    * @return true when written, false when it existed
    * @throws IOException when writing fails
-   * @throws RuntimeException (Kernel's) when Kernel cannot write checkpoints of this table's features
+   * @throws RuntimeException (Kernel's) when Kernel cannot read the table at that version
    */
   public boolean checkpoint(long version) throws IOException {
+    Table table = Table.forPath(engine, tablePath.toString());
     try {
-      Table.forPath(engine, tablePath.toString()).checkpoint(engine, version);
+      table.checkpoint(engine, version);
       return true;
     } catch (CheckpointAlreadyExistsException e) {
       return false;
     } catch (TableNotFoundException e) {
       throw new FileNotFoundException("No Delta table at " + tablePath + ": " + e.getMessage());
+    } catch (UnsupportedTableFeatureException e) {
+      if (!OWN_RULES.containsAll(e.getUnsupportedFeatures())) {
+        throw e;
+      }
     }
+    SnapshotImpl snapshot;
+    try {
+      snapshot = (SnapshotImpl) table.getSnapshotAsOfVersion(engine, version);
+    } catch (TableNotFoundException e) {
+      throw new FileNotFoundException("No Delta table at " + tablePath + ": " + e.getMessage());
+    }
+    Path file = new Path(logPath, String.format("%020d.checkpoint.parquet", version));
+    long adds;
+    try (CreateCheckpointIterator actions = snapshot.getCreateCheckpointIterator(engine)) {
+      engine.getParquetHandler().writeParquetFileAtomically(file.toString(), actions);
+      adds = actions.getNumberOfAddActions();
+    } catch (FileAlreadyExistsException e) {
+      return false;
+    }
+    new Checkpointer(snapshot.getLogPath()).writeLastCheckpointFile(
+        engine, new CheckpointMetaData(version, adds, Optional.empty()));
+    return true;
   }
+
+  /** Writer features Kernel will not checkpoint but whose rules filecommit enforces. */
+  private static final java.util.Set<String> OWN_RULES = java.util.Set.of("checkConstraints", "invariants", "generatedColumns");
 
   /**
    * Whether the table root exists and holds anything other than an empty {@code _delta_log}.
