@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from pyspark.sql.connect.proto import relations_pb2 as spark_dot_connect_dot_relations__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66ilecommit/v1/commands.proto\x12\rfilecommit.v1\x1a\x1dspark/connect/relations.proto\"\x85\x03\n\x0cWriteCommand\x12&\n\x05input\x18\x01 \x01(\x0b\x32\x17.spark.connect.Relation\x12\x0c\n\x04path\x18\x02 \x01(\t\x12%\n\x04mode\x18\x03 \x01(\x0e\x32\x17.filecommit.v1.SaveMode\x12\x14\n\x0cpartition_by\x18\x04 \x03(\t\x12\x39\n\x07options\x18\x05 \x03(\x0b\x32(.filecommit.v1.WriteCommand.OptionsEntry\x12J\n\x10table_properties\x18\x06 \x03(\x0b\x32\x30.filecommit.v1.WriteCommand.TablePropertiesEntry\x12\x13\n\x0b\x63hange_data\x18\x07 \x01(\x08\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x36\n\x14TablePropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xaa\x01\n\x19SetTablePropertiesCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12L\n\nproperties\x18\x02 \x03(\x0b\x32\x38.filecommit.v1.SetTablePropertiesCommand.PropertiesEntry\x1a\x31\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\">\n\x0ePartitionValue\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12\x12\n\x05value\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_value\"\x89\x02\n\x07\x41\x64\x64\x46ile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x19\n\x11modification_time\x18\x04 \x01(\x03\x12\x13\n\x0b\x64\x61ta_change\x18\x05 \x01(\x08\x12\x12\n\x05stats\x18\x06 \x01(\tH\x00\x88\x01\x01\x12.\n\x04tags\x18\x07 \x03(\x0b\x32 .filecommit.v1.AddFile.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x08\n\x06_stats\"\xc0\x01\n\nRemoveFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x1a\n\x12\x64\x65letion_timestamp\x18\x02 \x01(\x03\x12\x13\n\x0b\x64\x61ta_change\x18\x03 \x01(\x08\x12\x1e\n\x16\x65xtended_file_metadata\x18\x04 \x01(\x08\x12\x37\n\x10partition_values\x18\x05 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x11\n\x04size\x18\x06 \x01(\x03H\x00\x88\x01\x01\x42\x07\n\x05_size\"\xc1\x01\n\nAddCDCFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x31\n\x04tags\x18\x04 \x03(\x0b\x32#.filecommit.v1.AddCDCFile.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x94\x01\n\nFileAction\x12%\n\x03\x61\x64\x64\x18\x01 \x01(\x0b\x32\x16.filecommit.v1.AddFileH\x00\x12+\n\x06remove\x18\x02 \x01(\x0b\x32\x19.filecommit.v1.RemoveFileH\x00\x12(\n\x03\x63\x64\x63\x18\x03 \x01(\x0b\x32\x19.filecommit.v1.AddCDCFileH\x00\x42\x08\n\x06\x61\x63tion\"=\n\x0f\x46ileActionBatch\x12*\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x19.filecommit.v1.FileAction\"\xe9\x01\n\rCommitSummary\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x11\n\tcommitted\x18\x02 \x01(\x08\x12\x12\n\ntable_path\x18\x03 \x01(\t\x12\x15\n\rnum_add_files\x18\x04 \x01(\x03\x12\x18\n\x10num_remove_files\x18\x05 \x01(\x03\x12\x17\n\x0fnum_output_rows\x18\x06 \x01(\x03\x12\x18\n\x10num_output_bytes\x18\x07 \x01(\x03\x12\x13\n\x0b\x64uration_ms\x18\x08 \x01(\x03\x12\x10\n\x08\x61ttempts\x18\t \x01(\x05\x12\x15\n\rnum_cdc_files\x18\n \x01(\x03\"{\n\rWriteResponse\x12\x31\n\x07\x61\x63tions\x18\x01 \x01(\x0b\x32\x1e.filecommit.v1.FileActionBatchH\x00\x12/\n\x07summary\x18\x02 \x01(\x0b\x32\x1c.filecommit.v1.CommitSummaryH\x00\x42\x06\n\x04kind*\x89\x01\n\x08SaveMode\x12\x19\n\x15SAVE_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10SAVE_MODE_APPEND\x10\x01\x12\x17\n\x13SAVE_MODE_OVERWRITE\x10\x02\x12\x1d\n\x19SAVE_MODE_ERROR_IF_EXISTS\x10\x03\x12\x14\n\x10SAVE_MODE_IGNORE\x10\x04\x42)\n\x16io.filecommit.proto.v1B\rCommandsProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66ilecommit/v1/commands.proto\x12\rfilecommit.v1\x1a\x1dspark/connect/relations.proto\"\xbb\x03\n\x0cWriteCommand\x12&\n\x05input\x18\x01 \x01(\x0b\x32\x17.spark.connect.Relation\x12\x0c\n\x04path\x18\x02 \x01(\t\x12%\n\x04mode\x18\x03 \x01(\x0e\x32\x17.filecommit.v1.SaveMode\x12\x14\n\x0cpartition_by\x18\x04 \x03(\t\x12\x39\n\x07options\x18\x05 \x03(\x0b\x32(.filecommit.v1.WriteCommand.OptionsEntry\x12J\n\x10table_properties\x18\x06 \x03(\x0b\x32\x30.filecommit.v1.WriteCommand.TablePropertiesEntry\x12\x13\n\x0b\x63hange_data\x18\x07 \x01(\x08\x12,\n\x03txn\x18\x08 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x36\n\x14TablePropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x06\n\x04_txn\".\n\x0bTransaction\x12\x0e\n\x06\x61pp_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\"\xe0\x01\n\x19SetTablePropertiesCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12L\n\nproperties\x18\x02 \x03(\x0b\x32\x38.filecommit.v1.SetTablePropertiesCommand.PropertiesEntry\x12,\n\x03txn\x18\x03 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x1a\x31\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x06\n\x04_txn\">\n\x0ePartitionValue\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12\x12\n\x05value\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_value\"\x89\x02\n\x07\x41\x64\x64\x46ile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x19\n\x11modification_time\x18\x04 \x01(\x03\x12\x13\n\x0b\x64\x61ta_change\x18\x05 \x01(\x08\x12\x12\n\x05stats\x18\x06 \x01(\tH\x00\x88\x01\x01\x12.\n\x04tags\x18\x07 \x03(\x0b\x32 .filecommit.v1.AddFile.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x08\n\x06_stats\"\xc0\x01\n\nRemoveFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x1a\n\x12\x64\x65letion_timestamp\x18\x02 \x01(\x03\x12\x13\n\x0b\x64\x61ta_change\x18\x03 \x01(\x08\x12\x1e\n\x16\x65xtended_file_metadata\x18\x04 \x01(\x08\x12\x37\n\x10partition_values\x18\x05 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x11\n\x04size\x18\x06 \x01(\x03H\x00\x88\x01\x01\x42\x07\n\x05_size\"\xc1\x01\n\nAddCDCFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x31\n\x04tags\x18\x04 \x03(\x0b\x32#.filecommit.v1.AddCDCFile.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x94\x01\n\nFileAction\x12%\n\x03\x61\x64\x64\x18\x01 \x01(\x0b\x32\x16.filecommit.v1.AddFileH\x00\x12+\n\x06remove\x18\x02 \x01(\x0b\x32\x19.filecommit.v1.RemoveFileH\x00\x12(\n\x03\x63\x64\x63\x18\x03 \x01(\x0b\x32\x19.filecommit.v1.AddCDCFileH\x00\x42\x08\n\x06\x61\x63tion\"=\n\x0f\x46ileActionBatch\x12*\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x19.filecommit.v1.FileAction\"\xe9\x01\n\rCommitSummary\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x11\n\tcommitted\x18\x02 \x01(\x08\x12\x12\n\ntable_path\x18\x03 \x01(\t\x12\x15\n\rnum_add_files\x18\x04 \x01(\x03\x12\x18\n\x10num_remove_files\x18\x05 \x01(\x03\x12\x17\n\x0fnum_output_rows\x18\x06 \x01(\x03\x12\x18\n\x10num_output_bytes\x18\x07 \x01(\x03\x12\x13\n\x0b\x64uration_ms\x18\x08 \x01(\x03\x12\x10\n\x08\x61ttempts\x18\t \x01(\x05\x12\x15\n\rnum_cdc_files\x18\n \x01(\x03\"{\n\rWriteResponse\x12\x31\n\x07\x61\x63tions\x18\x01 \x01(\x0b\x32\x1e.filecommit.v1.FileActionBatchH\x00\x12/\n\x07summary\x18\x02 \x01(\x0b\x32\x1c.filecommit.v1.CommitSummaryH\x00\x42\x06\n\x04kind*\x89\x01\n\x08SaveMode\x12\x19\n\x15SAVE_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10SAVE_MODE_APPEND\x10\x01\x12\x17\n\x13SAVE_MODE_OVERWRITE\x10\x02\x12\x1d\n\x19SAVE_MODE_ERROR_IF_EXISTS\x10\x03\x12\x14\n\x10SAVE_MODE_IGNORE\x10\x04\x42)\n\x16io.filecommit.proto.v1B\rCommandsProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,36 +43,38 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ADDFILE_TAGSENTRY']._serialized_options = b'8\001'
   _globals['_ADDCDCFILE_TAGSENTRY']._loaded_options = None
   _globals['_ADDCDCFILE_TAGSENTRY']._serialized_options = b'8\001'
-  _globals['_SAVEMODE']._serialized_start=1942
-  _globals['_SAVEMODE']._serialized_end=2079
+  _globals['_SAVEMODE']._serialized_start=2098
+  _globals['_SAVEMODE']._serialized_end=2235
   _globals['_WRITECOMMAND']._serialized_start=79
-  _globals['_WRITECOMMAND']._serialized_end=468
-  _globals['_WRITECOMMAND_OPTIONSENTRY']._serialized_start=366
-  _globals['_WRITECOMMAND_OPTIONSENTRY']._serialized_end=412
-  _globals['_WRITECOMMAND_TABLEPROPERTIESENTRY']._serialized_start=414
-  _globals['_WRITECOMMAND_TABLEPROPERTIESENTRY']._serialized_end=468
-  _globals['_SETTABLEPROPERTIESCOMMAND']._serialized_start=471
-  _globals['_SETTABLEPROPERTIESCOMMAND']._serialized_end=641
-  _globals['_SETTABLEPROPERTIESCOMMAND_PROPERTIESENTRY']._serialized_start=592
-  _globals['_SETTABLEPROPERTIESCOMMAND_PROPERTIESENTRY']._serialized_end=641
-  _globals['_PARTITIONVALUE']._serialized_start=643
-  _globals['_PARTITIONVALUE']._serialized_end=705
-  _globals['_ADDFILE']._serialized_start=708
-  _globals['_ADDFILE']._serialized_end=973
-  _globals['_ADDFILE_TAGSENTRY']._serialized_start=920
-  _globals['_ADDFILE_TAGSENTRY']._serialized_end=963
-  _globals['_REMOVEFILE']._serialized_start=976
-  _globals['_REMOVEFILE']._serialized_end=1168
-  _globals['_ADDCDCFILE']._serialized_start=1171
-  _globals['_ADDCDCFILE']._serialized_end=1364
-  _globals['_ADDCDCFILE_TAGSENTRY']._serialized_start=920
-  _globals['_ADDCDCFILE_TAGSENTRY']._serialized_end=963
-  _globals['_FILEACTION']._serialized_start=1367
-  _globals['_FILEACTION']._serialized_end=1515
-  _globals['_FILEACTIONBATCH']._serialized_start=1517
-  _globals['_FILEACTIONBATCH']._serialized_end=1578
-  _globals['_COMMITSUMMARY']._serialized_start=1581
-  _globals['_COMMITSUMMARY']._serialized_end=1814
-  _globals['_WRITERESPONSE']._serialized_start=1816
-  _globals['_WRITERESPONSE']._serialized_end=1939
+  _globals['_WRITECOMMAND']._serialized_end=522
+  _globals['_WRITECOMMAND_OPTIONSENTRY']._serialized_start=412
+  _globals['_WRITECOMMAND_OPTIONSENTRY']._serialized_end=458
+  _globals['_WRITECOMMAND_TABLEPROPERTIESENTRY']._serialized_start=460
+  _globals['_WRITECOMMAND_TABLEPROPERTIESENTRY']._serialized_end=514
+  _globals['_TRANSACTION']._serialized_start=524
+  _globals['_TRANSACTION']._serialized_end=570
+  _globals['_SETTABLEPROPERTIESCOMMAND']._serialized_start=573
+  _globals['_SETTABLEPROPERTIESCOMMAND']._serialized_end=797
+  _globals['_SETTABLEPROPERTIESCOMMAND_PROPERTIESENTRY']._serialized_start=740
+  _globals['_SETTABLEPROPERTIESCOMMAND_PROPERTIESENTRY']._serialized_end=789
+  _globals['_PARTITIONVALUE']._serialized_start=799
+  _globals['_PARTITIONVALUE']._serialized_end=861
+  _globals['_ADDFILE']._serialized_start=864
+  _globals['_ADDFILE']._serialized_end=1129
+  _globals['_ADDFILE_TAGSENTRY']._serialized_start=1076
+  _globals['_ADDFILE_TAGSENTRY']._serialized_end=1119
+  _globals['_REMOVEFILE']._serialized_start=1132
+  _globals['_REMOVEFILE']._serialized_end=1324
+  _globals['_ADDCDCFILE']._serialized_start=1327
+  _globals['_ADDCDCFILE']._serialized_end=1520
+  _globals['_ADDCDCFILE_TAGSENTRY']._serialized_start=1076
+  _globals['_ADDCDCFILE_TAGSENTRY']._serialized_end=1119
+  _globals['_FILEACTION']._serialized_start=1523
+  _globals['_FILEACTION']._serialized_end=1671
+  _globals['_FILEACTIONBATCH']._serialized_start=1673
+  _globals['_FILEACTIONBATCH']._serialized_end=1734
+  _globals['_COMMITSUMMARY']._serialized_start=1737
+  _globals['_COMMITSUMMARY']._serialized_end=1970
+  _globals['_WRITERESPONSE']._serialized_start=1972
+  _globals['_WRITERESPONSE']._serialized_end=2095
 # @@protoc_insertion_point(module_scope)
