@@ -105,6 +105,22 @@ public final class ActionJson {
     }
   }
 
+  /**
+   * {@code {"txn":{"appId":..,"version":..,"lastUpdated":..}}} (protocol "Transaction Identifiers").
+   *
+   * @param appId application id
+   * @param version the application's version
+   * @param lastUpdated ms since the epoch
+   * @return the log line
+   */
+  public static String txn(String appId, long version, long lastUpdated) {
+    ObjectNode inner = MAPPER.createObjectNode();
+    inner.put("appId", appId);
+    inner.put("version", version);
+    inner.put("lastUpdated", lastUpdated);
+    return wrap("txn", inner);
+  }
+
   /** {@code {"commitInfo":{...}}} from a prepared object. */
   public static String commitInfo(ObjectNode info) {
     return wrap("commitInfo", info);

@@ -30,6 +30,8 @@ public final class TableProperties {
   public static final int DEFAULT_CHECKPOINT_INTERVAL = 10;
   /** In-commit timestamps (writer feature inCommitTimestamp). */
   public static final String IN_COMMIT_TIMESTAMPS = TableFeatures.IN_COMMIT_TIMESTAMPS;
+  /** Isolation level of writes: {@code Serializable} or {@code WriteSerializable} (default). */
+  public static final String ISOLATION_LEVEL = "delta.isolationLevel";
   /** How long log entries are kept (an interval string such as {@code interval 30 days}). */
   public static final String LOG_RETENTION = "delta.logRetentionDuration";
   /** How long removed files are kept for VACUUM (an interval string). */
@@ -38,7 +40,8 @@ public final class TableProperties {
   private static final Set<String> BOOLEANS = Set.of(RANDOMIZE_FILE_PREFIXES, APPEND_ONLY, ENABLE_CDF, IN_COMMIT_TIMESTAMPS);
   private static final Set<String> INTERVALS = Set.of(LOG_RETENTION, DELETED_FILE_RETENTION);
   private static final Set<String> KNOWN = Set.of(RANDOMIZE_FILE_PREFIXES, RANDOM_PREFIX_LENGTH, NUM_INDEXED_COLS,
-      APPEND_ONLY, ENABLE_CDF, CHECKPOINT_INTERVAL, IN_COMMIT_TIMESTAMPS, LOG_RETENTION, DELETED_FILE_RETENTION);
+      APPEND_ONLY, ENABLE_CDF, CHECKPOINT_INTERVAL, IN_COMMIT_TIMESTAMPS, LOG_RETENTION, DELETED_FILE_RETENTION,
+      ISOLATION_LEVEL);
 
   private TableProperties() {}
 
@@ -73,6 +76,10 @@ public final class TableProperties {
         String v = value == null ? "" : value.toLowerCase(Locale.ROOT);
         if (!v.equals("true") && !v.equals("false")) {
           throw new IllegalArgumentException("Table property " + key + " must be 'true' or 'false', got '" + value + "'");
+        }
+      } else if (key.equals(ISOLATION_LEVEL)) {
+        if (!"Serializable".equals(value) && !"WriteSerializable".equals(value)) {
+          throw new IllegalArgumentException("Table property " + key + " must be 'Serializable' or 'WriteSerializable', got '" + value + "'");
         }
       } else if (INTERVALS.contains(key)) {
         if (value == null || !value.trim().toLowerCase(Locale.ROOT).startsWith("interval ")) {

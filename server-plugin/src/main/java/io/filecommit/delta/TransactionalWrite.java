@@ -48,7 +48,7 @@ import org.apache.spark.sql.types.StructType;
  */
 public final class TransactionalWrite {
   /** Upper bound of commit attempts before giving up. */
-  static final int MAX_COMMIT_ATTEMPTS = 1000;
+  static final int MAX_COMMIT_ATTEMPTS = 200;
 
   private static final String INVALID_NAME_CHARS = " ,;{}()\n\t=";
 
@@ -60,6 +60,11 @@ public final class TransactionalWrite {
   private boolean hasWritten;
   private DelayedCommitProtocol lastCommitter;
   private int attempts;
+  private boolean committed;
+  private boolean readWholeTable;
+  private final List<String> readPredicates = new ArrayList<>();
+  private final java.util.Set<String> readFiles = new java.util.HashSet<>();
+  private final Map<String, Long> txns = new java.util.LinkedHashMap<>();
 
   /**
    * Starts a transaction at the table's latest snapshot.
@@ -96,6 +101,56 @@ public final class TransactionalWrite {
   /** Whether {@link #writeFiles} has run. */
   public boolean hasWritten() {
     return hasWritten;
+  }
+
+  /**
+   * Records that this transaction read every active file (an overwrite): any concurrent
+   * data-changing add or remove conflicts with it ({@link ConflictChecker}).
+   */
+  public void readWholeTable() {
+    readWholeTable = true;
+    snapshot.allFiles().forEach(f -> readFiles.add(f.path()));
+  }
+
+  /**
+   * Records that this transaction read the partitions matching {@code predicate} (replaceWhere),
+   * which held {@code files}.
+   *
+   * @param predicate SQL predicate over partition columns
+   * @param files log paths of the files it matched
+   */
+  public void readPartitions(String predicate, java.util.Collection<String> files) {
+    readPredicates.add(predicate);
+    readFiles.addAll(files);
+  }
+
+  /**
+   * Makes this transaction idempotent for an application (protocol "Transaction Identifiers"; Delta's
+   * {@code txnAppId}/{@code txnVersion}): the commit will carry {@code txn(appId, version)}.
+   *
+   * @param appId application id, non-empty
+   * @param version the application's version, >= 0
+   * @return true when the table's latest version for {@code appId} is already >= {@code version}:
+   *     the caller must not write
+   * @throws IllegalArgumentException for an empty appId or a negative version
+   */
+  public boolean setTransaction(String appId, long version) {
+    if (appId == null || appId.isEmpty()) {
+      throw new IllegalArgumentException("txn app id must be a non-empty string, got '" + appId + "'");
+    }
+    if (version < 0) {
+      throw new IllegalArgumentException("txn version must be >= 0, got " + version);
+    }
+    txns.put(appId, version);
+    return snapshot.latestTransactionVersion(appId).map(v -> v >= version).orElse(false);
+  }
+
+  /**
+   * Whether the last {@link #commit} committed; false when a concurrent commit of the same
+   * application's txn at an equal or higher version made this write a duplicate.
+   */
+  public boolean committed() {
+    return committed;
   }
 
   /** Commit attempts of the last {@link #commit} (1 when it landed at once). */
@@ -375,8 +430,16 @@ public final class TransactionalWrite {
     if (snapshot.exists()) {
       commitInfo.put("readVersion", snapshot.version());
     }
-    commitInfo.put("isolationLevel", "Serializable");
+    String isolation = ConflictChecker.isolationLevel(effective == null ? Map.of() : effective.configuration());
+    commitInfo.put("isolationLevel", isolation);
     commitInfo.put("txnId", UUID.randomUUID().toString());
+    java.util.Set<String> removed = new java.util.HashSet<>();
+    for (FileAction a : actions) {
+      if (a instanceof RemoveFile r) {
+        removed.add(r.path());
+      }
+    }
+    committed = false;
     for (attempts = 1; attempts <= MAX_COMMIT_ATTEMPTS; attempts++) {
       long now = System.currentTimeMillis();
       if (ict) {
@@ -395,10 +458,14 @@ public final class TransactionalWrite {
       if (md != null) {
         lines.add(ActionJson.metadata(md));
       }
+      for (Map.Entry<String, Long> t : txns.entrySet()) {
+        lines.add(ActionJson.txn(t.getKey(), t.getValue(), now));
+      }
       for (FileAction a : actions) {
         lines.add(ActionJson.fileAction(a));
       }
       if (deltaLog.writeCommitIfAbsent(version, lines)) {
+        committed = true;
         afterCommit(version, md != null ? md : effective);
         return version;
       }
@@ -408,25 +475,47 @@ public final class TransactionalWrite {
           lastTimestamp = Math.max(lastTimestamp, a.get("commitInfo").get("inCommitTimestamp").asLong());
         }
       }
-      if (blind && isBlindAppend(winner)) {
-        version++;
-        continue;
+      if (!snapshot.exists()) {
+        if (isBlindAppend && version == 0 && sameTableCreated(winner, md, pr)) {
+          // Two appends created the same table at once: ours becomes a blind append on theirs.
+          md = null;
+          pr = null;
+          blind = actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
+          version++;
+          continue;
+        }
+        if (version == 0) {
+          throw ErrorClass.DELTA_PROTOCOL_CHANGED.error("Another writer created the Delta table at "
+              + deltaLog.tablePath() + " (version 0) concurrently with this write; nothing was committed, retry the write",
+              Map.of("version", "0", "table", deltaLog.tablePath().toString(), "conflict", "CREATE"));
+        }
       }
-      if (isBlindAppend && !snapshot.exists() && version == 0 && sameTableCreated(winner, md, pr)) {
-        // Two appends created the same table at once: ours becomes a blind append on theirs.
-        md = null;
-        pr = null;
-        blind = actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
-        version++;
-        continue;
+      ConflictChecker.ReadState state = new ConflictChecker.ReadState(md != null || pr != null, readWholeTable,
+          readPredicates, readFiles, removed, txns, isolation);
+      ConflictChecker.Outcome outcome = ConflictChecker.check(session, effective, state, version, winner,
+          deltaLog.tablePath().toString());
+      if (outcome.alreadyCommitted() >= 0) {
+        return outcome.alreadyCommitted();
       }
-      throw new DeltaWriteException("Concurrent commit at version " + version + " of " + deltaLog.tablePath()
-          + " conflicts with this write (read version " + snapshot.version() + "): "
-          + (blind ? "the other commit changed metadata or removed files" : "this write is not a blind append")
-          + "; nothing was committed, retry the write");
+      version++;
+      backoff(attempts);
     }
-    throw new DeltaWriteException("Gave up committing to " + deltaLog.tablePath() + " after "
-        + MAX_COMMIT_ATTEMPTS + " attempts");
+    throw ErrorClass.DELTA_CONCURRENT_TRANSACTION.error("Gave up committing to " + deltaLog.tablePath() + " after "
+        + MAX_COMMIT_ATTEMPTS + " attempts without a conflict-free version; nothing was committed",
+        Map.of("version", Long.toString(version), "table", deltaLog.tablePath().toString(), "conflict", "RETRIES"));
+  }
+
+  /** Short randomized pause after the 4th lost race in a row, at most ~50 ms, so hot tables settle. */
+  private static void backoff(int lost) {
+    if (lost < 4) {
+      return;
+    }
+    long ms = Math.min(50, 1L << Math.min(lost - 3, 6));
+    try {
+      Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(ms / 2, ms + 1));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**
@@ -447,15 +536,6 @@ public final class TransactionalWrite {
   }
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TransactionalWrite.class);
-
-  private static boolean isBlindAppend(List<JsonNode> commit) {
-    for (JsonNode action : commit) {
-      if (action.has("metaData") || action.has("protocol") || action.has("remove")) {
-        return false;
-      }
-    }
-    return true;
-  }
 
   private static boolean sameTableCreated(List<JsonNode> commit, Metadata ours, Protocol ourProtocol) {
     if (ours == null) {

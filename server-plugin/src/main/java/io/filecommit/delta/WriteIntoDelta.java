@@ -86,6 +86,14 @@ public final class WriteIntoDelta {
       long durationMs,
       int attempts) {}
 
+  /**
+   * An idempotent write's application transaction (protocol "Transaction Identifiers").
+   *
+   * @param appId application id, non-empty
+   * @param version the application's version, >= 0
+   */
+  public record Txn(String appId, long version) {}
+
   /** Writer option that lets overwrite replace the schema and partition columns. */
   public static final String OVERWRITE_SCHEMA = "overwriteSchema";
   /** Writer option: overwrite only the partitions matching this predicate on partition columns. */
@@ -106,6 +114,9 @@ public final class WriteIntoDelta {
    * @param options writer options (Parquet options; {@code overwriteSchema})
    * @param tableProperties table properties for a new table or to add to an existing one
    * @param changeData whether the input carries change records in {@code _change_type}
+   * @param txnId the application transaction of an idempotent write, or null: when the table's
+   *     latest version for its appId is already >= its version, nothing is written ({@code
+   *     committed=false}); else the commit carries {@code txn}
    * @return what was committed
    * @throws IllegalArgumentException for bad input (empty path, non-table directory, schema or
    *     partition mismatch, invalid properties)
@@ -120,7 +131,8 @@ public final class WriteIntoDelta {
       List<String> partitionBy,
       Map<String, String> options,
       Map<String, String> tableProperties,
-      boolean changeData) {
+      boolean changeData,
+      Txn txnId) {
     long start = System.currentTimeMillis();
     if (path == null || path.isBlank()) {
       throw new IllegalArgumentException("Table path must not be empty, got '" + path + "'");
@@ -157,6 +169,10 @@ public final class WriteIntoDelta {
         return new Result(snapshot.version(), false, table, List.of(), List.of(), List.of(), 0, 0,
             System.currentTimeMillis() - start, 0);
       }
+    }
+    if (txnId != null && txn.setTransaction(txnId.appId(), txnId.version())) {
+      return new Result(snapshot.version(), false, table, List.of(), List.of(), List.of(), 0, 0,
+          System.currentTimeMillis() - start, 0);
     }
 
     StructType inputSchema = data.schema();
@@ -210,10 +226,14 @@ public final class WriteIntoDelta {
     }
     Set<String> replaced = null;
     if (replaceWhere != null) {
-      replaced = filesMatching(session, snapshot, replaceWhere, table);
+      replaced = PartitionPredicates.matching(session, snapshot.metadata(), snapshot.allFiles(), replaceWhere, table);
+      txn.readPartitions(replaceWhere, replaced);
       checkRowsMatch(data, changeData ? changeTypeField.get().name() : null, replaceWhere, table);
     }
 
+    if (mode == Mode.OVERWRITE && replaceWhere == null && snapshot.exists()) {
+      txn.readWholeTable();
+    }
     List<AddFile> adds = txn.writeFiles(data, writerOptions, changeData);
     List<AddCDCFile> cdc = txn.changeFiles();
     List<RemoveFile> removes = new ArrayList<>();
@@ -255,6 +275,10 @@ public final class WriteIntoDelta {
     }
     info.put("engineInfo", "filecommit/0.1.0 Apache-Spark/" + session.version());
     long version = txn.commit(actions, info, mode == Mode.APPEND);
+    if (!txn.committed()) {
+      return new Result(version, false, table, List.of(), List.of(), List.of(), 0, 0,
+          System.currentTimeMillis() - start, txn.attempts());
+    }
     return new Result(version, true, table, adds, removes, cdc, rows, bytes,
         System.currentTimeMillis() - start, txn.attempts());
   }
@@ -266,11 +290,13 @@ public final class WriteIntoDelta {
    * @param session Spark session
    * @param path table root
    * @param properties properties to add or change
+   * @param txnId application transaction of an idempotent call, or null (as in {@link #run})
    * @return the commit (no file actions)
    * @throws IllegalArgumentException if there is no table at {@code path}, or a property is invalid
    * @throws DeltaWriteException on a conflicting concurrent commit
    */
-  public static Result setTableProperties(SparkSession session, String path, Map<String, String> properties) {
+  public static Result setTableProperties(SparkSession session, String path, Map<String, String> properties,
+      Txn txnId) {
     long start = System.currentTimeMillis();
     if (path == null || path.isBlank()) {
       throw new IllegalArgumentException("Table path must not be empty, got '" + path + "'");
@@ -284,19 +310,25 @@ public final class WriteIntoDelta {
       throw new IllegalArgumentException("No Delta table at " + table + " to set properties on");
     }
     TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
-    Map<String, String> conf = new LinkedHashMap<>(snapshot.metadata().configuration());
-    conf.putAll(properties);
-    if (conf.equals(snapshot.metadata().configuration())) {
+    if (txnId != null && txn.setTransaction(txnId.appId(), txnId.version())) {
       return new Result(snapshot.version(), false, table, List.of(), List.of(), List.of(), 0, 0,
           System.currentTimeMillis() - start, 0);
     }
-    txn.updateMetadata(snapshot.metadata().withConfiguration(conf));
+    Map<String, String> conf = new LinkedHashMap<>(snapshot.metadata().configuration());
+    conf.putAll(properties);
+    if (conf.equals(snapshot.metadata().configuration()) && txnId == null) {
+      return new Result(snapshot.version(), false, table, List.of(), List.of(), List.of(), 0, 0,
+          System.currentTimeMillis() - start, 0);
+    }
+    if (!conf.equals(snapshot.metadata().configuration())) {
+      txn.updateMetadata(snapshot.metadata().withConfiguration(conf));
+    }
     ObjectNode info = ActionJson.MAPPER.createObjectNode();
     info.put("operation", "SET TBLPROPERTIES");
     info.putObject("operationParameters").put("properties", ActionJson.MAPPER.valueToTree(properties).toString());
     info.put("engineInfo", "filecommit/0.1.0 Apache-Spark/" + session.version());
     long version = txn.commit(List.of(), info, false);
-    return new Result(version, true, table, List.of(), List.of(), List.of(), 0, 0,
+    return new Result(version, txn.committed(), table, List.of(), List.of(), List.of(), 0, 0,
         System.currentTimeMillis() - start, txn.attempts());
   }
 
@@ -321,55 +353,6 @@ public final class WriteIntoDelta {
     }
   }
 
-  /**
-   * The log paths of the active files whose partition values satisfy {@code predicate}, evaluated
-   * by Spark on the typed partition values.
-   *
-   * @throws IllegalArgumentException if the predicate does not parse or references other columns
-   */
-  private static Set<String> filesMatching(SparkSession session, Snapshot snapshot, String predicate, String table) {
-    Metadata md = snapshot.metadata();
-    if (md.partitionColumns().isEmpty()) {
-      throw new IllegalArgumentException("Option replaceWhere needs a partitioned table; " + table + " is not partitioned");
-    }
-    StructType schema = md.schema();
-    List<StructField> fields = new ArrayList<>();
-    fields.add(new StructField(PATH_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()));
-    for (String p : md.partitionColumns()) {
-      fields.add(new StructField(p, DataTypes.StringType, true, org.apache.spark.sql.types.Metadata.empty()));
-    }
-    List<Row> rows = new ArrayList<>();
-    for (AddFile f : snapshot.allFiles()) {
-      Object[] values = new Object[fields.size()];
-      values[0] = f.path();
-      for (int i = 0; i < md.partitionColumns().size(); i++) {
-        values[i + 1] = f.partitionValues().get(ColumnMapping.physicalName(md, md.partitionColumns().get(i)));
-      }
-      rows.add(RowFactory.create(values));
-    }
-    List<Column> typed = new ArrayList<>();
-    typed.add(functions.col(PATH_COLUMN));
-    for (String p : md.partitionColumns()) {
-      DataType type = TransactionalWrite.findField(schema, p).map(StructField::dataType).orElse(DataTypes.StringType);
-      typed.add(functions.col("`" + p + "`").cast(type).as(p));
-    }
-    Dataset<Row> partitions = session.createDataFrame(rows, new StructType(fields.toArray(new StructField[0])))
-        .select(typed.toArray(new Column[0]));
-    List<Row> matching;
-    try {
-      matching = partitions.filter(functions.expr(predicate)).select(PATH_COLUMN).collectAsList();
-    } catch (Exception e) { // AnalysisException and ParseException are checked in Java's eyes
-      throw new IllegalArgumentException("Option replaceWhere '" + predicate + "' must be a predicate on the partition columns "
-          + md.partitionColumns() + " of " + table + ": " + e.getMessage(), e);
-    }
-    Set<String> paths = new HashSet<>();
-    for (Row r : matching) {
-      paths.add(r.getString(0));
-    }
-    return paths;
-  }
-
-  private static final String PATH_COLUMN = "__filecommit_path";
 
   /** Fails if a table-data row does not satisfy the replaceWhere predicate (Delta's rule). */
   private static void checkRowsMatch(Dataset<Row> data, String changeTypeColumn, String predicate, String table) {

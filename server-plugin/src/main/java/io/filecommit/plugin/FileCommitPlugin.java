@@ -108,13 +108,18 @@ public final class FileCommitPlugin implements CommandPlugin {
     Dataset<Row> data = inputData(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand");
     WriteIntoDelta.Result result = WriteIntoDelta.run(
         planner.session(), data, cmd.getPath(), toMode(cmd.getMode()), cmd.getPartitionByList(),
-        cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData());
+        cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData(), txnOf(cmd.hasTxn(), cmd.getTxn()));
     respond(result, ExtensionResponses.of(planner));
   }
 
   private static void handleSetTableProperties(SetTablePropertiesCommand cmd, SparkConnectPlanner planner) {
-    respond(WriteIntoDelta.setTableProperties(planner.session(), cmd.getPath(), cmd.getPropertiesMap()),
-        ExtensionResponses.of(planner));
+    respond(WriteIntoDelta.setTableProperties(planner.session(), cmd.getPath(), cmd.getPropertiesMap(),
+        txnOf(cmd.hasTxn(), cmd.getTxn())), ExtensionResponses.of(planner));
+  }
+
+  /** The contract's {@code Transaction}, or null when the command has none. */
+  static WriteIntoDelta.Txn txnOf(boolean present, io.filecommit.proto.v1.Transaction txn) {
+    return present ? new WriteIntoDelta.Txn(txn.getAppId(), txn.getVersion()) : null;
   }
 
   /** Streams the file actions of a result, then its summary. */

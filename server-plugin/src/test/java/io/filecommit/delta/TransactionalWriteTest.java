@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.filecommit.actions.AddFile;
+import io.filecommit.actions.RemoveFile;
+import io.filecommit.errors.FileCommitException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -59,8 +61,12 @@ class TransactionalWriteTest {
   }
 
   private long createTable() {
+    return createTable(Map.of());
+  }
+
+  private long createTable(Map<String, String> properties) {
     TransactionalWrite txn = new TransactionalWrite(spark, log());
-    txn.updateMetadata(metadata(List.of("part"), Map.of()));
+    txn.updateMetadata(metadata(List.of("part"), properties));
     return txn.commit(List.of(), ActionJson.MAPPER.createObjectNode(), true);
   }
 
@@ -84,20 +90,87 @@ class TransactionalWriteTest {
     TransactionalWrite b = new TransactionalWrite(spark, log());
     a.updateMetadata(a.metadata().withConfiguration(Map.of("delta.appendOnly", "true")));
     a.commit(List.of(), ActionJson.MAPPER.createObjectNode(), false);
-    DeltaWriteException e = assertThrows(DeltaWriteException.class,
+    FileCommitException e = assertThrows(FileCommitException.class,
         () -> b.commit(List.of(add("b.parquet")), ActionJson.MAPPER.createObjectNode(), true));
-    assertTrue(e.getMessage().contains("version 1"), e.getMessage());
+    assertEquals("DELTA_METADATA_CHANGED", e.getCondition());
+    assertEquals("1", e.getMessageParameters().get("version"));
     assertEquals(List.of(0L, 1L), log().listVersions(), "nothing committed by the loser");
   }
 
   @Test
-  void overwriteConflictsWithConcurrentAppend() {
-    createTable();
+  void overwriteConflictsWithConcurrentAppendUnderSerializable() {
+    createTable(Map.of("delta.isolationLevel", "Serializable"));
     TransactionalWrite overwrite = new TransactionalWrite(spark, log());
+    overwrite.readWholeTable();
     TransactionalWrite append = new TransactionalWrite(spark, log());
     append.commit(List.of(add("a.parquet")), ActionJson.MAPPER.createObjectNode(), true);
-    assertThrows(DeltaWriteException.class, () -> overwrite.commit(
+    FileCommitException e = assertThrows(FileCommitException.class, () -> overwrite.commit(
         List.of(add("o.parquet"), add("x.parquet").toRemove(5)), ActionJson.MAPPER.createObjectNode(), false));
+    assertEquals("DELTA_CONCURRENT_APPEND", e.getCondition());
+    assertEquals("2D521", e.getSqlState());
+    assertEquals(List.of(0L, 1L), log().listVersions(), "nothing committed by the loser");
+  }
+
+  @Test
+  void overwriteIsSerializedAfterBlindAppendUnderWriteSerializable() {
+    createTable();
+    TransactionalWrite overwrite = new TransactionalWrite(spark, log());
+    overwrite.readWholeTable();
+    TransactionalWrite append = new TransactionalWrite(spark, log());
+    append.commit(List.of(add("a.parquet")), ActionJson.MAPPER.createObjectNode(), true);
+    assertEquals(2, overwrite.commit(List.of(add("o.parquet")), ActionJson.MAPPER.createObjectNode(), false));
+    assertEquals(java.util.Set.of("a.parquet", "o.parquet"), log().snapshot().activeFiles().keySet());
+  }
+
+  @Test
+  void overwriteConflictsWithRemovalOfAFileItRead() {
+    createTable();
+    new TransactionalWrite(spark, log()).commit(List.of(add("c.parquet")), ActionJson.MAPPER.createObjectNode(), true);
+    TransactionalWrite overwrite = new TransactionalWrite(spark, log());
+    overwrite.readWholeTable();
+    // A compaction: rewrites c.parquet without changing data.
+    AddFile compacted = new AddFile("d.parquet", Map.of(), 1, 1, false, null, Map.of());
+    RemoveFile gone = new RemoveFile("c.parquet", 5, false, true, Map.of(), 1L);
+    new TransactionalWrite(spark, log()).commit(List.of(compacted, gone), ActionJson.MAPPER.createObjectNode(), false);
+    FileCommitException e = assertThrows(FileCommitException.class, () -> overwrite.commit(
+        List.of(add("o.parquet"), add("c.parquet").toRemove(5)), ActionJson.MAPPER.createObjectNode(), false));
+    assertEquals("DELTA_CONCURRENT_DELETE_READ", e.getCondition());
+  }
+
+  @Test
+  void blindAppendLandsThroughCompaction() {
+    createTable();
+    new TransactionalWrite(spark, log()).commit(List.of(add("c.parquet")), ActionJson.MAPPER.createObjectNode(), true);
+    TransactionalWrite append = new TransactionalWrite(spark, log());
+    AddFile compacted = new AddFile("d.parquet", Map.of(), 1, 1, false, null, Map.of());
+    RemoveFile gone = new RemoveFile("c.parquet", 5, false, true, Map.of(), 1L);
+    new TransactionalWrite(spark, log()).commit(List.of(compacted, gone), ActionJson.MAPPER.createObjectNode(), false);
+    assertEquals(3, append.commit(List.of(add("e.parquet")), ActionJson.MAPPER.createObjectNode(), true));
+    assertEquals(java.util.Set.of("d.parquet", "e.parquet"), log().snapshot().activeFiles().keySet());
+  }
+
+  @Test
+  void sameApplicationTransactionCommitsOnce() {
+    createTable();
+    TransactionalWrite first = new TransactionalWrite(spark, log());
+    TransactionalWrite second = new TransactionalWrite(spark, log());
+    assertFalse(first.setTransaction("app", 3));
+    assertFalse(second.setTransaction("app", 3));
+    assertEquals(1, first.commit(List.of(add("a.parquet")), ActionJson.MAPPER.createObjectNode(), true));
+    assertTrue(first.committed());
+    assertEquals(1, second.commit(List.of(add("b.parquet")), ActionJson.MAPPER.createObjectNode(), true));
+    assertFalse(second.committed(), "a duplicate of version 3 of 'app' is not committed again");
+    assertEquals(List.of(0L, 1L), log().listVersions());
+    assertEquals(java.util.Optional.of(3L), log().snapshot().latestTransactionVersion("app"));
+    assertTrue(new TransactionalWrite(spark, log()).setTransaction("app", 3), "already applied");
+    TransactionalWrite older = new TransactionalWrite(spark, log());
+    TransactionalWrite newer = new TransactionalWrite(spark, log());
+    older.setTransaction("app", 4);
+    newer.setTransaction("app", 5);
+    older.commit(List.of(add("o.parquet")), ActionJson.MAPPER.createObjectNode(), true);
+    FileCommitException e = assertThrows(FileCommitException.class,
+        () -> newer.commit(List.of(add("n.parquet")), ActionJson.MAPPER.createObjectNode(), true));
+    assertEquals("DELTA_CONCURRENT_TRANSACTION", e.getCondition());
   }
 
   @Test

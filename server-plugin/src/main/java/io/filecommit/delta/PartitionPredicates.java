@@ -1,0 +1,83 @@
+package io.filecommit.delta;
+
+import io.filecommit.actions.AddFile;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Partition predicates (replaceWhere, conflict checks) evaluated on files' partition values
+ * (protocol "Partition Value Serialization": values are strings, cast to the column types).
+ */
+public final class PartitionPredicates {
+  private PartitionPredicates() {}
+
+  /**
+   * The log paths of the files whose partition values satisfy {@code predicate}, evaluated by Spark
+   * on the typed partition values (a local relation of one row per file; no data is read).
+   *
+   * @param session Spark session
+   * @param md table metadata (partition columns and types; column mapping honoured)
+   * @param files the files to test
+   * @param predicate SQL predicate over partition columns
+   * @param table table path, for messages
+   * @return matching log paths
+   *
+   * @throws IllegalArgumentException if the predicate does not parse or references other columns
+   */
+  public static Set<String> matching(SparkSession session, Metadata md, Collection<AddFile> files, String predicate,
+      String table) {
+    if (md.partitionColumns().isEmpty()) {
+      throw new IllegalArgumentException("Option replaceWhere needs a partitioned table; " + table + " is not partitioned");
+    }
+    StructType schema = md.schema();
+    List<StructField> fields = new ArrayList<>();
+    fields.add(new StructField(PATH_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()));
+    for (String p : md.partitionColumns()) {
+      fields.add(new StructField(p, DataTypes.StringType, true, org.apache.spark.sql.types.Metadata.empty()));
+    }
+    List<Row> rows = new ArrayList<>();
+    for (AddFile f : files) {
+      Object[] values = new Object[fields.size()];
+      values[0] = f.path();
+      for (int i = 0; i < md.partitionColumns().size(); i++) {
+        values[i + 1] = f.partitionValues().get(ColumnMapping.physicalName(md, md.partitionColumns().get(i)));
+      }
+      rows.add(RowFactory.create(values));
+    }
+    List<Column> typed = new ArrayList<>();
+    typed.add(functions.col(PATH_COLUMN));
+    for (String p : md.partitionColumns()) {
+      DataType type = TransactionalWrite.findField(schema, p).map(StructField::dataType).orElse(DataTypes.StringType);
+      typed.add(functions.col("`" + p + "`").cast(type).as(p));
+    }
+    Dataset<Row> partitions = session.createDataFrame(rows, new StructType(fields.toArray(new StructField[0])))
+        .select(typed.toArray(new Column[0]));
+    List<Row> matching;
+    try {
+      matching = partitions.filter(functions.expr(predicate)).select(PATH_COLUMN).collectAsList();
+    } catch (Exception e) { // AnalysisException and ParseException are checked in Java's eyes
+      throw new IllegalArgumentException("Option replaceWhere '" + predicate + "' must be a predicate on the partition columns "
+          + md.partitionColumns() + " of " + table + ": " + e.getMessage(), e);
+    }
+    Set<String> paths = new HashSet<>();
+    for (Row r : matching) {
+      paths.add(r.getString(0));
+    }
+    return paths;
+  }
+
+  private static final String PATH_COLUMN = "__filecommit_path";
+}
