@@ -1,5 +1,7 @@
 package io.filecommit.plugin;
 
+import io.filecommit.paths.AllowedRoots;
+import java.util.List;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
@@ -64,18 +66,34 @@ public final class FileCommitPlugin implements CommandPlugin {
       return false;
     }
     if (any.is(WriteCommand.class)) {
-      handleWrite(unpack(any, WriteCommand.class), planner);
+      WriteCommand cmd = unpack(any, WriteCommand.class);
+      handleWrite(cmd.toBuilder().setPath(allowedPath(cmd.getPath(), planner)).build(), planner);
       return true;
     }
     if (any.is(SetTablePropertiesCommand.class)) {
-      handleSetTableProperties(unpack(any, SetTablePropertiesCommand.class), planner);
+      SetTablePropertiesCommand cmd = unpack(any, SetTablePropertiesCommand.class);
+      handleSetTableProperties(cmd.toBuilder().setPath(allowedPath(cmd.getPath(), planner)).build(), planner);
       return true;
     }
     if (any.is(WriteBatchCommand.class)) {
-      WriteBatchHandler.handle(unpack(any, WriteBatchCommand.class), planner);
+      WriteBatchCommand cmd = unpack(any, WriteBatchCommand.class);
+      WriteBatchHandler.handle(cmd.toBuilder().setPath(allowedPath(cmd.getPath(), planner)).build(), planner);
       return true;
     }
     return false;
+  }
+
+  /**
+   * The path a command may use, per {@link AllowedRoots} and the server's {@value AllowedRoots#CONF}
+   * (static conf; blank paths pass through to the command's own check).
+   */
+  static String allowedPath(String path, SparkConnectPlanner planner) {
+    if (path == null || path.isBlank()) {
+      return path;
+    }
+    org.apache.spark.sql.classic.SparkSession session = planner.session();
+    List<String> roots = AllowedRoots.parse(session.sparkContext().getConf().get(AllowedRoots.CONF, ""));
+    return AllowedRoots.resolve(path, roots, session.sessionState().newHadoopConf());
   }
 
   private static <T extends Message> T unpack(Any any, Class<T> type) {
