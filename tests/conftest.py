@@ -14,9 +14,12 @@ def spark():
 
     ``FILECOMMIT_REMOTE=sc://host:15002`` runs the suite against an existing server (started with
     the plugin, e.g. docker/); otherwise one embedded local server with the plugin is started, with
-    master ``FILECOMMIT_TEST_MASTER`` (default ``local[2]``). Table paths must then be visible to
-    both the server and the tests (same machine or shared volume).
+    master ``FILECOMMIT_TEST_MASTER`` (default ``local[2]``) and ``spark.filecommit.allowedRoots``
+    set to the temp directory (and ``$FILECOMMIT_TEST_DIR``), where every test writes. Table paths
+    must be visible to both the server and the tests (same machine or shared volume).
     """
+    import tempfile
+
     import filecommit
     from filecommit import _connect
 
@@ -24,7 +27,11 @@ def spark():
     if remote:
         session = _connect.connect(remote)
     else:
-        session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"))
+        roots = [os.path.realpath(tempfile.gettempdir())]
+        if os.environ.get("FILECOMMIT_TEST_DIR"):
+            roots.append(os.environ["FILECOMMIT_TEST_DIR"])
+        session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"),
+                                           conf={"spark.filecommit.allowedRoots": ",".join(roots)})
     yield session
     session.stop()
 
