@@ -45,9 +45,18 @@ import scala.jdk.javaapi.CollectionConverters;
  * to {@code _change_data/<N random>/<name>} (change data stays under {@code _change_data}); the
  * partition values then live only in the action.
  *
- * <p>Instances are serialized to executors: driver-only registries are transient. setupJob,
- * abortTask and abortJob do nothing (files of failed attempts stay as orphans for VACUUM, as in
- * Delta).
+ * <p>Instances are serialized to executors: driver-only registries are transient. setupJob does
+ * nothing.
+ *
+ * <p>No debris — a deliberate step beyond the seed, whose abortTask and abortJob are no-ops (orphans
+ * wait for VACUUM in Delta): a failed write must leave nothing behind, so that for example a failed
+ * first write does not leave a non-empty directory that blocks the next one. {@link #abortTask}
+ * deletes the files this task attempt wrote; {@link #onTaskCommit} records, on the driver, the
+ * files of every committed task, and {@link #abortJob} deletes them (and those of an earlier job of
+ * this committer, such as the table-data job of a change-data write); {@link #deleteWrittenFiles}
+ * does the same after a successful {@code commitJob} when the table commit itself fails (conflict,
+ * duplicate {@code txn}) — never after the commit landed. Deletes are best effort: a failure is
+ * logged, never thrown over the original error. Only files this committer handed out are touched.
  */
 public class DelayedCommitProtocol extends FileCommitProtocol implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -68,6 +77,11 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   private final String path;
   private final Integer randomPrefixLength;
   private final int numIndexedCols;
+  /**
+   * The first 8 hex digits of every file UUID of this committer (the rest stays random), so that
+   * the files of a failed job can be found even when a task finished after the job failed.
+   */
+  private final String jobToken = String.format("%08x", new java.security.SecureRandom().nextInt());
 
   /** Executor side: (partition values, relative file-system path) of each file of this task. */
   private transient List<Map.Entry<Map<String, String>, String>> addedFiles;
@@ -75,6 +89,8 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   private transient List<AddFile> addedStatuses = new ArrayList<>();
   /** Driver side: AddCDCFiles of all committed tasks. */
   private transient List<AddCDCFile> changeFiles = new ArrayList<>();
+  /** Driver side: log paths of the files of every task committed so far (for abortJob). */
+  private transient List<String> committedTaskFiles = new ArrayList<>();
 
   /**
    * Creates a committer.
@@ -130,9 +146,96 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   @Override
   public void setupJob(JobContext jobContext) {}
 
-  /** Does nothing: files stay in place, the table commit happens in TransactionalWrite. */
+  /**
+   * Records, on the driver, the files of a committed task, so that {@link #abortJob} can delete
+   * them if the job fails later.
+   *
+   * @param taskCommit the message returned by {@link #commitTask}
+   */
   @Override
-  public void abortJob(JobContext jobContext) {}
+  public void onTaskCommit(TaskCommitMessage taskCommit) {
+    if (taskCommit.obj() instanceof List<?> list) {
+      for (Object o : list) {
+        if (o instanceof FileAction a) {
+          committedTaskFiles.add(a.path());
+        }
+      }
+    }
+  }
+
+  /**
+   * Deletes the files of every committed task of this committer (the job failed; nothing of it
+   * will be committed). Best effort.
+   *
+   * @param jobContext the job (its configuration resolves the file system)
+   */
+  @Override
+  public void abortJob(JobContext jobContext) {
+    deleteAll(committedTaskFiles, jobContext == null ? new org.apache.hadoop.conf.Configuration() : jobContext.getConfiguration());
+    committedTaskFiles.clear();
+  }
+
+  /**
+   * Deletes every file this committer's jobs wrote (committed tasks, AddFiles and AddCDCFiles),
+   * for a write that fails after {@code commitJob} but before its table commit landed. Must never
+   * be called once the commit landed. Best effort.
+   *
+   * @param conf Hadoop configuration
+   */
+  public void deleteWrittenFiles(org.apache.hadoop.conf.Configuration conf) {
+    List<String> all = new ArrayList<>(committedTaskFiles);
+    addedStatuses.forEach(a -> all.add(a.path()));
+    changeFiles.forEach(c -> all.add(c.path()));
+    deleteAll(all, conf);
+    committedTaskFiles.clear();
+  }
+
+  /**
+   * Deletes every file under the data directory whose name carries this committer's job token
+   * (see {@code jobToken}): the files of a failed write, including those of tasks whose commit
+   * message the driver never received. Lists the directory tree; for failure paths only.
+   *
+   * @param conf Hadoop configuration
+   */
+  public void sweepJobFiles(org.apache.hadoop.conf.Configuration conf) {
+    Path root = new Path(path);
+    String marker = "-" + jobToken;
+    try {
+      FileSystem fs = root.getFileSystem(conf);
+      if (!fs.exists(root)) {
+        return;
+      }
+      org.apache.hadoop.fs.RemoteIterator<org.apache.hadoop.fs.LocatedFileStatus> it = fs.listFiles(root, true);
+      List<Path> doomed = new ArrayList<>();
+      while (it.hasNext()) {
+        Path p = it.next().getPath();
+        String name = p.getName();
+        if ((name.startsWith("part-") || name.startsWith("cdc-")) && name.contains(marker)
+            && !p.toString().contains("/_delta_log/")) {
+          doomed.add(p);
+        }
+      }
+      for (Path p : doomed) {
+        fs.delete(p, false);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("filecommit: could not sweep the files of an aborted write under " + root + ": " + e);
+    }
+  }
+
+  private void deleteAll(List<String> logPaths, org.apache.hadoop.conf.Configuration conf) {
+    java.util.Set<String> seen = new java.util.LinkedHashSet<>(logPaths);
+    for (String logPath : seen) {
+      Path file = new Path(new Path(path), new Path(java.net.URI.create(logPath).getPath()));
+      try {
+        file.getFileSystem(conf).delete(file, false);
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("filecommit: could not delete " + file + " of an aborted write: " + e);
+      }
+    }
+  }
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DelayedCommitProtocol.class);
 
   /** Starts a task with an empty {@code addedFiles} registry. */
   @Override
@@ -140,9 +243,26 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
     addedFiles = new ArrayList<>();
   }
 
-  /** Does nothing (seed: abortTask is a noop). */
+  /**
+   * Deletes the files this task attempt wrote (best effort) and forgets them.
+   *
+   * @param taskContext the failed task attempt
+   */
   @Override
-  public void abortTask(TaskAttemptContext taskContext) {}
+  public void abortTask(TaskAttemptContext taskContext) {
+    if (addedFiles == null || addedFiles.isEmpty()) {
+      return;
+    }
+    for (Map.Entry<Map<String, String>, String> f : addedFiles) {
+      Path file = new Path(path, f.getValue());
+      try {
+        file.getFileSystem(taskContext.getConfiguration()).delete(file, false);
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("filecommit: could not delete " + file + " of an aborted task: " + e);
+      }
+    }
+    addedFiles.clear();
+  }
 
   /**
    * Hands out the absolute path of a new data file and records it in {@code addedFiles}.
@@ -220,7 +340,7 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   protected String getFileName(TaskAttemptContext taskContext, String ext, Map<String, String> partitionValues) {
     int split = taskContext.getTaskAttemptID().getTaskID().getId();
     String prefix = "true".equals(partitionValues.get(CDC_PARTITION_COL)) ? "cdc" : "part";
-    return String.format("%s-%05d-%s%s", prefix, split, UUID.randomUUID(), ext);
+    return String.format("%s-%05d-%s%s", prefix, split, jobToken + UUID.randomUUID().toString().substring(8), ext);
   }
 
   private static String randomPrefix(int length) {

@@ -44,7 +44,8 @@ public final class ParquetJobWriter {
    *     configuration
    * @param description the SQL execution's description
    * @throws RuntimeException (Spark's {@code SparkException} and others) when the job fails; the
-   *     committer's {@code abortJob} has run by then
+   *     committer's {@code abortJob} has run by then, and no task of the job is still running (a
+   *     task that was finishing when the job failed has ended, so its files can be found)
    */
   public static void write(SparkSession session, Dataset<Row> data, String outputPath, List<String> partitionColumns,
       FileCommitProtocol committer, Map<String, String> options, String description) {
@@ -64,6 +65,53 @@ public final class ParquetJobWriter {
     Configuration hadoopConf = session.sessionState().newHadoopConfWithOptions(scalaOptions);
     FileFormatWriter.OutputSpec spec = new FileFormatWriter.OutputSpec(
         outputPath, scala.collection.immutable.Map$.MODULE$.empty(), output);
+    String tag = "filecommit-" + java.util.UUID.randomUUID();
+    session.sparkContext().addJobTag(tag);
+    try {
+      run(session, qe, output, partitionAttrs, committer, spec, hadoopConf, scalaOptions, description);
+    } catch (RuntimeException | Error e) {
+      awaitTasks(session, tag);
+      throw e;
+    } finally {
+      session.sparkContext().removeJobTag(tag);
+    }
+  }
+
+  /** Waits (at most {@value #AWAIT_MS} ms) until no task of the jobs tagged {@code tag} runs. */
+  private static void awaitTasks(SparkSession session, String tag) {
+    org.apache.spark.SparkStatusTracker tracker = session.sparkContext().statusTracker();
+    long deadline = System.currentTimeMillis() + AWAIT_MS;
+    while (System.currentTimeMillis() < deadline) {
+      int active = 0;
+      for (int jobId : tracker.getJobIdsForTag(tag)) {
+        Option<org.apache.spark.SparkJobInfo> job = tracker.getJobInfo(jobId);
+        if (job.isEmpty()) {
+          continue;
+        }
+        for (int stageId : job.get().stageIds()) {
+          Option<org.apache.spark.SparkStageInfo> stage = tracker.getStageInfo(stageId);
+          if (stage.isDefined()) {
+            active += stage.get().numActiveTasks();
+          }
+        }
+      }
+      if (active == 0) {
+        return;
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  private static final long AWAIT_MS = 30_000;
+
+  private static void run(SparkSession session, QueryExecution qe, scala.collection.immutable.Seq<Attribute> output,
+      List<Attribute> partitionAttrs, FileCommitProtocol committer, FileFormatWriter.OutputSpec spec,
+      Configuration hadoopConf, scala.collection.immutable.Map<String, String> scalaOptions, String description) {
     SQLExecution$.MODULE$.withNewExecutionId(qe, Option.apply(description), () ->
         FileFormatWriter$.MODULE$.write(
             session,

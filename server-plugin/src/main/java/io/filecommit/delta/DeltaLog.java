@@ -357,31 +357,20 @@ public final class DeltaLog {
   private static final java.util.Set<String> OWN_RULES = java.util.Set.of("checkConstraints", "invariants", "generatedColumns");
 
   /**
-   * Whether the table root exists and holds anything other than an empty {@code _delta_log}.
+   * Whether the table root holds a Spark file-sink log ({@code _spark_metadata}): such a directory
+   * is a batch-id sink, not a place for a Delta table. Any other content that no Delta commit lists
+   * (leftovers, foreign files) does not stop a new table, as in Delta.
    *
-   * @return true if the directory has entries
+   * @return true if {@code <table>/_spark_metadata} exists
    * @throws UncheckedIOException on file-system errors
    */
-  public boolean tablePathHasContent() {
+  public boolean isFileSinkDirectory() {
     try {
-      if (!fs.exists(tablePath)) {
-        return false;
-      }
-      FileStatus root = fs.getFileStatus(tablePath);
-      if (!root.isDirectory()) {
-        return true;
-      }
-      for (FileStatus st : fs.listStatus(tablePath)) {
-        if (!st.getPath().getName().equals("_delta_log")) {
-          return true;
-        }
-      }
-      return false;
-    } catch (FileNotFoundException e) {
-      return false;
+      return fs.exists(new Path(tablePath, "_spark_metadata"));
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot list " + tablePath, e);
     }
   }
+
 
 }

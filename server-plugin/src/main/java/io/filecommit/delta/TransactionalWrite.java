@@ -352,6 +352,7 @@ public final class TransactionalWrite {
     Path outputPath = deltaLog.tablePath();
     DelayedCommitProtocol committer = getCommitter(outputPath);
     hasWritten = true;
+    lastCommitter = committer;
     if (!changeData) {
       runWrite(normalizeData(data, null), md.partitionColumns(), committer, writeOptions);
     } else {
@@ -395,6 +396,18 @@ public final class TransactionalWrite {
     }
     ParquetJobWriter.write(session, normalized, outputPath, partitionColumns, committer, writeOptions,
         "filecommit write " + outputPath);
+  }
+
+  /**
+   * Deletes the files {@link #writeFiles} wrote, for a write that fails (or turns out to be a
+   * duplicate) before its commit landed; never call it after a successful {@link #commit}.
+   * Best effort; does nothing before {@code writeFiles}.
+   */
+  public void deleteWrittenFiles() {
+    if (lastCommitter != null && !committed) {
+      lastCommitter.deleteWrittenFiles(deltaLog.conf());
+      lastCommitter.sweepJobFiles(deltaLog.conf());
+    }
   }
 
   /** Change-data files of the last {@link #writeFiles}, empty before it. */

@@ -155,9 +155,9 @@ public final class WriteIntoDelta {
     TransactionalWrite txn = new TransactionalWrite(session, log);
     Snapshot snapshot = txn.snapshot();
     String table = log.tablePath().toString();
-    if (!snapshot.exists() && log.tablePathHasContent()) {
-      throw new IllegalArgumentException(
-          "Path " + table + " is not a Delta table (no commits in _delta_log) and is not empty; refusing to write into it");
+    if (!snapshot.exists() && log.isFileSinkDirectory()) {
+      throw new IllegalArgumentException("Path " + table + " is a batch-id file sink (it has _spark_metadata), not a "
+          + "Delta table; refusing to write a table into it");
     }
     if (snapshot.exists()) {
       TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
@@ -234,6 +234,19 @@ public final class WriteIntoDelta {
     if (mode == Mode.OVERWRITE && replaceWhere == null && snapshot.exists()) {
       txn.readWholeTable();
     }
+    try {
+      return writeAndCommit(session, txn, data, writerOptions, changeData, mode, replaced, replaceWhere, table, start);
+    } catch (RuntimeException | Error e) {
+      txn.deleteWrittenFiles();
+      throw e;
+    }
+  }
+
+  /** Writes the files and commits them; the caller deletes the files when this throws. */
+  private static Result writeAndCommit(SparkSession session, TransactionalWrite txn, Dataset<Row> data,
+      Map<String, String> writerOptions, boolean changeData, Mode mode, Set<String> replaced, String replaceWhere,
+      String table, long start) {
+    Snapshot snapshot = txn.snapshot();
     List<AddFile> adds = txn.writeFiles(data, writerOptions, changeData);
     List<AddCDCFile> cdc = txn.changeFiles();
     List<RemoveFile> removes = new ArrayList<>();
@@ -276,6 +289,7 @@ public final class WriteIntoDelta {
     info.put("engineInfo", "filecommit/0.1.0 Apache-Spark/" + session.version());
     long version = txn.commit(actions, info, mode == Mode.APPEND);
     if (!txn.committed()) {
+      txn.deleteWrittenFiles();
       return new Result(version, false, table, List.of(), List.of(), List.of(), 0, 0,
           System.currentTimeMillis() - start, txn.attempts());
     }

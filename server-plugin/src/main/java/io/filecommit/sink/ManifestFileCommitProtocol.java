@@ -315,19 +315,27 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
     for (TaskCommitMessage m : CollectionConverters.asJava(taskCommits)) {
       statuses.addAll(statusesOf(m));
     }
+    // As Spark's own sink: forget the pending files BEFORE adding the batch. add() can throw after it
+    // wrote the batch file (compaction, retention clean-up); the abortJob Spark then calls must not
+    // delete files that a committed batch lists. Only a clean "not added" (another writer owns the
+    // batch id, ours was not written) gives them back to abortJob.
+    List<SinkFileStatus> pending = pendingCommitFiles == null ? List.of() : new ArrayList<>(pendingCommitFiles);
+    if (pendingCommitFiles != null) {
+      pendingCommitFiles.clear();
+    }
     boolean added;
     Object lock = COMMIT_LOCKS.computeIfAbsent(fileLog.metadataPath().toString(), k -> new Object());
     synchronized (lock) {
       added = fileLog.add(batchId, statuses.toArray(new SinkFileStatus[0]));
     }
     if (!added) {
+      if (pendingCommitFiles != null) {
+        pendingCommitFiles.addAll(pending);
+      }
       throw new IllegalStateException("Race while writing batch " + batchId);
     }
     LOG.info("Committed batch {}", batchId);
     committedFiles = Collections.unmodifiableList(statuses);
-    if (pendingCommitFiles != null) {
-      pendingCommitFiles.clear();
-    }
   }
 
   /**

@@ -17,6 +17,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -199,6 +200,68 @@ class DelayedCommitProtocolTest {
   }
 
   @Test
+  void abortTaskDeletesOnlyItsAttemptsFiles() throws Exception {
+    Files.writeString(tmp.resolve("foreign.txt"), "keep");
+    DelayedCommitProtocol c = new DelayedCommitProtocol("delta", root());
+    TaskAttemptContext ctx = task(1, 0);
+    c.setupTask(ctx);
+    String a = c.newTaskTempFile(ctx, Option.apply("p=a%3Ab"), ".c000.snappy.parquet");
+    writeParquet(a, 0, 3);
+    String b = c.newTaskTempFile(ctx, Option.empty(), "-c000.snappy.parquet");
+    writeParquet(b, 0, 3);
+    c.abortTask(ctx);
+    assertFalse(local(a).exists());
+    assertFalse(local(b).exists());
+    assertTrue(tmp.resolve("foreign.txt").toFile().exists());
+    assertTrue(c.addedFiles().isEmpty());
+  }
+
+  @Test
+  void abortJobDeletesTheFilesOfCommittedTasks() throws Exception {
+    Files.writeString(tmp.resolve("foreign.parquet"), "keep");
+    DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root());
+    driver.setupJob(null);
+    List<String> written = new java.util.ArrayList<>();
+    for (int t = 0; t < 2; t++) { // two tasks commit, a third fails (Spark then calls abortJob)
+      DelayedCommitProtocol executor = roundTrip(driver);
+      TaskAttemptContext ctx = task(t, 0);
+      executor.setupTask(ctx);
+      String f = executor.newTaskTempFile(ctx, Option.apply("p=x%20y"), ".c000.snappy.parquet");
+      writeParquet(f, 0, 2);
+      written.add(f);
+      driver.onTaskCommit(roundTrip(executor.commitTask(ctx)));
+    }
+    driver.abortJob(null);
+    for (String f : written) {
+      assertFalse(local(f).exists(), f);
+    }
+    assertTrue(tmp.resolve("foreign.parquet").toFile().exists(), "files of others are never touched");
+  }
+
+  @Test
+  void deleteWrittenFilesAfterCommitJobRemovesExactlyTheJobsFiles() throws Exception {
+    DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root());
+    DelayedCommitProtocol other = new DelayedCommitProtocol("delta", root());
+    TaskAttemptContext ctx = task(0, 0);
+    DelayedCommitProtocol executor = roundTrip(driver);
+    executor.setupTask(ctx);
+    String data = executor.newTaskTempFile(ctx, Option.apply("p=a%3Ab"), ".c000.snappy.parquet");
+    writeParquet(data, 0, 2);
+    String change = executor.newTaskTempFile(ctx, Option.apply("__is_cdc=true/p=a%3Ab"), ".c000.snappy.parquet");
+    writeParquet(change, 0, 1);
+    TaskCommitMessage m = roundTrip(executor.commitTask(ctx));
+    driver.onTaskCommit(m);
+    driver.commitJob(null, CollectionConverters.asScala(List.of(m)).toSeq());
+    other.setupTask(task(9, 0));
+    String keep = other.newTaskTempFile(task(9, 0), Option.apply("p=a%3Ab"), ".c000.snappy.parquet");
+    writeParquet(keep, 0, 1);
+    driver.deleteWrittenFiles(new Configuration());
+    assertFalse(local(data).exists());
+    assertFalse(local(change).exists());
+    assertTrue(local(keep).exists(), "another job's file in the same partition stays");
+  }
+
+  @Test
   void commitTaskAndJobBuildSerializableActionsWithStats() throws Exception {
     DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root());
     driver.setupJob(null);
@@ -238,7 +301,7 @@ class DelayedCommitProtocolTest {
   }
 
   @Test
-  void emptyTaskGivesEmptyMessageAndAbortsKeepFiles() throws Exception {
+  void emptyTaskGivesEmptyMessageAndAbortTaskDeletesLaterFiles() throws Exception {
     DelayedCommitProtocol c = new DelayedCommitProtocol("delta", root());
     TaskAttemptContext ctx = task(0, 0);
     c.setupTask(ctx);
@@ -247,8 +310,7 @@ class DelayedCommitProtocolTest {
     writeParquet(f, 0, 1);
     c.abortTask(ctx);
     c.abortJob(null);
-    assertTrue(local(f).exists(),
-        "Delta's abortTask/abortJob leave files for VACUUM");
+    assertFalse(local(f).exists(), "no debris: unlike Delta's no-op, abortTask deletes the attempt's files");
   }
 
   @Test

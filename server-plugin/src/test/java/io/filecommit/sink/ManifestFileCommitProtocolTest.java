@@ -207,6 +207,44 @@ class ManifestFileCommitProtocolTest {
     assertTrue(local(f).exists());
   }
 
+  /** A log whose add writes the batch file and then fails, as compaction or retention clean-up can. */
+  private static final class FailingAfterWriteLog extends FileStreamSinkLog {
+    FailingAfterWriteLog(String path) {
+      super(1, spark, path, Option.empty());
+    }
+
+    @Override
+    public boolean add(long batchId, SinkFileStatus[] metadata) {
+      super.add(batchId, metadata);
+      throw new IllegalStateException("clean-up failed after the batch was written");
+    }
+  }
+
+  @Test
+  void addThatThrowsAfterWritingTheBatchKeepsEveryCommittedFile() throws Exception {
+    FileStreamSinkLog failing = new FailingAfterWriteLog(tmp.resolve("_spark_metadata").toUri().toString());
+    ManifestFileCommitProtocol c = committer(failing, 0);
+    List<TaskCommitMessage> msgs = new ArrayList<>();
+    List<String> files = new ArrayList<>();
+    for (int t = 0; t < 2; t++) {
+      c.setupTask(task(t, 0));
+      String f = c.newTaskTempFile(task(t, 0), Option.empty(), ".parquet");
+      writeBytes(f, 4);
+      files.add(f);
+      TaskCommitMessage m = c.commitTask(task(t, 0));
+      c.onTaskCommit(m);
+      msgs.add(m);
+    }
+    assertThrows(IllegalStateException.class,
+        () -> c.commitJob(job(), CollectionConverters.asScala(msgs).toSeq()));
+    c.abortJob(job()); // what Spark does after a failed commitJob
+    FileStreamSinkLog reader = log();
+    assertEquals(2, reader.get(0L).get().length, "batch 0 was committed by the failing add");
+    for (String f : files) {
+      assertTrue(local(f).exists(), "a file the committed batch lists is never deleted: " + f);
+    }
+  }
+
   @Test
   void secondCommitOfTheSameBatchIsARaceAndAbortJobDeletesItsFiles() throws Exception {
     ManifestFileCommitProtocol winner = committer(log(), 4);
