@@ -1,5 +1,6 @@
 package io.filecommit.delta;
 
+import io.filecommit.errors.ErrorClass;
 import io.filecommit.actions.AddFile;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -35,12 +36,12 @@ public final class PartitionPredicates {
    * @param table table path, for messages
    * @return matching log paths
    *
-   * @throws IllegalArgumentException if the predicate does not parse or references other columns
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) if the predicate does not parse or references other columns
    */
   public static Set<String> matching(SparkSession session, Metadata md, Collection<AddFile> files, String predicate,
       String table) {
     if (md.partitionColumns().isEmpty()) {
-      throw new IllegalArgumentException("Option replaceWhere needs a partitioned table; " + table + " is not partitioned");
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option replaceWhere needs a partitioned table; " + table + " is not partitioned");
     }
     StructType schema = md.schema();
     List<StructField> fields = new ArrayList<>();
@@ -69,7 +70,7 @@ public final class PartitionPredicates {
     try {
       matching = partitions.filter(functions.expr(predicate)).select(PATH_COLUMN).collectAsList();
     } catch (Exception e) { // AnalysisException and ParseException are checked in Java's eyes
-      throw new IllegalArgumentException("Option replaceWhere '" + predicate + "' must be a predicate on the partition columns "
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option replaceWhere '" + predicate + "' must be a predicate on the partition columns "
           + md.partitionColumns() + " of " + table + ": " + e.getMessage(), e);
     }
     Set<String> paths = new HashSet<>();

@@ -1,5 +1,6 @@
 package io.filecommit.delta;
 
+import io.filecommit.errors.ErrorClass;
 import io.filecommit.commit.ParquetStats;
 import java.util.Locale;
 import java.util.Map;
@@ -52,7 +53,7 @@ public final class TableProperties {
    * keys are checked against the schema by {@link Constraints}.
    *
    * @param props the properties
-   * @throws IllegalArgumentException naming the key and value of an unknown {@code delta.*} key or
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) naming the key and value of an unknown {@code delta.*} key or
    *     an invalid value
    */
   public static void validate(Map<String, String> props) {
@@ -64,37 +65,37 @@ public final class TableProperties {
       }
       if (key.startsWith(TableFeatures.CONSTRAINT_PREFIX)) {
         if (key.length() == TableFeatures.CONSTRAINT_PREFIX.length() || value == null || value.isBlank()) {
-          throw new IllegalArgumentException("CHECK constraint '" + key + "' needs a name and a SQL expression, got '" + value + "'");
+          throw ErrorClass.DELTA_NON_BOOLEAN_CHECK_CONSTRAINT.error("CHECK constraint '" + key + "' needs a name and a SQL expression, got '" + value + "'");
         }
         continue;
       }
       if (!KNOWN.contains(key)) {
-        throw new IllegalArgumentException(
+        throw ErrorClass.DELTA_UNKNOWN_CONFIGURATION.error(
             "Unknown Delta table property '" + key + "' (value '" + value + "'); supported: " + new TreeSet<>(KNOWN));
       }
       if (BOOLEANS.contains(key)) {
         String v = value == null ? "" : value.toLowerCase(Locale.ROOT);
         if (!v.equals("true") && !v.equals("false")) {
-          throw new IllegalArgumentException("Table property " + key + " must be 'true' or 'false', got '" + value + "'");
+          throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + key + " must be 'true' or 'false', got '" + value + "'");
         }
       } else if (key.equals(ISOLATION_LEVEL)) {
         if (!"Serializable".equals(value) && !"WriteSerializable".equals(value)) {
-          throw new IllegalArgumentException("Table property " + key + " must be 'Serializable' or 'WriteSerializable', got '" + value + "'");
+          throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + key + " must be 'Serializable' or 'WriteSerializable', got '" + value + "'");
         }
       } else if (INTERVALS.contains(key)) {
         if (value == null || !value.trim().toLowerCase(Locale.ROOT).startsWith("interval ")) {
-          throw new IllegalArgumentException("Table property " + key + " must be an interval such as 'interval 30 days', got '" + value + "'");
+          throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + key + " must be an interval such as 'interval 30 days', got '" + value + "'");
         }
       } else {
         int n;
         try {
           n = Integer.parseInt(value);
         } catch (NumberFormatException ex) {
-          throw new IllegalArgumentException("Table property " + key + " must be an integer, got '" + value + "'");
+          throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + key + " must be an integer, got '" + value + "'");
         }
         if ((key.equals(RANDOM_PREFIX_LENGTH) || key.equals(CHECKPOINT_INTERVAL)) && n <= 0
             || key.equals(NUM_INDEXED_COLS) && n < -1) {
-          throw new IllegalArgumentException("Table property " + key + " is out of range: '" + value + "'");
+          throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + key + " is out of range: '" + value + "'");
         }
       }
     }

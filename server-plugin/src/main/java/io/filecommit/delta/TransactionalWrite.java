@@ -43,7 +43,7 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>Commit: version {@code readVersion + 1} is created only if absent; when another writer took
  * it, the winning commit is read and, if both it and this transaction are blind appends, the commit
- * is retried at the next version; otherwise {@link DeltaWriteException}. Not thread-safe: one
+ * is retried at the next version unless {@link ConflictChecker} finds a conflict (typed error). Not thread-safe: one
  * transaction per write.
  */
 public final class TransactionalWrite {
@@ -132,14 +132,14 @@ public final class TransactionalWrite {
    * @param version the application's version, >= 0
    * @return true when the table's latest version for {@code appId} is already >= {@code version}:
    *     the caller must not write
-   * @throws IllegalArgumentException for an empty appId or a negative version
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) for an empty appId or a negative version
    */
   public boolean setTransaction(String appId, long version) {
     if (appId == null || appId.isEmpty()) {
-      throw new IllegalArgumentException("txn app id must be a non-empty string, got '" + appId + "'");
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("txn app id must be a non-empty string, got '" + appId + "'");
     }
     if (version < 0) {
-      throw new IllegalArgumentException("txn version must be >= 0, got " + version);
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("txn version must be >= 0, got " + version);
     }
     txns.put(appId, version);
     return snapshot.latestTransactionVersion(appId).map(v -> v >= version).orElse(false);
@@ -163,7 +163,7 @@ public final class TransactionalWrite {
    *
    * @param metadata the new metadata
    * @throws IllegalStateException when data has already been written in this transaction
-   * @throws IllegalArgumentException when the schema, partition columns or properties are invalid
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) when the schema, partition columns or properties are invalid
    */
   public void updateMetadata(Metadata metadata) {
     if (hasWritten) {
@@ -180,7 +180,7 @@ public final class TransactionalWrite {
     });
     TableProperties.validate(changed);
     if (snapshot.exists() && TableProperties.isTrue(changed, TableProperties.IN_COMMIT_TIMESTAMPS)) {
-      throw new IllegalArgumentException("Enabling " + TableProperties.IN_COMMIT_TIMESTAMPS + " on the existing table "
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Enabling " + TableProperties.IN_COMMIT_TIMESTAMPS + " on the existing table "
           + deltaLog.tablePath() + " is not supported by filecommit; set it when the table is created");
     }
     Protocol current = protocol();
@@ -196,7 +196,7 @@ public final class TransactionalWrite {
    *
    * @param schema the table schema
    * @param partitionColumns partition column names (exact case of the schema)
-   * @throws IllegalArgumentException for a column name with one of {@code " ,;{}()\n\t="}, duplicate
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) for a column name with one of {@code " ,;{}()\n\t="}, duplicate
    *     names (case-insensitive), a partition column not in the schema or of a complex type, or
    *     when every column is a partition column
    */
@@ -205,33 +205,33 @@ public final class TransactionalWrite {
     for (StructField f : schema.fields()) {
       for (char c : INVALID_NAME_CHARS.toCharArray()) {
         if (f.name().indexOf(c) >= 0) {
-          throw new IllegalArgumentException(
+          throw ErrorClass.DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES.error(
               "Column name '" + f.name() + "' contains an invalid character among ' ,;{}()\\n\\t='");
         }
       }
       String lower = f.name().toLowerCase(Locale.ROOT);
       if (seen.contains(lower)) {
-        throw new IllegalArgumentException("Duplicate column name (case-insensitive): '" + f.name() + "'");
+        throw ErrorClass.DELTA_DUPLICATE_COLUMNS_FOUND.error("Duplicate column name (case-insensitive): '" + f.name() + "'");
       }
       seen.add(lower);
     }
     List<String> partLower = new ArrayList<>();
     for (String p : partitionColumns) {
-      StructField field = findField(schema, p).orElseThrow(() -> new IllegalArgumentException(
+      StructField field = findField(schema, p).orElseThrow(() -> ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error(
           "Partition column '" + p + "' is not in the data; columns: " + List.of(schema.fieldNames())));
       DataType t = field.dataType();
       if (t instanceof StructType || t instanceof ArrayType || t instanceof MapType) {
-        throw new IllegalArgumentException(
+        throw ErrorClass.DELTA_INVALID_PARTITION_COLUMN_TYPE.error(
             "Partition column '" + p + "' has complex type " + t.simpleString() + "; only atomic types can partition");
       }
       String lower = p.toLowerCase(Locale.ROOT);
       if (partLower.contains(lower)) {
-        throw new IllegalArgumentException("Partition column '" + p + "' is given twice");
+        throw ErrorClass.DELTA_DUPLICATE_COLUMNS_FOUND.error("Partition column '" + p + "' is given twice");
       }
       partLower.add(lower);
     }
     if (!partitionColumns.isEmpty() && partitionColumns.size() >= schema.fields().length) {
-      throw new IllegalArgumentException(
+      throw ErrorClass.DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION.error(
           "Cannot write a table where every column is a partition column: " + partitionColumns);
     }
   }
@@ -272,7 +272,7 @@ public final class TransactionalWrite {
    * @param changeTypeColumn the input's change-type column, kept as the last column named {@code
    *     _change_type}; null for none
    * @return the normalized input
-   * @throws IllegalArgumentException for a partition column missing from the data or a data column
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) for a partition column missing from the data or a data column
    *     that is not in the table
    */
   Dataset<Row> normalizeData(Dataset<Row> data, String changeTypeColumn) {
@@ -284,7 +284,7 @@ public final class TransactionalWrite {
         continue;
       }
       if (findField(table, f.name()).isEmpty()) {
-        throw new IllegalArgumentException("Column '" + f.name() + "' of the data is not in the table schema of "
+        throw ErrorClass.DELTA_METADATA_MISMATCH.error("Column '" + f.name() + "' of the data is not in the table schema of "
             + deltaLog.tablePath() + ": " + List.of(table.fieldNames()));
       }
     }
@@ -294,7 +294,7 @@ public final class TransactionalWrite {
       if (in.isPresent()) {
         cols.add(functions.col(quote(in.get().name())).as(f.name()));
       } else if (md.partitionColumns().stream().anyMatch(p -> p.equalsIgnoreCase(f.name()))) {
-        throw new IllegalArgumentException("Partition column '" + f.name() + "' is not in the data; columns: "
+        throw ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error("Partition column '" + f.name() + "' is not in the data; columns: "
             + List.of(input.fieldNames()));
       } else {
         cols.add(functions.lit(null).cast(f.dataType()).as(f.name()));
@@ -341,7 +341,7 @@ public final class TransactionalWrite {
    * @param changeData whether the input carries change records
    * @return the AddFiles (change files: {@link #changeFiles()})
    * @throws IllegalStateException if the transaction has no metadata
-   * @throws IllegalArgumentException if {@code changeData} and the table has no change data feed
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) if {@code changeData} and the table has no change data feed
    *     or the input no {@code _change_type}
    */
   public List<AddFile> writeFiles(Dataset<Row> data, Map<String, String> writeOptions, boolean changeData) {
@@ -357,7 +357,7 @@ public final class TransactionalWrite {
       runWrite(normalizeData(data, null), md.partitionColumns(), committer, writeOptions);
     } else {
       if (!TableProperties.isTrue(md.configuration(), TableProperties.ENABLE_CDF)) {
-        throw new IllegalArgumentException("Change data needs " + TableProperties.ENABLE_CDF + "=true on " + outputPath);
+        throw ErrorClass.DELTA_CHANGE_TABLE_FEED_DISABLED.error("Change data needs " + TableProperties.ENABLE_CDF + "=true on " + outputPath);
       }
       String changeType = findField(data.schema(), CDC_TYPE_COLUMN).map(StructField::name).orElseThrow(() ->
           new IllegalArgumentException("Change data needs a " + CDC_TYPE_COLUMN + " column in the input; columns: "
@@ -423,7 +423,7 @@ public final class TransactionalWrite {
    *     {@code txnId} are added here
    * @param isBlindAppend true when the write only adds files without reading the table (append)
    * @return the committed version
-   * @throws DeltaWriteException when a concurrent commit conflicts with this one
+   * @throws io.filecommit.errors.FileCommitException with a conflict class when a concurrent commit conflicts
    */
   public long commit(List<? extends FileAction> actions, ObjectNode commitInfo, boolean isBlindAppend) {
     Metadata md = newMetadata;

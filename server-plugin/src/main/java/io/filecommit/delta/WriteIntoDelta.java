@@ -118,9 +118,9 @@ public final class WriteIntoDelta {
    *     latest version for its appId is already >= its version, nothing is written ({@code
    *     committed=false}); else the commit carries {@code txn}
    * @return what was committed
-   * @throws IllegalArgumentException for bad input (empty path, non-table directory, schema or
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) for bad input (empty path, non-table directory, schema or
    *     partition mismatch, invalid properties)
-   * @throws DeltaWriteException when the table exists in mode error-if-exists or a concurrent commit
+   * @throws io.filecommit.errors.FileCommitException DELTA_TABLE_ALREADY_EXISTS in mode error-if-exists, a conflict class when a concurrent commit
    *     conflicts
    */
   public static Result run(
@@ -135,16 +135,16 @@ public final class WriteIntoDelta {
       Txn txnId) {
     long start = System.currentTimeMillis();
     if (path == null || path.isBlank()) {
-      throw new IllegalArgumentException("Table path must not be empty, got '" + path + "'");
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Table path must not be empty, got '" + path + "'");
     }
     TableProperties.validate(tableProperties);
     boolean overwriteSchema = "true".equalsIgnoreCase(options.get(OVERWRITE_SCHEMA));
     if (overwriteSchema && mode != Mode.OVERWRITE) {
-      throw new IllegalArgumentException("Option overwriteSchema=true needs mode overwrite, got mode " + mode.sparkName());
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option overwriteSchema=true needs mode overwrite, got mode " + mode.sparkName());
     }
     String replaceWhere = options.get(REPLACE_WHERE);
     if (replaceWhere != null && (mode != Mode.OVERWRITE || overwriteSchema)) {
-      throw new IllegalArgumentException("Option replaceWhere needs mode overwrite without overwriteSchema, got mode "
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option replaceWhere needs mode overwrite without overwriteSchema, got mode "
           + mode.sparkName() + (overwriteSchema ? " with overwriteSchema" : ""));
     }
     Map<String, String> writerOptions = new LinkedHashMap<>(options);
@@ -156,13 +156,13 @@ public final class WriteIntoDelta {
     Snapshot snapshot = txn.snapshot();
     String table = log.tablePath().toString();
     if (!snapshot.exists() && log.isFileSinkDirectory()) {
-      throw new IllegalArgumentException("Path " + table + " is a batch-id file sink (it has _spark_metadata), not a "
+      throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error("Path " + table + " is a batch-id file sink (it has _spark_metadata), not a "
           + "Delta table; refusing to write a table into it");
     }
     if (snapshot.exists()) {
       TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
       if (mode == Mode.ERROR_IF_EXISTS) {
-        throw new DeltaWriteException(
+        throw ErrorClass.DELTA_TABLE_ALREADY_EXISTS.error(
             "Delta table already exists at " + table + " (version " + snapshot.version() + ") and mode is 'error'");
       }
       if (mode == Mode.IGNORE) {
@@ -178,18 +178,18 @@ public final class WriteIntoDelta {
     StructType inputSchema = data.schema();
     Optional<StructField> changeTypeField = TransactionalWrite.findField(inputSchema, TransactionalWrite.CDC_TYPE_COLUMN);
     if (changeData && changeTypeField.isEmpty()) {
-      throw new IllegalArgumentException("change_data=True needs a " + TransactionalWrite.CDC_TYPE_COLUMN
+      throw ErrorClass.DELTA_COLUMN_NOT_FOUND_IN_SCHEMA.error("change_data=True needs a " + TransactionalWrite.CDC_TYPE_COLUMN
           + " column in the input; columns: " + List.of(inputSchema.fieldNames()));
     }
     StructType dataSchema = changeData ? withoutField(inputSchema, changeTypeField.get().name()) : inputSchema;
     Map<String, String> futureConf = new LinkedHashMap<>(snapshot.exists() ? snapshot.metadata().configuration() : Map.of());
     futureConf.putAll(tableProperties);
     if (!changeData && changeTypeField.isPresent() && TableProperties.isTrue(futureConf, TableProperties.ENABLE_CDF)) {
-      throw new IllegalArgumentException("Column " + TransactionalWrite.CDC_TYPE_COLUMN + " is reserved for change data on "
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Column " + TransactionalWrite.CDC_TYPE_COLUMN + " is reserved for change data on "
           + table + " (change data feed enabled): pass change_data=True to write change records");
     }
     if (replaceWhere != null && !snapshot.exists()) {
-      throw new IllegalArgumentException("Option replaceWhere needs an existing table at " + table);
+      throw ErrorClass.DELTA_TABLE_NOT_FOUND.error("Option replaceWhere needs an existing table at " + table);
     }
     if (!snapshot.exists() || overwriteSchema) {
       Map<String, String> conf = new LinkedHashMap<>(snapshot.exists() ? snapshot.metadata().configuration() : Map.of());
@@ -197,7 +197,7 @@ public final class WriteIntoDelta {
       txn.updateMetadata(new Metadata(
           snapshot.exists() ? snapshot.metadata().id() : UUID.randomUUID().toString(),
           null, null,
-          dataSchema.json(),
+          defaultCollationAsPlainString(dataSchema).json(),
           resolvePartitionColumns(dataSchema, partitionBy),
           conf,
           System.currentTimeMillis()));
@@ -218,7 +218,7 @@ public final class WriteIntoDelta {
     }
     boolean cdfEnabled = TableProperties.isTrue(txn.metadata().configuration(), TableProperties.ENABLE_CDF);
     if (changeData && !cdfEnabled) {
-      throw new IllegalArgumentException("change_data=True needs the change data feed on the table at " + table
+      throw ErrorClass.DELTA_CHANGE_TABLE_FEED_DISABLED.error("change_data=True needs the change data feed on the table at " + table
           + ": set table property " + TableProperties.ENABLE_CDF + "=true (table_properties or set_table_properties)");
     }
     if (changeData) {
@@ -306,14 +306,14 @@ public final class WriteIntoDelta {
    * @param properties properties to add or change
    * @param txnId application transaction of an idempotent call, or null (as in {@link #run})
    * @return the commit (no file actions)
-   * @throws IllegalArgumentException if there is no table at {@code path}, or a property is invalid
-   * @throws DeltaWriteException on a conflicting concurrent commit
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) if there is no table at {@code path}, or a property is invalid
+   * @throws io.filecommit.errors.FileCommitException on a conflicting concurrent commit
    */
   public static Result setTableProperties(SparkSession session, String path, Map<String, String> properties,
       Txn txnId) {
     long start = System.currentTimeMillis();
     if (path == null || path.isBlank()) {
-      throw new IllegalArgumentException("Table path must not be empty, got '" + path + "'");
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Table path must not be empty, got '" + path + "'");
     }
     TableProperties.validate(properties);
     DeltaLog log = DeltaLog.forTable(session, path);
@@ -321,7 +321,7 @@ public final class WriteIntoDelta {
     Snapshot snapshot = txn.snapshot();
     String table = log.tablePath().toString();
     if (!snapshot.exists()) {
-      throw new IllegalArgumentException("No Delta table at " + table + " to set properties on");
+      throw ErrorClass.DELTA_TABLE_NOT_FOUND.error("No Delta table at " + table + " to set properties on");
     }
     TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
     if (txnId != null && txn.setTransaction(txnId.appId(), txnId.version())) {
@@ -362,7 +362,7 @@ public final class WriteIntoDelta {
     Column allowed = c.isin(CHANGE_TYPES.toArray());
     List<Row> bad = data.filter(c.isNotNull().and(functions.not(allowed))).select(c).limit(1).collectAsList();
     if (!bad.isEmpty()) {
-      throw new IllegalArgumentException("Invalid " + TransactionalWrite.CDC_TYPE_COLUMN + " value '" + bad.get(0).get(0)
+      throw ErrorClass.FILECOMMIT_INVALID_CHANGE_TYPE.error("Invalid " + TransactionalWrite.CDC_TYPE_COLUMN + " value '" + bad.get(0).get(0)
           + "'; allowed: " + CHANGE_TYPES + " (or null for table data)");
     }
   }
@@ -374,7 +374,7 @@ public final class WriteIntoDelta {
         : data.filter(functions.col("`" + changeTypeColumn.replace("`", "``") + "`").isNull());
     Column matches = functions.coalesce(functions.expr(predicate), functions.lit(false));
     if (!rows.filter(functions.not(matches)).limit(1).collectAsList().isEmpty()) {
-      throw new IllegalArgumentException("Data written out does not match replaceWhere '" + predicate + "' for " + table);
+      throw ErrorClass.DELTA_REPLACE_WHERE_MISMATCH.error("Data written out does not match replaceWhere '" + predicate + "' for " + table);
     }
   }
 
@@ -407,13 +407,46 @@ public final class WriteIntoDelta {
     List<String> given = partitionBy.stream().map(s -> s.toLowerCase(Locale.ROOT)).toList();
     List<String> existing = md.partitionColumns().stream().map(s -> s.toLowerCase(Locale.ROOT)).toList();
     if (!given.equals(existing)) {
-      throw new IllegalArgumentException("Partition columns " + partitionBy + " do not match the partition columns "
+      throw ErrorClass.DELTA_INVALID_PARTITION_COLUMN.error("Partition columns " + partitionBy + " do not match the partition columns "
           + md.partitionColumns() + " of the table at " + table);
     }
   }
 
+  /**
+   * The schema with every explicitly collated {@code UTF8_BINARY} string (Spark 4 gives Python UDF
+   * results that type) as the plain {@code string} Delta's schema language has; other collations
+   * are kept (their readers need them). Nullability and field metadata are unchanged.
+   */
+  static StructType defaultCollationAsPlainString(StructType schema) {
+    return (StructType) defaultCollation(schema);
+  }
+
+  private static DataType defaultCollation(DataType t) {
+    if (t instanceof org.apache.spark.sql.types.StringType st && st.collationId() == 0) {
+      return DataTypes.StringType;
+    }
+    if (t instanceof StructType s) {
+      List<StructField> fields = new ArrayList<>();
+      for (StructField f : s.fields()) {
+        fields.add(new StructField(f.name(), defaultCollation(f.dataType()), f.nullable(), f.metadata()));
+      }
+      return new StructType(fields.toArray(new StructField[0]));
+    }
+    if (t instanceof org.apache.spark.sql.types.ArrayType a) {
+      return new org.apache.spark.sql.types.ArrayType(defaultCollation(a.elementType()), a.containsNull());
+    }
+    if (t instanceof org.apache.spark.sql.types.MapType m) {
+      return new org.apache.spark.sql.types.MapType(defaultCollation(m.keyType()), defaultCollation(m.valueType()),
+          m.valueContainsNull());
+    }
+    return t;
+  }
+
   /** The type without nullability and without field metadata (column mapping, comments). */
   private static DataType plain(DataType t) {
+    if (t instanceof org.apache.spark.sql.types.StringType st && st.collationId() == 0) {
+      return DataTypes.StringType;
+    }
     if (t instanceof StructType s) {
       List<StructField> fields = new ArrayList<>();
       for (StructField f : s.fields()) {
@@ -434,11 +467,11 @@ public final class WriteIntoDelta {
     for (StructField f : data.fields()) {
       Optional<StructField> t = TransactionalWrite.findField(table, f.name());
       if (t.isEmpty()) {
-        throw new IllegalArgumentException("Schema mismatch: column '" + f.name() + "' (" + f.dataType().simpleString()
+        throw ErrorClass.DELTA_METADATA_MISMATCH.error("Schema mismatch: column '" + f.name() + "' (" + f.dataType().simpleString()
             + ") is not in the table at " + tablePath + " with columns " + List.of(table.fieldNames()));
       }
       if (!plain(t.get().dataType()).equals(plain(f.dataType()))) {
-        throw new IllegalArgumentException("Schema mismatch: column '" + f.name() + "' has type "
+        throw ErrorClass.DELTA_METADATA_MISMATCH.error("Schema mismatch: column '" + f.name() + "' has type "
             + f.dataType().simpleString() + " in the data but " + t.get().dataType().simpleString()
             + " in the table at " + tablePath);
       }

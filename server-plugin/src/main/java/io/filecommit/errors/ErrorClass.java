@@ -2,21 +2,91 @@ package io.filecommit.errors;
 
 import java.util.Map;
 
-/** TEMPORARY stand-in until the error catalogue lands (replaced on merge). */
+/**
+ * The one catalogue of error classes the server raises for users, each with its SQLSTATE. Delta
+ * Lake's names and SQLSTATEs are used wherever Delta has a class for the same condition (Delta's
+ * {@code delta-error-classes.json}); conditions Delta has no class for are {@code FILECOMMIT_*}
+ * with a standard SQLSTATE. Clients match on the class ({@code getCondition()} in pyspark), never
+ * on message text.
+ */
 public enum ErrorClass {
-  DELTA_NOT_NULL_CONSTRAINT_VIOLATED("23502"),
-  DELTA_VIOLATE_CONSTRAINT_WITH_VALUES("23001"),
-  DELTA_UNSUPPORTED_FEATURES_FOR_WRITE("56038"),
-  DELTA_UNSUPPORTED_FEATURES_FOR_READ("56038"),
-  DELTA_CANNOT_MODIFY_APPEND_ONLY("42809"),
+  // Concurrency (protocol "Conflict detection"), SQLSTATE class 2D: transaction conflicts.
+  /** Files were added to partitions (or a table) this write read. */
   DELTA_CONCURRENT_APPEND("2D521"),
+  /** A file this write read was removed concurrently. */
   DELTA_CONCURRENT_DELETE_READ("2D521"),
+  /** A file this write removes was removed concurrently. */
   DELTA_CONCURRENT_DELETE_DELETE("2D521"),
+  /** A concurrent commit changed the metadata. */
   DELTA_METADATA_CHANGED("2D521"),
+  /** A concurrent commit changed the protocol (or created the table). */
   DELTA_PROTOCOL_CHANGED("2D521"),
+  /** A concurrent commit of the same application transaction, or no conflict-free version. */
   DELTA_CONCURRENT_TRANSACTION("2D521"),
+
+  // The table's rules.
+  /** A null in a NOT NULL column. */
+  DELTA_NOT_NULL_CONSTRAINT_VIOLATED("23502"),
+  /** A CHECK constraint, column invariant or generated column is violated by a row. */
+  DELTA_VIOLATE_CONSTRAINT_WITH_VALUES("23001"),
+  /** A CHECK constraint that is not a boolean expression. */
+  DELTA_NON_BOOLEAN_CHECK_CONSTRAINT("42621"),
+  /** A CHECK constraint that references a column the table does not have. */
+  DELTA_INVALID_CHECK_CONSTRAINT_REFERENCES("42621"),
+  /** A table feature filecommit cannot honour for writes (named in the message). */
+  DELTA_UNSUPPORTED_FEATURES_FOR_WRITE("56038"),
+  /** A reader feature Delta Kernel cannot read. */
+  DELTA_UNSUPPORTED_FEATURES_FOR_READ("56038"),
+  /** A write that would remove data from a {@code delta.appendOnly} table. */
+  DELTA_CANNOT_MODIFY_APPEND_ONLY("42809"),
+
+  // Table, schema and options.
+  /** Mode error-if-exists on an existing table. */
+  DELTA_TABLE_ALREADY_EXISTS("42P07"),
+  /** No Delta table at the path. */
+  DELTA_TABLE_NOT_FOUND("42P01"),
+  /** The path holds something that is not a Delta table (a file sink). */
+  DELTA_MISSING_DELTA_TABLE("42P01"),
+  /** The data's schema does not match the table's. */
+  DELTA_METADATA_MISMATCH("42KDG"),
+  /** A partition column is missing from the data or schema. */
+  DELTA_PARTITION_COLUMN_NOT_FOUND("42703"),
+  /** Partition columns that differ from the table's. */
+  DELTA_INVALID_PARTITION_COLUMN("42996"),
+  /** A partition column of a complex type. */
+  DELTA_INVALID_PARTITION_COLUMN_TYPE("42996"),
+  /** Every column is a partition column. */
+  DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION("428FT"),
+  /** A column name with one of {@code " ,;{}()\n\t="}. */
+  DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES("42K05"),
+  /** Duplicate column names (case-insensitive). */
+  DELTA_DUPLICATE_COLUMNS_FOUND("42711"),
+  /** A column that is needed but absent. */
+  DELTA_COLUMN_NOT_FOUND_IN_SCHEMA("42703"),
+  /** Written rows that do not satisfy the replaceWhere predicate. */
+  DELTA_REPLACE_WHERE_MISMATCH("44000"),
+  /** An invalid writer option or option combination. */
+  DELTA_ILLEGAL_OPTION("42616"),
+  /** An unknown {@code delta.*} table property. */
+  DELTA_UNKNOWN_CONFIGURATION("F0000"),
+  /** Change records for a table without change data feed. */
+  DELTA_CHANGE_TABLE_FEED_DISABLED("42807"),
+
+  // filecommit's own conditions.
+  /** A {@code _change_type} value outside insert, update_preimage, update_postimage, delete. */
+  FILECOMMIT_INVALID_CHANGE_TYPE("22023"),
+  /** An invalid argument of a command (batch id, app id, path, ...). */
+  FILECOMMIT_INVALID_ARGUMENT("22023"),
+  /** A command that cannot be parsed or lacks a required part. */
+  FILECOMMIT_MALFORMED_COMMAND("22023"),
+  /** A relative path without an allowed root to resolve it against. */
   FILECOMMIT_RELATIVE_PATH("42501"),
-  FILECOMMIT_PATH_NOT_ALLOWED("42501");
+  /** A path outside {@code spark.filecommit.allowedRoots}. */
+  FILECOMMIT_PATH_NOT_ALLOWED("42501"),
+  /** A configured LogStore class that cannot be used. */
+  FILECOMMIT_LOGSTORE_UNAVAILABLE("0A000"),
+  /** Something the table asks for that filecommit does not do (named in the message). */
+  FILECOMMIT_UNSUPPORTED_OPERATION("0A000");
 
   private final String sqlState;
 
@@ -24,7 +94,42 @@ public enum ErrorClass {
     this.sqlState = sqlState;
   }
 
+  /** The SQLSTATE of this class. */
+  public String sqlState() {
+    return sqlState;
+  }
+
+  /**
+   * An exception of this class.
+   *
+   * @param message what went wrong, naming the values involved
+   * @param params message parameters (name -> value) for programs
+   * @return the exception, to throw
+   */
   public FileCommitException error(String message, Map<String, String> params) {
     return new FileCommitException(name(), sqlState, message, params);
+  }
+
+  /**
+   * An exception of this class without message parameters.
+   *
+   * @param message what went wrong, naming the values involved
+   * @return the exception, to throw
+   */
+  public FileCommitException error(String message) {
+    return error(message, Map.of());
+  }
+
+  /**
+   * An exception of this class with the exception that caused it.
+   *
+   * @param message what went wrong, naming the values involved
+   * @param cause the underlying exception
+   * @return the exception, to throw
+   */
+  public FileCommitException error(String message, Throwable cause) {
+    FileCommitException e = error(message, Map.of());
+    e.initCause(cause);
+    return e;
   }
 }

@@ -63,7 +63,7 @@ public final class AllowedRoots {
    */
   public static String resolve(String path, List<String> roots, Configuration conf) {
     if (path == null || path.isBlank()) {
-      throw new IllegalArgumentException("Table path must not be empty, got '" + path + "'");
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Table path must not be empty, got '" + path + "'");
     }
     Path p = new Path(path);
     if (!p.isAbsolute() && p.toUri().getScheme() == null) {

@@ -1,5 +1,6 @@
 package io.filecommit.plugin;
 
+import io.filecommit.errors.ErrorClass;
 import io.filecommit.paths.AllowedRoots;
 import java.util.List;
 import com.google.protobuf.Any;
@@ -55,7 +56,7 @@ public final class FileCommitPlugin implements CommandPlugin {
    * @param command a serialized {@code google.protobuf.Any}
    * @param planner the session's planner
    * @return true if handled, false for another plugin's command
-   * @throws IllegalArgumentException for a malformed command
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) for a malformed command
    */
   @Override
   public boolean process(byte[] command, SparkConnectPlanner planner) {
@@ -101,7 +102,7 @@ public final class FileCommitPlugin implements CommandPlugin {
       return any.unpack(type);
     } catch (InvalidProtocolBufferException e) {
       String name = any.getTypeUrl().substring(any.getTypeUrl().lastIndexOf('/') + 1);
-      throw new IllegalArgumentException("Malformed " + name + ": " + e.getMessage(), e);
+      throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("Malformed " + name + ": " + e.getMessage(), e);
     }
   }
 
@@ -112,11 +113,11 @@ public final class FileCommitPlugin implements CommandPlugin {
    * @param input the command's {@code input} relation, or null when the command has none
    * @param command the command's name, for the error
    * @return the input rows (not yet executed)
-   * @throws IllegalArgumentException when {@code input} is null
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) when {@code input} is null
    */
   public static Dataset<Row> inputData(SparkConnectPlanner planner, Relation input, String command) {
     if (input == null) {
-      throw new IllegalArgumentException(command + ".input (the DataFrame plan) is missing");
+      throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error(command + ".input (the DataFrame plan) is missing");
     }
     LogicalPlan plan = planner.transformRelation(input);
     return Dataset$.MODULE$.ofRows(planner.session(), plan);
@@ -159,7 +160,7 @@ public final class FileCommitPlugin implements CommandPlugin {
   /**
    * The save mode of a contract value.
    *
-   * @throws IllegalArgumentException for an unknown value
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) for an unknown value
    */
   static WriteIntoDelta.Mode toMode(SaveMode mode) {
     return switch (mode) {
@@ -167,7 +168,7 @@ public final class FileCommitPlugin implements CommandPlugin {
       case SAVE_MODE_OVERWRITE -> WriteIntoDelta.Mode.OVERWRITE;
       case SAVE_MODE_ERROR_IF_EXISTS -> WriteIntoDelta.Mode.ERROR_IF_EXISTS;
       case SAVE_MODE_IGNORE -> WriteIntoDelta.Mode.IGNORE;
-      default -> throw new IllegalArgumentException("Unknown save mode: " + mode);
+      default -> throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("Unknown save mode: " + mode);
     };
   }
 

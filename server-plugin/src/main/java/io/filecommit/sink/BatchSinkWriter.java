@@ -1,5 +1,6 @@
 package io.filecommit.sink;
 
+import io.filecommit.errors.ErrorClass;
 import io.filecommit.commit.ParquetJobWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -77,14 +78,14 @@ public final class BatchSinkWriter {
    *
    * @param path the sink root
    * @param batchId the batch id
-   * @throws IllegalArgumentException for a null or blank path or a negative batch id, naming the value
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) for a null or blank path or a negative batch id, naming the value
    */
   public static void checkArguments(String path, long batchId) {
     if (path == null || path.isBlank()) {
-      throw new IllegalArgumentException("Sink path must be a non-empty string, got '" + path + "'");
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Sink path must be a non-empty string, got '" + path + "'");
     }
     if (batchId < 0) {
-      throw new IllegalArgumentException("Batch id must be >= 0, got " + batchId);
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Batch id must be >= 0, got " + batchId);
     }
   }
 
@@ -100,7 +101,7 @@ public final class BatchSinkWriter {
    * @param partitionBy partition columns in directory order, matched case-insensitively; may be empty
    * @param options Spark Parquet writer options, plus {@link #RETENTION_OPTION}
    * @return what was committed (or found committed)
-   * @throws IllegalArgumentException before anything is written: blank path, negative batch id, a
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) before anything is written: blank path, negative batch id, a
    *     batch id beyond latest + 1, a path that is a file, a bad partition column, an unparsable
    *     retention
    * @throws IllegalStateException {@code "Race while writing batch <id>: ..."} when another writer
@@ -126,7 +127,7 @@ public final class BatchSinkWriter {
       if (fs.exists(qualified)) {
         FileStatus st = fs.getFileStatus(qualified);
         if (!st.isDirectory()) {
-          throw new IllegalArgumentException("Sink path " + qualified + " is a file, not a directory");
+          throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Sink path " + qualified + " is a file, not a directory");
         }
       }
     } catch (IOException e) {
@@ -173,8 +174,8 @@ public final class BatchSinkWriter {
         System.currentTimeMillis() - start);
   }
 
-  private static IllegalArgumentException gap(long batchId, Path sink, long latest) {
-    return new IllegalArgumentException("Batch id " + batchId + " would leave a gap in the sink log of " + sink
+  private static RuntimeException gap(long batchId, Path sink, long latest) {
+    return ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Batch id " + batchId + " would leave a gap in the sink log of " + sink
         + ": " + (latest < 0 ? "the log is empty, so the first batch id is 0"
             : "the latest committed batch is " + latest + ", so the next batch id is " + (latest + 1)));
   }
@@ -232,7 +233,7 @@ public final class BatchSinkWriter {
   /**
    * Partition columns resolved to the data's exact column names.
    *
-   * @throws IllegalArgumentException for an empty name, a column not in the data, a column given
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) for an empty name, a column not in the data, a column given
    *     twice, a complex-typed column, or when every column would be a partition column
    */
   static List<String> resolvePartitionColumns(StructType schema, List<String> partitionBy) {
@@ -240,7 +241,7 @@ public final class BatchSinkWriter {
     Map<String, String> seen = new HashMap<>();
     for (String p : partitionBy) {
       if (p == null || p.isEmpty()) {
-        throw new IllegalArgumentException("Partition column names must be non-empty, got '" + p + "'");
+        throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Partition column names must be non-empty, got '" + p + "'");
       }
       StructField match = null;
       for (StructField f : schema.fields()) {
@@ -250,21 +251,21 @@ public final class BatchSinkWriter {
         }
       }
       if (match == null) {
-        throw new IllegalArgumentException("Partition column '" + p + "' is not in the data; columns: "
+        throw ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error("Partition column '" + p + "' is not in the data; columns: "
             + List.of(schema.fieldNames()));
       }
       DataType t = match.dataType();
       if (t instanceof StructType || t instanceof ArrayType || t instanceof MapType) {
-        throw new IllegalArgumentException(
+        throw ErrorClass.DELTA_INVALID_PARTITION_COLUMN_TYPE.error(
             "Partition column '" + p + "' has complex type " + t.simpleString() + "; only atomic types can partition");
       }
       if (seen.put(match.name().toLowerCase(Locale.ROOT), p) != null) {
-        throw new IllegalArgumentException("Partition column '" + p + "' is given twice");
+        throw ErrorClass.DELTA_DUPLICATE_COLUMNS_FOUND.error("Partition column '" + p + "' is given twice");
       }
       out.add(match.name());
     }
     if (!out.isEmpty() && out.size() >= schema.fields().length) {
-      throw new IllegalArgumentException("Cannot write a sink where every column is a partition column: " + partitionBy);
+      throw ErrorClass.DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION.error("Cannot write a sink where every column is a partition column: " + partitionBy);
     }
     return out;
   }
@@ -277,11 +278,11 @@ public final class BatchSinkWriter {
     try {
       ms = Utils.timeStringAsMs(value.trim());
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException("Option retention must be a time string such as '12h' or '30d', got '"
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option retention must be a time string such as '12h' or '30d', got '"
           + value + "'", e);
     }
     if (ms <= 0) {
-      throw new IllegalArgumentException("Option retention must be positive, got '" + value + "'");
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option retention must be positive, got '" + value + "'");
     }
     return Option.apply(ms);
   }

@@ -210,15 +210,15 @@ class TransactionalWriteTest {
 
   @Test
   void schemaAndPartitioningRules() {
-    assertThrows(IllegalArgumentException.class,
-        () -> TransactionalWrite.validateSchemaAndPartitioning(SCHEMA, List.of("nope")));
-    assertThrows(IllegalArgumentException.class,
+    assertEquals("DELTA_PARTITION_COLUMN_NOT_FOUND", assertThrows(FileCommitException.class,
+        () -> TransactionalWrite.validateSchemaAndPartitioning(SCHEMA, List.of("nope"))).getCondition());
+    assertThrows(FileCommitException.class,
         () -> TransactionalWrite.validateSchemaAndPartitioning(SCHEMA, List.of("id", "name", "part")));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(FileCommitException.class,
         () -> TransactionalWrite.validateSchemaAndPartitioning(SCHEMA, List.of("part", "PART")));
-    assertThrows(IllegalArgumentException.class, () -> TransactionalWrite.validateSchemaAndPartitioning(
+    assertThrows(FileCommitException.class, () -> TransactionalWrite.validateSchemaAndPartitioning(
         SCHEMA.add("ID", DataTypes.LongType), List.of()));
-    assertThrows(IllegalArgumentException.class, () -> TransactionalWrite.validateSchemaAndPartitioning(
+    assertThrows(FileCommitException.class, () -> TransactionalWrite.validateSchemaAndPartitioning(
         new StructType().add("a b", DataTypes.LongType).add("c", DataTypes.LongType), List.of()));
     TransactionalWrite.validateSchemaAndPartitioning(SCHEMA, List.of("part", "name"));
   }
@@ -228,7 +228,7 @@ class TransactionalWriteTest {
     TransactionalWrite txn = new TransactionalWrite(spark, log());
     txn.updateMetadata(metadata(List.of(), Map.of(TableProperties.ENABLE_CDF, "true")));
     assertEquals(new Protocol(1, 4), txn.protocol());
-    assertThrows(IllegalArgumentException.class,
-        () -> txn.updateMetadata(metadata(List.of(), Map.of("delta.enableChangeDataFeed", "yes"))));
+    assertEquals("DELTA_ILLEGAL_OPTION", assertThrows(FileCommitException.class,
+        () -> txn.updateMetadata(metadata(List.of(), Map.of("delta.enableChangeDataFeed", "yes")))).getCondition());
   }
 }

@@ -1,5 +1,6 @@
 package io.filecommit.sink;
 
+import io.filecommit.errors.FileCommitException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -108,28 +109,28 @@ class BatchSinkWriterTest {
   void badInputIsRefusedBeforeAnythingIsWritten() throws Exception {
     Path root = tmp.resolve("bad");
     String p = root.toString();
-    assertTrue(assertThrows(IllegalArgumentException.class,
+    assertTrue(assertThrows(FileCommitException.class,
         () -> BatchSinkWriter.write(spark, range(0, 3), p, -1, List.of(), Map.of())).getMessage().contains("-1"));
-    assertTrue(assertThrows(IllegalArgumentException.class,
+    assertTrue(assertThrows(FileCommitException.class,
         () -> BatchSinkWriter.write(spark, range(0, 3), " ", 0, List.of(), Map.of())).getMessage().contains("' '"));
-    assertTrue(assertThrows(IllegalArgumentException.class,
+    assertTrue(assertThrows(FileCommitException.class,
         () -> BatchSinkWriter.write(spark, range(0, 3), p, 0, List.of("nope"), Map.of())).getMessage().contains("'nope'"));
-    assertTrue(assertThrows(IllegalArgumentException.class,
+    assertTrue(assertThrows(FileCommitException.class,
         () -> BatchSinkWriter.write(spark, range(0, 3), p, 0, List.of("id", "k"), Map.of())).getMessage()
         .contains("every column"));
-    assertTrue(assertThrows(IllegalArgumentException.class,
+    assertTrue(assertThrows(FileCommitException.class,
         () -> BatchSinkWriter.write(spark, range(0, 3), p, 0, List.of(), Map.of("retention", "soon"))).getMessage()
         .contains("'soon'"));
-    IllegalArgumentException gap = assertThrows(IllegalArgumentException.class,
+    FileCommitException gap = assertThrows(FileCommitException.class,
         () -> BatchSinkWriter.write(spark, range(0, 3), p, 2, List.of(), Map.of()));
     assertTrue(gap.getMessage().contains("Batch id 2") && gap.getMessage().contains("first batch id is 0"), gap.getMessage());
     assertFalse(Files.exists(root), "nothing may be written for bad input");
     BatchSinkWriter.write(spark, range(0, 3), p, 0, List.of(), Map.of());
-    IllegalArgumentException gap2 = assertThrows(IllegalArgumentException.class,
+    FileCommitException gap2 = assertThrows(FileCommitException.class,
         () -> BatchSinkWriter.write(spark, range(0, 3), p, 5, List.of(), Map.of()));
     assertTrue(gap2.getMessage().contains("latest committed batch is 0, so the next batch id is 1"), gap2.getMessage());
     Files.write(tmp.resolve("afile"), new byte[1]);
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> BatchSinkWriter.write(
+    assertTrue(assertThrows(FileCommitException.class, () -> BatchSinkWriter.write(
         spark, range(0, 3), tmp.resolve("afile").toString(), 0, List.of(), Map.of())).getMessage().contains("is a file"));
   }
 

@@ -1,5 +1,6 @@
 package io.filecommit.delta.storage;
 
+import io.filecommit.errors.ErrorClass;
 import io.delta.storage.LogStore;
 import java.lang.reflect.InvocationTargetException;
 import java.util.Locale;
@@ -96,7 +97,7 @@ public final class LogStores {
    * @param className a {@link LogStore} subclass with a public {@code (Configuration)} constructor
    * @param hadoopConf Hadoop configuration for the first instance
    * @return the instance
-   * @throws IllegalArgumentException when the class is absent, not a LogStore, or cannot be built;
+   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) when the class is absent, not a LogStore, or cannot be built;
    *     the message names the class
    */
   public static LogStore instance(String className, Configuration hadoopConf) {
@@ -108,18 +109,18 @@ public final class LogStores {
     try {
       cls = Class.forName(className, true, LogStores.class.getClassLoader());
     } catch (ClassNotFoundException e) {
-      throw new IllegalArgumentException("LogStore class " + className + " is not on the server's classpath"
+      throw ErrorClass.FILECOMMIT_LOGSTORE_UNAVAILABLE.error("LogStore class " + className + " is not on the server's classpath"
           + (className.contains("DynamoDB") ? " (add io.delta:delta-storage-s3-dynamodb and the AWS SDK jars)" : ""), e);
     }
     if (!LogStore.class.isAssignableFrom(cls)) {
-      throw new IllegalArgumentException("LogStore class " + className + " does not extend " + LogStore.class.getName());
+      throw ErrorClass.FILECOMMIT_LOGSTORE_UNAVAILABLE.error("LogStore class " + className + " does not extend " + LogStore.class.getName());
     }
     try {
       return (LogStore) cls.getConstructor(Configuration.class).newInstance(hadoopConf);
     } catch (NoSuchMethodException | InstantiationException | IllegalAccessException e) {
-      throw new IllegalArgumentException("LogStore class " + className + " has no public (Configuration) constructor", e);
+      throw ErrorClass.FILECOMMIT_LOGSTORE_UNAVAILABLE.error("LogStore class " + className + " has no public (Configuration) constructor", e);
     } catch (InvocationTargetException e) {
-      throw new IllegalArgumentException("LogStore class " + className + " failed to start: " + e.getCause(), e.getCause());
+      throw ErrorClass.FILECOMMIT_LOGSTORE_UNAVAILABLE.error("LogStore class " + className + " failed to start: " + e.getCause(), e.getCause());
     }
   }
 }

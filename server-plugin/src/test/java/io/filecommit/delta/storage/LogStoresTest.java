@@ -1,5 +1,6 @@
 package io.filecommit.delta.storage;
 
+import io.filecommit.errors.FileCommitException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -67,11 +68,11 @@ class LogStoresTest {
 
   @Test
   void absentClassIsRefusedByName() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+    FileCommitException e = assertThrows(FileCommitException.class,
         () -> LogStores.instance("io.delta.storage.S3DynamoDBLogStore", new Configuration()));
     assertTrue(e.getMessage().contains("io.delta.storage.S3DynamoDBLogStore"), e.getMessage());
     assertTrue(e.getMessage().contains("delta-storage-s3-dynamodb"), e.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> LogStores.instance("java.lang.String", new Configuration()));
+    assertThrows(FileCommitException.class, () -> LogStores.instance("java.lang.String", new Configuration()));
   }
 
   @Test
