@@ -179,6 +179,13 @@ public final class TransactionalWrite {
       }
     });
     TableProperties.validate(changed);
+    Constraints.validateConstraintProperties(session, metadata.schema(), changed);
+    if (snapshot.exists() && changed.keySet().stream().anyMatch(k -> k.startsWith(TableFeatures.CONSTRAINT_PREFIX))
+        && !snapshot.allFiles().isEmpty()) {
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Adding a CHECK constraint to the existing table "
+          + deltaLog.tablePath() + " that holds data is not supported by filecommit (its rows would have to be "
+          + "checked first); declare constraints when the table is created, or add them with Delta's ALTER TABLE");
+    }
     if (snapshot.exists() && TableProperties.isTrue(changed, TableProperties.IN_COMMIT_TIMESTAMPS)) {
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Enabling " + TableProperties.IN_COMMIT_TIMESTAMPS + " on the existing table "
           + deltaLog.tablePath() + " is not supported by filecommit; set it when the table is created");
@@ -276,6 +283,14 @@ public final class TransactionalWrite {
    *     that is not in the table
    */
   Dataset<Row> normalizeData(Dataset<Row> data, String changeTypeColumn) {
+    return normalizeData(data, changeTypeColumn, false);
+  }
+
+  /**
+   * As {@link #normalizeData(Dataset, String)}; with {@code enforce}, also computes absent
+   * generated columns and checks the table's rules on every row ({@link Constraints}).
+   */
+  Dataset<Row> normalizeData(Dataset<Row> data, String changeTypeColumn, boolean enforce) {
     Metadata md = metadata();
     StructType table = md.schema();
     StructType input = data.schema();
@@ -288,14 +303,18 @@ public final class TransactionalWrite {
             + deltaLog.tablePath() + ": " + List.of(table.fieldNames()));
       }
     }
+    List<String> generated = TableFeatures.generatedColumns(table);
+    java.util.Set<String> supplied = new java.util.HashSet<>();
     List<Column> cols = new ArrayList<>();
     for (StructField f : table.fields()) {
       Optional<StructField> in = findField(input, f.name());
       if (in.isPresent()) {
+        supplied.add(f.name());
         cols.add(functions.col(quote(in.get().name())).as(f.name()));
-      } else if (md.partitionColumns().stream().anyMatch(p -> p.equalsIgnoreCase(f.name()))) {
-        throw ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error("Partition column '" + f.name() + "' is not in the data; columns: "
-            + List.of(input.fieldNames()));
+      } else if (md.partitionColumns().stream().anyMatch(p -> p.equalsIgnoreCase(f.name()))
+          && !(enforce && generated.contains(f.name()))) {
+        throw ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error("Partition column '" + f.name()
+            + "' is not in the data; columns: " + List.of(input.fieldNames()));
       } else {
         cols.add(functions.lit(null).cast(f.dataType()).as(f.name()));
       }
@@ -303,7 +322,8 @@ public final class TransactionalWrite {
     if (changeTypeColumn != null) {
       cols.add(functions.col(quote(changeTypeColumn)).as(CDC_TYPE_COLUMN));
     }
-    return data.select(cols.toArray(new Column[0]));
+    Dataset<Row> normalized = data.select(cols.toArray(new Column[0]));
+    return enforce ? Constraints.apply(normalized, table, md.configuration(), supplied) : normalized;
   }
 
   private static String quote(String name) {
@@ -354,7 +374,7 @@ public final class TransactionalWrite {
     hasWritten = true;
     lastCommitter = committer;
     if (!changeData) {
-      runWrite(normalizeData(data, null), md.partitionColumns(), committer, writeOptions);
+      runWrite(normalizeData(data, null, true), md.partitionColumns(), committer, writeOptions);
     } else {
       if (!TableProperties.isTrue(md.configuration(), TableProperties.ENABLE_CDF)) {
         throw ErrorClass.DELTA_CHANGE_TABLE_FEED_DISABLED.error("Change data needs " + TableProperties.ENABLE_CDF + "=true on " + outputPath);
@@ -368,7 +388,7 @@ public final class TransactionalWrite {
       Column isCdc = functions.col(quote(changeType)).isNotNull();
       Dataset<Row> cached = data.persist();
       try {
-        Dataset<Row> rows = normalizeData(cached.filter(functions.not(isCdc)).drop(changeType), null);
+        Dataset<Row> rows = normalizeData(cached.filter(functions.not(isCdc)).drop(changeType), null, true);
         runWrite(rows.withColumn(DelayedCommitProtocol.CDC_PARTITION_COL, functions.lit(false)),
             cdcPartitions, committer, writeOptions);
         Dataset<Row> changes = normalizeData(cached.filter(isCdc), changeType);
@@ -394,8 +414,13 @@ public final class TransactionalWrite {
       normalized = ColumnMapping.toPhysical(md, normalized);
       partitionColumns = partitionColumns.stream().map(c -> ColumnMapping.physicalName(md, c)).toList();
     }
-    ParquetJobWriter.write(session, normalized, outputPath, partitionColumns, committer, writeOptions,
-        "filecommit write " + outputPath);
+    try {
+      ParquetJobWriter.write(session, normalized, outputPath, partitionColumns, committer, writeOptions,
+          "filecommit write " + outputPath);
+    } catch (RuntimeException e) {
+      io.filecommit.errors.FileCommitException violation = Constraints.translate(e);
+      throw violation != null ? violation : e;
+    }
   }
 
   /**
