@@ -24,7 +24,7 @@ table paths must then be visible to both), and prints a table of four measuremen
              of ``--runs`` runs, rows/s and MB/s. Printed next to (1).
 
 Usage: ``python bench/bench_write.py [--runs 3] [--small-commits 30] [--small-rows 100]
-[--threads 4] [--appends-per-thread 5] [--warmup 1] [--out DIR] [--json FILE] [--remote URL]`` (``make bench``
+[--threads 8] [--appends-per-thread 25] [--warmup 1] [--out DIR] [--json FILE] [--remote URL]`` (``make bench``
 runs the defaults). ``--out`` keeps the tables there; by default a temporary directory is used and
 removed. Units: seconds (s), milliseconds (ms), rows/s, MB/s with MB = 10^6 bytes. Percentiles are
 nearest-rank.
@@ -256,8 +256,8 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=int, default=1, help="untimed flights writes first (default 1)")
     parser.add_argument("--small-commits", type=int, default=30, help="small appends for latency (default 30)")
     parser.add_argument("--small-rows", type=int, default=100, help="rows per small append (default 100)")
-    parser.add_argument("--threads", type=int, default=4, help="concurrent client threads (default 4)")
-    parser.add_argument("--appends-per-thread", type=int, default=5, help="appends per thread (default 5)")
+    parser.add_argument("--threads", type=int, default=8, help="concurrent client threads (default 8)")
+    parser.add_argument("--appends-per-thread", type=int, default=25, help="appends per thread (default 25)")
     parser.add_argument("--out", default=None, help="directory for the tables (kept); default: a temp dir, removed")
     parser.add_argument("--json", default=None, help="also write all samples to this JSON file")
     parser.add_argument("--remote", default=None,
