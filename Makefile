@@ -10,7 +10,7 @@ SPARK_JARS = $(shell $(VPY) -c 'import os, pyspark; print(os.path.join(os.path.d
 MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
-.PHONY: setup build run test test-java test-python proto proto-check docker-check bench clean delta-reader
+.PHONY: setup build run test test-java test-python proto proto-check docker-check lint bench clean delta-reader
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
 setup: $(VENV)/.installed
@@ -50,8 +50,14 @@ build: setup
 run: build
 	$(VPY) client/examples/flights.py
 
-## test: proto freshness, docker files (static), JUnit, and pytest end to end through one local Connect server
-test: build proto-check docker-check test-java test-python
+## test: proto freshness, docker files (static), lint, JUnit, and pytest end to end through one local Connect server
+test: build proto-check docker-check lint test-java test-python
+
+## lint: ruff on client/ and mypy on client/filecommit (generated protobuf modules excluded; config in
+## pyproject.toml, tool versions pinned in its dev extras)
+lint: setup
+	$(VENV)/bin/ruff check client
+	$(VPY) -m mypy
 
 test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}

@@ -161,8 +161,9 @@ def test_change_type_column_rules(spark, table_path):
                          change_data=True)
     with pytest.raises(Exception, match="reserved for change data"):
         filecommit.write(_changes(spark, [(5, "e", "x", None)]), table_path)
-    with pytest.raises(TypeError, match="change_data must be True or False"):
+    with pytest.raises(TypeError, match="`change_data` should be bool, got str") as e:
         filecommit.write(_changes(spark, [(5, "e", "x", None)]), table_path, change_data="yes")
+    assert e.value.getCondition() == "NOT_EXPECTED_TYPE"
     assert sorted(log_actions(table_path)) == [0]
 
 

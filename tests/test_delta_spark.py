@@ -90,8 +90,11 @@ def tables(spark, tmp_path_factory):
         {"path": t["plain"], "kind": "table"},
         {"path": t["plain"], "kind": "history"},
     ]
+    # The reader is a classic Spark session: without this process's Spark Connect client marker
+    # (set by filecommit's sessions, as by pyspark's builder.remote()).
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
     proc = subprocess.run([DELTA_PYTHON, READER, "-"], input=json.dumps({"reads": reads}),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=env)
     if proc.returncode != 0:
         pytest.fail(f"Spark + Delta reader failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     response = json.loads(proc.stdout.strip().splitlines()[-1])

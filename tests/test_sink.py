@@ -148,14 +148,24 @@ def test_bad_input_is_refused_before_anything_is_written(spark, table_path):
     from pyspark.errors.exceptions.connect import IllegalArgumentException
 
     df, _ = events(spark, range(3))
-    with pytest.raises(ValueError, match="batch_id must be >= 0, got -1"):
+    # Client-side checks: pyspark's error classes (ValueError / TypeError subclasses).
+    with pytest.raises(ValueError, match="`batch_id` must be greater than or equal to 0, got '-1'") as e:
         filecommit.write_batch(df, table_path, batch_id=-1)
-    with pytest.raises(TypeError, match="batch_id must be an int"):
+    assert e.value.getCondition() == "NEGATIVE_VALUE"
+    with pytest.raises(ValueError, match="`batch_id` must be between 0 and 9223372036854775807") as e:
+        filecommit.write_batch(df, table_path, batch_id=2**63)
+    assert e.value.getCondition() == "VALUE_OUT_OF_BOUNDS"
+    with pytest.raises(TypeError, match="`batch_id` should be int, got bool") as e:
         filecommit.write_batch(df, table_path, batch_id=True)
-    with pytest.raises(ValueError, match="path must be a non-empty string"):
+    assert e.value.getCondition() == "NOT_EXPECTED_TYPE"
+    with pytest.raises(ValueError, match="`path` must be a non-empty string") as e:
         filecommit.write_batch(df, "  ", batch_id=0)
-    with pytest.raises(TypeError, match="Spark Connect DataFrame"):
+    assert e.value.getCondition() == "VALUE_NOT_NON_EMPTY_STR"
+    with pytest.raises(TypeError, match="Spark Connect DataFrame") as e:
         filecommit.write_batch([1, 2], table_path, batch_id=0)
+    assert e.value.getCondition() == "NOT_EXPECTED_TYPE"
+    assert e.value.getMessageParameters()["arg_name"] == "df"
+    assert not os.path.exists(table_path)
     # The server refuses too, naming the value, when a client skips the checks.
     raw = sink_pb2.WriteBatchCommand(path=table_path, batch_id=-4)
     raw.input.CopyFrom(_connect.relation_of(df))

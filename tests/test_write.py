@@ -244,14 +244,18 @@ def test_random_prefixes(spark, table_path):
 
 def test_client_side_validation_before_sending(spark, table_path):
     df = _df(spark, [(1, "a", "x")])
-    with pytest.raises(ValueError, match="mode must be one of"):
+    with pytest.raises(ValueError, match="`mode` has to be amongst the following values") as e:
         filecommit.write(df, table_path, mode="upsert")
-    with pytest.raises(ValueError, match="path must be a non-empty string"):
+    assert e.value.getCondition() == "VALUE_NOT_ALLOWED"
+    with pytest.raises(ValueError, match="`path` must be a non-empty string") as e:
         filecommit.write(df, "  ")
-    with pytest.raises(TypeError, match="options must be a mapping"):
+    assert e.value.getCondition() == "VALUE_NOT_NON_EMPTY_STR"
+    with pytest.raises(TypeError, match="`options` should be a mapping of str to str, got list") as e:
         filecommit.write(df, table_path, options=["a"])
-    with pytest.raises(TypeError, match="expected a Spark Connect DataFrame"):
+    assert e.value.getCondition() == "NOT_EXPECTED_TYPE"
+    with pytest.raises(TypeError, match="Spark Connect DataFrame") as e:
         filecommit.write(pd.DataFrame({"a": [1]}), table_path)
+    assert e.value.getCondition() == "NOT_EXPECTED_TYPE"
     assert not os.path.exists(table_path)
 
 

@@ -65,9 +65,10 @@ def main(argv=None) -> int:
     parser.add_argument("--remote", default=None, help="Spark Connect URL; default: embedded local server")
     args = parser.parse_args(argv)
 
-    import filecommit
     from deltalake import DeltaTable
     from pyspark.sql import SparkSession
+
+    import filecommit
 
     table = os.path.abspath(args.table)
     staging = os.path.join(os.path.dirname(table), "flights_input.parquet")
@@ -138,8 +139,9 @@ PARTITION = "origin = 'EWR' AND month = 1"
 
 def correction_batch(spark, table: str, schema, current: pd.DataFrame) -> int:
     """Step 6: re-time late EWR January flights with change records; print the change feed."""
-    import filecommit
     from deltalake import DeltaTable
+
+    import filecommit
 
     if DeltaTable(table).metadata().configuration.get("delta.enableChangeDataFeed") != "true":
         r = filecommit.set_table_properties(spark, table, {"delta.enableChangeDataFeed": "true"})
@@ -162,10 +164,10 @@ def correction_batch(spark, table: str, schema, current: pd.DataFrame) -> int:
             after.assign(_change_type="update_postimage"),
         ],
         ignore_index=True,
-    )[columns + ["_change_type"]]
+    )[[*columns, "_change_type"]]
     from pyspark.sql.types import StringType, StructField, StructType
 
-    batch_schema = StructType(schema.fields + [StructField("_change_type", StringType(), True)])
+    batch_schema = StructType([*schema.fields, StructField("_change_type", StringType(), True)])
     batch = batch.astype(object).where(batch.notna(), None)
     df = spark.createDataFrame(batch.to_dict("records"), batch_schema)
 

@@ -6,27 +6,34 @@ Public API::
     result = filecommit.write(df, "/data/t", partition_by=["day"], mode="append")
     result.version, result.add_files, result.remove_files, result.metrics
     filecommit.write(changes, "/data/t", change_data=True).cdc_files   # change data feed
+    filecommit.write(df, "/data/t", txn=("nightly-load", 42))            # idempotent write
     filecommit.write_batch(df, "/data/sink", batch_id=7)                # batch-id file sink
+
+Importing the package checks the installed pyspark (``_connect.SUPPORTED_PYSPARK_VERSIONS``) and
+raises ImportError for another release.
 """
 
+# _connect first: it refuses an unsupported pyspark before anything else imports pyspark modules.
+from filecommit import _connect  # noqa: F401
 from filecommit.actions import AddCDCFile, AddFile, CommitResult, RemoveFile, WriteMetrics
 from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
-from filecommit.writer import set_table_properties, write
 from filecommit.sink import BatchResult, SinkFileStatus, write_batch
+from filecommit.writer import SaveMode, set_table_properties, write
 
 __all__ = [
+    "PLUGIN_CLASS",
     "AddCDCFile",
     "AddFile",
+    "BatchResult",
     "CommitResult",
-    "PLUGIN_CLASS",
     "RemoveFile",
+    "SaveMode",
+    "SinkFileStatus",
     "WriteMetrics",
     "find_plugin_jar",
     "local_session",
     "set_table_properties",
     "write",
-    "BatchResult",
-    "SinkFileStatus",
     "write_batch",
 ]
 __version__ = "0.1.0"

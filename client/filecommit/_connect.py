@@ -4,35 +4,77 @@
 raises UNKNOWN_RESPONSE after the server already ran the command), so commands are sent through
 the iterator path, which keeps reattach, session hooks and server-error conversion (reference
 spark-connect-plugins.md, "The Python side"). tests/test_connect_internals.py covers these names.
+
+Private names differ between pyspark releases, so the client supports exactly the pyspark
+versions in :data:`SUPPORTED_PYSPARK_VERSIONS` (pinned in pyproject.toml): importing
+``filecommit`` with any other pyspark raises ``ImportError`` (:func:`check_pyspark_version`).
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import weakref
-from typing import Iterator
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
+if TYPE_CHECKING:
+    from pyspark.sql.connect.dataframe import DataFrame
+    from pyspark.sql.connect.session import SparkSession
 
-def relation_of(df) -> "Message":
+SUPPORTED_PYSPARK_VERSIONS = ("4.3.0",)
+"""pyspark releases whose private Connect client names this module uses (tested with each)."""
+
+
+def check_pyspark_version(version: str | None = None) -> None:
+    """Refuse a pyspark release this client was not made for.
+
+    Args:
+        version: a pyspark version string; default: the installed ``pyspark.__version__``.
+
+    Raises:
+        ImportError: pyspark is missing, or its version is not in
+            :data:`SUPPORTED_PYSPARK_VERSIONS`; the message names the supported versions.
+    """
+    wanted = " or ".join(f"pyspark[connect]=={v}" for v in SUPPORTED_PYSPARK_VERSIONS)
+    if version is None:
+        try:
+            from pyspark.version import __version__ as version
+        except ImportError as e:
+            raise ImportError(f"filecommit needs {wanted}; pyspark is not installed") from e
+    if version not in SUPPORTED_PYSPARK_VERSIONS:
+        raise ImportError(
+            f"filecommit supports pyspark {', '.join(SUPPORTED_PYSPARK_VERSIONS)} only (it uses private Spark "
+            f"Connect client internals of those releases), but pyspark {version} is installed: "
+            f"install {wanted}"
+        )
+
+
+check_pyspark_version()
+
+
+def relation_of(df: DataFrame) -> Message:
     """The ``spark.connect.Relation`` plan of a Spark Connect DataFrame.
 
     Raises:
-        TypeError: if ``df`` is not a Spark Connect DataFrame.
+        pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` (a ``TypeError``) if ``df`` is not a
+            Spark Connect DataFrame (e.g. a classic pyspark or a pandas DataFrame).
     """
+    from filecommit._checks import type_error
+
     plan = getattr(df, "_plan", None)
     session = getattr(df, "sparkSession", None)
     client = getattr(session, "client", None)
     if plan is None or client is None:
-        raise TypeError(
-            f"expected a Spark Connect DataFrame (from SparkSession.builder.remote(...)), got {type(df).__name__}"
-        )
-    return plan.plan(client)
+        type_error("df", "a Spark Connect DataFrame (from SparkSession.builder.remote(...))", df)
+    relation: Message = plan.plan(client)
+    return relation
 
 
-def execute_extension_command(spark, message: Message) -> Iterator[any_pb2.Any]:
+def execute_extension_command(spark: SparkSession, message: Message) -> Iterator[any_pb2.Any]:
     """Send ``message`` packed in ``Command.extension`` and yield each ``extension`` response.
 
     Args:
@@ -58,27 +100,35 @@ def execute_extension_command(spark, message: Message) -> Iterator[any_pb2.Any]:
             yield item
 
 
-def server_url(spark) -> str:
+def server_url(spark: SparkSession) -> str:
     """The ``sc://host:port`` URL of the server ``spark`` is connected to.
 
     Lets a caller open an independent second session (``SparkSession.builder.remote(url).create()``)
     on the same server, e.g. the embedded one started by ``local_session()``.
     """
-    return f"sc://{spark.client._builder.endpoint}"
+    builder: Any = spark.client._builder  # a DefaultChannelBuilder for sc:// URLs
+    return f"sc://{builder.endpoint}"
 
 
-_local_url = None
-_sessions: "weakref.WeakSet" = weakref.WeakSet()
+_local_url: str | None = None
+_sessions: weakref.WeakSet[SparkSession] = weakref.WeakSet()
 
 
-def connect(url: str):
+def connect(url: str) -> SparkSession:
     """A Spark Connect session to ``url``, also when this process hosts the embedded server.
 
     ``pyspark.sql.SparkSession.builder.remote(url)`` refuses to connect while a classic session
     (the embedded server's) lives in this process; the Connect session class itself does not.
+
+    Like ``pyspark.sql.SparkSession.builder.remote(...)``, this marks the process as a Spark
+    Connect client (environment variable ``SPARK_CONNECT_MODE_ENABLED=1``, read by
+    ``pyspark.sql.utils.is_remote()``), so that ``pyspark.sql.functions`` (``udf``,
+    ``pandas_udf``, ...) build Connect columns and not classic ones, also while the embedded
+    server's classic session lives in this process.
     """
     from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
 
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
     session = RemoteSparkSession.builder.remote(url).getOrCreate()
     _sessions.add(session)
     return session
@@ -101,7 +151,7 @@ def _shutdown() -> None:
         ClassicSparkSession._instantiatedSession.stop()
 
 
-def start_local_server(master: str, conf: dict) -> str:
+def start_local_server(master: str, conf: Mapping[str, str], python_exec: str | None = None) -> str:
     """Start an embedded Spark Connect server in this process's JVM, or reuse the running one.
 
     The server gets ``conf`` as its start-up configuration. pyspark's own ``remote("local")``
@@ -109,9 +159,17 @@ def start_local_server(master: str, conf: dict) -> str:
     the server may bind an ephemeral port (``spark.connect.grpc.binding.port=0``) and the real
     port is read back from ``SparkConnectService.localPort()``.
 
+    The server runs the Python workers of Python UDFs with the interpreter named by its JVM's
+    ``PYSPARK_PYTHON`` environment variable (Spark's ``SparkConnectPlanner.pythonExec``, which
+    reads neither ``spark.pyspark.python`` nor the client's interpreter; default ``python3``).
+    With ``python_exec`` given, ``PYSPARK_PYTHON`` is set to it while the JVM is launched and
+    restored afterwards, so this process's environment is left as it was.
+
     Args:
         master: Spark master, e.g. "local[2]".
         conf: server configuration (str -> str).
+        python_exec: interpreter for the server's Python workers, e.g. ``sys.executable``; None
+            leaves ``PYSPARK_PYTHON`` as it is. Ignored when the server is already running.
 
     Returns:
         The server's URL, ``sc://localhost:<port>`` (pyspark uses local channel credentials
@@ -125,8 +183,21 @@ def start_local_server(master: str, conf: dict) -> str:
         return _local_url
     # Not setting SPARK_LOCAL_REMOTE (as remote("local") does): pyspark would then connect to
     # sc://localhost:15002 whatever the real port. The server lives as long as this process.
-    RemoteSparkSession._start_connect_server(master, dict(conf))
-    jvm = ClassicSparkSession._instantiatedSession._jvm
+    saved = os.environ.get("PYSPARK_PYTHON")
+    if python_exec is not None:
+        os.environ["PYSPARK_PYTHON"] = python_exec
+    try:
+        RemoteSparkSession._start_connect_server(master, dict(conf))
+    finally:
+        if python_exec is not None:
+            if saved is None:
+                os.environ.pop("PYSPARK_PYTHON", None)
+            else:
+                os.environ["PYSPARK_PYTHON"] = saved
+    session = ClassicSparkSession._instantiatedSession
+    if session is None:
+        raise RuntimeError("pyspark did not start the embedded Spark Connect server")
+    jvm: Any = session._jvm
     service = getattr(getattr(jvm, "org.apache.spark.sql.connect.service.SparkConnectService$"), "MODULE$")
     _local_url = f"sc://localhost:{service.localPort()}"
     atexit.register(_shutdown)

@@ -7,13 +7,14 @@ times are milliseconds since the Unix epoch. Partition values are strings, ``Non
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Any
 
 from filecommit.proto.v1 import commands_pb2 as pb
 
 
-def _partition_values(values) -> Dict[str, Optional[str]]:
+def _partition_values(values: Iterable[Any]) -> dict[str, str | None]:
     return {v.column: (v.value if v.HasField("value") else None) for v in values}
 
 
@@ -32,15 +33,15 @@ class AddFile:
     """
 
     path: str
-    partition_values: Dict[str, Optional[str]]
+    partition_values: dict[str, str | None]
     size: int
     modification_time: int
     data_change: bool
-    stats: Optional[str] = None
-    tags: Dict[str, str] = field(default_factory=dict)
+    stats: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_proto(cls, m: "pb.AddFile") -> "AddFile":
+    def from_proto(cls, m: pb.AddFile) -> AddFile:
         """Build from a ``filecommit.v1.AddFile`` message."""
         return cls(
             path=m.path,
@@ -70,11 +71,11 @@ class RemoveFile:
     deletion_timestamp: int
     data_change: bool
     extended_file_metadata: bool
-    partition_values: Dict[str, Optional[str]]
-    size: Optional[int] = None
+    partition_values: dict[str, str | None]
+    size: int | None = None
 
     @classmethod
-    def from_proto(cls, m: "pb.RemoveFile") -> "RemoveFile":
+    def from_proto(cls, m: pb.RemoveFile) -> RemoveFile:
         """Build from a ``filecommit.v1.RemoveFile`` message."""
         return cls(
             path=m.path,
@@ -99,13 +100,13 @@ class AddCDCFile:
     """
 
     path: str
-    partition_values: Dict[str, Optional[str]]
+    partition_values: dict[str, str | None]
     size: int
-    tags: Dict[str, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
     data_change: bool = False
 
     @classmethod
-    def from_proto(cls, m: "pb.AddCDCFile") -> "AddCDCFile":
+    def from_proto(cls, m: pb.AddCDCFile) -> AddCDCFile:
         """Build from a ``filecommit.v1.AddCDCFile`` message."""
         return cls(
             path=m.path,
@@ -145,7 +146,9 @@ class CommitResult:
     Attributes:
         version: the table version this write committed (when ``committed`` is False: the
             table's current version).
-        committed: False when nothing was committed (mode "ignore" on an existing table).
+        committed: False when nothing was committed: mode "ignore" on an existing table,
+            properties already set, or a ``txn`` whose version the table already has for its
+            app id (the table's latest txn version for the app id is >= the write's).
         table_path: fully qualified table root as the server resolved it.
         add_files: the AddFiles of the commit.
         remove_files: the RemoveFiles of the commit (overwrite).
@@ -156,7 +159,7 @@ class CommitResult:
     version: int
     committed: bool
     table_path: str
-    add_files: List[AddFile]
-    remove_files: List[RemoveFile]
+    add_files: list[AddFile]
+    remove_files: list[RemoveFile]
     metrics: WriteMetrics
-    cdc_files: List[AddCDCFile] = field(default_factory=list)
+    cdc_files: list[AddCDCFile] = field(default_factory=list)

@@ -2,7 +2,8 @@
 
 ``local_session()`` starts an embedded Spark Connect server (inside a local JVM started by pyspark)
 with the plugin jar on its classpath and the command plugin registered (reference
-spark-connect-plugins.md, "Embedded server"). Against an existing cluster, use
+spark-connect-plugins.md, "Embedded server"); its Python workers (Python UDFs in a written
+DataFrame) run with this process's interpreter. Against an existing cluster, use
 ``SparkSession.builder.remote("sc://host:15002").getOrCreate()`` instead; that server must have
 been started with the jar and ``spark.connect.extensions.command.classes`` set to
 :data:`PLUGIN_CLASS`.
@@ -12,8 +13,15 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import TYPE_CHECKING
+
+from filecommit import _checks
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession
 
 PLUGIN_CLASS = "io.filecommit.plugin.FileCommitPlugin"
 """Fully qualified class name of the server-side command plugin."""
@@ -25,7 +33,9 @@ def find_plugin_jar() -> str:
     """Locate the server plugin jar.
 
     Looks, in order, at ``$FILECOMMIT_JAR``, the jar packaged with this client
-    (``filecommit/jars/``), and the repository's Maven output ``server-plugin/target/``.
+    (``filecommit/jars/``, where the Makefile's ``build`` target copies it), and the repository's
+    Maven output ``server-plugin/target/``; of the jars found in the last two places, the last in
+    that order (names sorted in each place) is taken, so a repository build wins over the copy.
 
     Returns:
         Absolute path of the jar.
@@ -52,11 +62,24 @@ def find_plugin_jar() -> str:
     return candidates[-1]
 
 
-def local_session(master: str = "local[2]", conf: Optional[Mapping[str, str]] = None, port: int = 0):
+def local_session(
+    master: str = "local[2]", conf: Mapping[str, str] | None = None, port: int = 0
+) -> SparkSession:
     """Start (or reuse) an embedded Spark Connect server with the filecommit plugin.
 
-    The server listens on 127.0.0.1 only. ``filecommit._connect.server_url(spark)`` gives its
-    ``sc://`` URL for further client sessions.
+    Follows pyspark's ``SparkSession.builder.remote("local")`` (``_start_connect_server``), with
+    the plugin registered, an ephemeral port and the server bound to 127.0.0.1 only.
+    ``filecommit._connect.server_url(spark)`` gives its ``sc://`` URL for further client sessions.
+
+    The server's Python workers (which run Python UDFs and pandas UDFs of written DataFrames) use
+    this client's interpreter, ``sys.executable``, so they see the same Python version and
+    packages: the server is started with ``PYSPARK_PYTHON`` (which Spark Connect's planner reads
+    from the server's environment) and ``spark.pyspark.python`` set to it, without changing this
+    process's environment. A ``spark.pyspark.python`` in ``conf``, else a ``PYSPARK_PYTHON``
+    environment variable, takes precedence. As with pyspark's ``builder.remote("local")``, the
+    process is marked as a Spark Connect client (``SPARK_CONNECT_MODE_ENABLED=1``), so
+    ``pyspark.sql.functions.udf`` / ``pandas_udf`` build Connect columns. Only the first call
+    starts a server; later calls reuse it and ignore ``master``, ``conf`` and ``port``.
 
     Args:
         master: Spark master for the embedded server, e.g. "local[2]" or "local-cluster[2,1,1024]".
@@ -64,13 +87,22 @@ def local_session(master: str = "local[2]", conf: Optional[Mapping[str, str]] = 
         port: gRPC port; 0 (default) picks a free ephemeral port, so several servers can coexist.
 
     Returns:
-        A Spark Connect ``SparkSession``.
+        A Spark Connect ``SparkSession`` (``pyspark.sql.connect.session.SparkSession``).
 
     Raises:
         FileNotFoundError: if the plugin jar cannot be found.
+        pyspark.errors.PySparkValueError: (a ``ValueError``) ``VALUE_NOT_NON_EMPTY_STR`` for an
+            empty master; ``NEGATIVE_VALUE`` / ``VALUE_OUT_OF_BOUNDS`` for a port outside
+            [0, 65535].
+        pyspark.errors.PySparkTypeError: (a ``TypeError``) ``NOT_EXPECTED_TYPE`` for a conf that is
+            not a str -> str mapping or a non-int port.
     """
     from filecommit import _connect
 
+    _checks.non_empty_str("master", master)
+    extra = _checks.string_map("conf", conf)
+    _checks.int_in_range("port", port, 0, 65535)
+    python_exec = extra.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
     server_conf = {
         "spark.master": master,
         "spark.jars": find_plugin_jar(),
@@ -82,7 +114,9 @@ def local_session(master: str = "local[2]", conf: Optional[Mapping[str, str]] = 
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4",
+        "spark.pyspark.python": python_exec,
     }
-    server_conf.update(conf or {})
-    url = _connect.start_local_server(master, server_conf)
+    server_conf.update(extra)
+    url = _connect.start_local_server(master, server_conf, python_exec=python_exec)
     return _connect.connect(url)
+

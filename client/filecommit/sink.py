@@ -11,11 +11,16 @@ file sink"). Spark's readers (``spark.read.parquet(path)``) list only the files 
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, List, Mapping, Optional
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from filecommit import _connect
+from filecommit import _checks, _connect
 from filecommit.proto.v1 import sink_pb2 as pb
-from filecommit.writer import _check_path, _partition_columns, _string_map, _unpacked
+from filecommit.writer import _unpacked
+
+if TYPE_CHECKING:
+    from google.protobuf import any_pb2
+    from pyspark.sql.connect.dataframe import DataFrame
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +46,7 @@ class SinkFileStatus:
     action: str
 
     @classmethod
-    def from_proto(cls, message: "pb.SinkFileStatus") -> "SinkFileStatus":
+    def from_proto(cls, message: pb.SinkFileStatus) -> SinkFileStatus:
         """Build from the contract message ``filecommit.v1.SinkFileStatus``."""
         return cls(
             path=message.path,
@@ -73,7 +78,7 @@ class BatchResult:
 
     batch_id: int
     committed: bool
-    files: List[SinkFileStatus]
+    files: list[SinkFileStatus]
     path: str
     latest_batch_id: int
     num_output_bytes: int
@@ -81,44 +86,46 @@ class BatchResult:
 
 
 def build_write_batch_command(
-    df,
+    df: DataFrame,
     path: str,
     *,
     batch_id: int,
-    partition_by: Optional[Iterable[str]] = None,
-    options: Optional[Mapping[str, object]] = None,
-) -> "pb.WriteBatchCommand":
+    partition_by: str | Iterable[str] | None = None,
+    options: Mapping[str, object] | None = None,
+) -> pb.WriteBatchCommand:
     """Validate the arguments of :func:`write_batch` and build its ``WriteBatchCommand`` message.
 
+    Follows proto/filecommit/v1/sink.proto (``WriteBatchCommand``); arguments as in
+    :func:`write_batch`.
+
+    Returns:
+        The ``filecommit.v1.WriteBatchCommand`` message, with ``input`` set to ``df``'s plan.
+
     Raises:
-        ValueError: empty path, negative batch id, bad partition column names.
-        TypeError: a non-integer batch id, a non-Connect DataFrame, options that are not a
-            str -> str mapping.
+        pyspark.errors.PySparkValueError: (a ``ValueError``) ``VALUE_NOT_NON_EMPTY_STR`` for an empty
+            path or a bad partition column name; ``NEGATIVE_VALUE`` for a negative batch id,
+            ``VALUE_OUT_OF_BOUNDS`` for one above 2**63 - 1.
+        pyspark.errors.PySparkTypeError: (a ``TypeError``) ``NOT_EXPECTED_TYPE`` for a non-int
+            (or bool) batch id, a non-Connect DataFrame, options that are not a str -> str mapping.
     """
-    _check_path(path)
-    if isinstance(batch_id, bool) or not isinstance(batch_id, int):
-        raise TypeError(f"batch_id must be an int, got {batch_id!r}")
-    if batch_id < 0:
-        raise ValueError(f"batch_id must be >= 0, got {batch_id}")
-    if batch_id >= 2**63:
-        raise ValueError(f"batch_id must fit in a signed 64-bit integer, got {batch_id}")
+    _checks.check_path(path)
     command = pb.WriteBatchCommand(
         path=path,
-        batch_id=batch_id,
-        partition_by=_partition_columns(partition_by),
-        options=_string_map("options", options),
+        batch_id=_checks.int64_at_least_zero("batch_id", batch_id),
+        partition_by=_checks.partition_columns(partition_by),
+        options=_checks.string_map("options", options),
     )
     command.input.CopyFrom(_connect.relation_of(df))
     return command
 
 
 def write_batch(
-    df,
+    df: DataFrame,
     path: str,
     *,
     batch_id: int,
-    partition_by: Optional[Iterable[str]] = None,
-    options: Optional[Mapping[str, object]] = None,
+    partition_by: str | Iterable[str] | None = None,
+    options: Mapping[str, object] | None = None,
 ) -> BatchResult:
     """Write a DataFrame as batch ``batch_id`` of the file sink at ``path``, exactly once.
 
@@ -134,20 +141,28 @@ def write_batch(
     The log is compacted every ``spark.sql.streaming.fileSink.log.compactInterval`` batches
     (session configuration, default 10: ``_spark_metadata/9.compact``, ``19.compact``, ...).
 
+    Follows proto/filecommit/v1/sink.proto (``WriteBatchCommand``) and the log format of Spark's
+    streaming file sink (``FileStreamSinkLog``, ``_spark_metadata/<batch id>``).
+
     Args:
-        df: a Spark Connect DataFrame; its plan runs on the server.
+        df: a Spark Connect DataFrame (``pyspark.sql.connect.dataframe.DataFrame``); its plan runs
+            on the server.
         path: sink root as the server sees it (local path, ``file:``, ``hdfs:``, ...).
-        batch_id: the batch id, an int >= 0.
-        partition_by: partition columns, in directory order (``col=value`` directories).
+        batch_id: the batch id, an int in [0, 2**63 - 1] (a bool is refused).
+        partition_by: partition columns, in directory order (``col=value`` directories); one str
+            is one column.
         options: Spark Parquet writer options (e.g. ``{"compression": "zstd"}``) and ``retention``,
             a Spark time string (``"7d"``): log entries of files older than that are dropped at the
             next compaction, as with the ``retention`` option of Spark's file sink.
 
     Returns:
-        BatchResult with the batch id, whether it was committed, and its file statuses.
+        BatchResult with the batch id, whether it was committed, and its file statuses (sizes in
+        bytes, times in ms since the Unix epoch).
 
     Raises:
-        ValueError, TypeError: invalid arguments, before anything is sent.
+        pyspark.errors.PySparkValueError, pyspark.errors.PySparkTypeError: invalid arguments (a
+            ``ValueError`` / ``TypeError`` with an error class, see
+            :func:`build_write_batch_command`), before anything is sent.
         pyspark.errors.exceptions.connect.IllegalArgumentException: bad input found by the server
             (a batch id that leaves a gap, an unknown partition column, a path that is a file, an
             invalid retention), before anything is written.
@@ -159,8 +174,8 @@ def write_batch(
     return _collect(_connect.execute_extension_command(df.sparkSession, command))
 
 
-def _collect(payloads) -> BatchResult:
-    files: List[SinkFileStatus] = []
+def _collect(payloads: Iterable[any_pb2.Any]) -> BatchResult:
+    files: list[SinkFileStatus] = []
     summary = None
     for response in _unpacked(payloads, pb.WriteBatchResponse):
         if response.HasField("files"):
