@@ -145,7 +145,6 @@ def test_an_already_committed_batch_id_is_skipped_and_returns_its_files(spark, t
 
 
 def test_bad_input_is_refused_before_anything_is_written(spark, table_path):
-    from pyspark.errors.exceptions.connect import IllegalArgumentException
 
     df, _ = events(spark, range(3))
     # Client-side checks: pyspark's error classes (ValueError / TypeError subclasses).
@@ -169,18 +168,22 @@ def test_bad_input_is_refused_before_anything_is_written(spark, table_path):
     # The server refuses too, naming the value, when a client skips the checks.
     raw = sink_pb2.WriteBatchCommand(path=table_path, batch_id=-4)
     raw.input.CopyFrom(_connect.relation_of(df))
-    with pytest.raises(IllegalArgumentException, match="Batch id must be >= 0, got -4"):
+    with pytest.raises(Exception, match="Batch id must be >= 0, got -4") as e:
         list(_connect.execute_extension_command(spark, raw))
-    with pytest.raises(IllegalArgumentException, match="Batch id 3 would leave a gap .* first batch id is 0"):
+    assert e.value.getCondition() == "FILECOMMIT_INVALID_ARGUMENT"
+    with pytest.raises(Exception, match="Batch id 3 would leave a gap .* first batch id is 0") as e:
         filecommit.write_batch(df, table_path, batch_id=3)
-    with pytest.raises(IllegalArgumentException, match="Partition column 'month' is not in the data"):
+    assert e.value.getCondition() == "FILECOMMIT_INVALID_ARGUMENT"
+    with pytest.raises(Exception, match="Partition column 'month' is not in the data") as e:
         filecommit.write_batch(df, table_path, batch_id=0, partition_by=["month"])
-    with pytest.raises(IllegalArgumentException, match="retention .* got 'forever'"):
+    assert e.value.getCondition() == "DELTA_PARTITION_COLUMN_NOT_FOUND"
+    with pytest.raises(Exception, match="retention .* got 'forever'") as e:
         filecommit.write_batch(df, table_path, batch_id=0, options={"retention": "forever"})
+    assert e.value.getCondition() == "DELTA_ILLEGAL_OPTION"
     assert not os.path.exists(table_path), "nothing may be written for bad input"
 
     filecommit.write_batch(df, table_path, batch_id=0)
-    with pytest.raises(IllegalArgumentException, match="latest committed batch is 0, so the next batch id is 1"):
+    with pytest.raises(Exception, match="latest committed batch is 0, so the next batch id is 1"):
         filecommit.write_batch(df, table_path, batch_id=2)
     assert log_batches(table_path) == ["0"]
 

@@ -215,13 +215,23 @@ def test_invalid_appends_leave_the_table_unchanged(spark, table_path, data_schem
         assert sorted(os.listdir(table_path)) == files_before, "rejected before any file was written"
 
 
-def test_non_table_directory_is_refused(spark, tmp_path):
+def test_directory_with_foreign_files_takes_a_new_table(spark, tmp_path):
+    """Files no Delta commit lists (leftovers, notes) do not block a table, as in Delta."""
     target = tmp_path / "not_a_table"
     target.mkdir()
     (target / "notes.txt").write_text("hello")
-    with pytest.raises(Exception, match="is not a Delta table"):
-        filecommit.write(_df(spark, [(1, "a", "x")]), str(target))
-    assert sorted(os.listdir(target)) == ["notes.txt"]
+    (target / "part-00000-0123abcd-0000-0000-0000-000000000000-c000.snappy.parquet").write_bytes(b"junk")
+    assert filecommit.write(_df(spark, [(1, "a", "x")]), str(target)).version == 0
+    assert (target / "notes.txt").read_text() == "hello"
+    assert delta_rows(str(target), ["id", "name", "part"]).values.tolist() == [[1.0, "a", "x"]]
+
+
+def test_sink_directory_is_refused_as_a_table(spark, tmp_path):
+    target = str(tmp_path / "sink")
+    filecommit.write_batch(_df(spark, [(1, "a", "x")]), target, batch_id=0)
+    with pytest.raises(Exception, match="batch-id file sink"):
+        filecommit.write(_df(spark, [(1, "a", "x")]), target)
+    assert not os.path.exists(os.path.join(target, "_delta_log"))
 
 
 def test_missing_nullable_column_is_filled_with_nulls(spark, table_path):
