@@ -74,8 +74,10 @@ proto-check: setup
 docker-check: setup
 	PYTHON=$(VPY) bash docker/check.sh
 
+## bench: write benchmarks, then append latency at version 10 vs 3,000 and vs plain Spark (bench/README.md)
 bench: build
 	$(VPY) bench/bench_write.py
+	$(VPY) bench/bench_history.py
 
 clean:
 	rm -rf server-plugin/target client/filecommit/jars/*.jar out
