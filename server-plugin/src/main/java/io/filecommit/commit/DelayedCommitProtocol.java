@@ -48,15 +48,35 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>Instances are serialized to executors: driver-only registries are transient. setupJob does
  * nothing.
  *
- * <p>No debris — a deliberate step beyond the seed, whose abortTask and abortJob are no-ops (orphans
- * wait for VACUUM in Delta): a failed write must leave nothing behind, so that for example a failed
- * first write does not leave a non-empty directory that blocks the next one. {@link #abortTask}
- * deletes the files this task attempt wrote; {@link #onTaskCommit} records, on the driver, the
- * files of every committed task, and {@link #abortJob} deletes them (and those of an earlier job of
- * this committer, such as the table-data job of a change-data write); {@link #deleteWrittenFiles}
- * does the same after a successful {@code commitJob} when the table commit itself fails (conflict,
- * duplicate {@code txn}) — never after the commit landed. Deletes are best effort: a failure is
- * logged, never thrown over the original error. Only files this committer handed out are touched.
+ * <p><b>No debris — a deliberate departure from the seed.</b> The seed's "Aborting Task" and
+ * "Aborting Job" are no-ops: in Delta, files of a failed write are never referenced by a commit and
+ * wait for {@code VACUUM}. Here a failed write must leave nothing behind (nothing to vacuum, no
+ * storage cost, no leftovers in a directory that a failed first write created), so:
+ *
+ * <ul>
+ *   <li>{@link #abortTask} (executor) deletes the files this task attempt was handed by {@link
+ *       #newTaskTempFile} (the {@code addedFiles} registry, reset by {@link #setupTask}).
+ *   <li>{@link #onTaskCommit} (driver; Spark's {@code FileFormatWriter} calls it for each task
+ *       result as it arrives) records the files of every committed task, because when a job fails
+ *       Spark calls {@code abortJob(jobContext)} without any task messages: these records are all
+ *       the driver knows.
+ *   <li>{@link #abortJob} (driver) deletes the recorded files of committed tasks and the AddFiles /
+ *       AddCDCFiles {@link #commitJob} collected (Spark also calls {@code abortJob} when {@code
+ *       commitJob} or the post-commit statistics fail). This includes the files of an earlier job
+ *       of this committer, such as the table-data job of a change-data write: one committer serves
+ *       one write, i.e. at most one table commit.
+ *   <li>{@link #deleteWrittenFiles} (driver) is for the transaction when the write fails after a
+ *       successful {@code commitJob} but before its table commit landed (conflict, constraint
+ *       error, duplicate {@code txn}). It must never be called once the table commit landed: the
+ *       committed version references these files.
+ *   <li>{@link #sweepJobFiles} (driver) finds, by this committer's job token in the file names,
+ *       files whose task commit never reached the driver (a task that finished after the job had
+ *       already failed).
+ * </ul>
+ *
+ * <p>Deletes are best effort: a failure is logged, never thrown over the original error. Only
+ * files this committer handed out are touched (recorded paths, or names carrying its 64-bit random
+ * job token); files of other jobs, even in the same directory, never are.
  */
 public class DelayedCommitProtocol extends FileCommitProtocol implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -78,10 +98,17 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   private final Integer randomPrefixLength;
   private final int numIndexedCols;
   /**
-   * The first 8 hex digits of every file UUID of this committer (the rest stays random), so that
-   * the files of a failed job can be found even when a task finished after the job failed.
+   * The first three groups ({@code xxxxxxxx-xxxx-xxxx}, 64 random bits) of every file UUID of this
+   * committer (the last two groups stay random per file), so that the files of a failed job can be
+   * found by name even when a task finished after the job failed ({@link #sweepJobFiles}). 64 bits
+   * make it practically impossible that another job's file carries the same token.
    */
-  private final String jobToken = String.format("%08x", new java.security.SecureRandom().nextInt());
+  private final String jobToken = newJobToken();
+
+  private static String newJobToken() {
+    String hex = String.format("%016x", new java.security.SecureRandom().nextLong());
+    return hex.substring(0, 8) + "-" + hex.substring(8, 12) + "-" + hex.substring(12, 16);
+  }
 
   /** Executor side: (partition values, relative file-system path) of each file of this task. */
   private transient List<Map.Entry<Map<String, String>, String>> addedFiles;
@@ -89,7 +116,7 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   private transient List<AddFile> addedStatuses = new ArrayList<>();
   /** Driver side: AddCDCFiles of all committed tasks. */
   private transient List<AddCDCFile> changeFiles = new ArrayList<>();
-  /** Driver side: log paths of the files of every task committed so far (for abortJob). */
+  /** Driver side: log paths of the files of every task committed so far (from onTaskCommit). */
   private transient List<String> committedTaskFiles = new ArrayList<>();
 
   /**
@@ -148,12 +175,12 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
 
   /**
    * Records, on the driver, the files of a committed task, so that {@link #abortJob} can delete
-   * them if the job fails later.
+   * them if the job fails later (Spark calls {@code abortJob} with no task messages).
    *
    * @param taskCommit the message returned by {@link #commitTask}
    */
   @Override
-  public void onTaskCommit(TaskCommitMessage taskCommit) {
+  public synchronized void onTaskCommit(TaskCommitMessage taskCommit) {
     if (taskCommit.obj() instanceof List<?> list) {
       for (Object o : list) {
         if (o instanceof FileAction a) {
@@ -164,42 +191,56 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   }
 
   /**
-   * Deletes the files of every committed task of this committer (the job failed; nothing of it
-   * will be committed). Best effort.
+   * Deletes the files of every committed task of this committer: those recorded by {@link
+   * #onTaskCommit} and the AddFiles / AddCDCFiles a {@link #commitJob} collected (the job failed;
+   * nothing of this write will be committed). Departs from the seed's no-op; see the class comment.
+   * Files of tasks that failed are deleted by their own {@link #abortTask}. Best effort: failures
+   * are logged, never thrown.
    *
-   * @param jobContext the job (its configuration resolves the file system)
+   * @param jobContext the job (its configuration resolves the file system); may be null
    */
   @Override
-  public void abortJob(JobContext jobContext) {
-    deleteAll(committedTaskFiles, jobContext == null ? new org.apache.hadoop.conf.Configuration() : jobContext.getConfiguration());
+  public synchronized void abortJob(JobContext jobContext) {
+    deleteAll(writtenFiles(), jobContext == null ? new org.apache.hadoop.conf.Configuration() : jobContext.getConfiguration());
     committedTaskFiles.clear();
   }
 
   /**
-   * Deletes every file this committer's jobs wrote (committed tasks, AddFiles and AddCDCFiles),
-   * for a write that fails after {@code commitJob} but before its table commit landed. Must never
-   * be called once the commit landed. Best effort.
+   * Deletes every file this committer's jobs wrote and the driver knows of (files of committed
+   * tasks, the AddFiles and AddCDCFiles of {@link #commitJob}), for a write that fails after
+   * {@code commitJob} but before its table commit landed (conflict, constraint error, duplicate
+   * {@code txn}). <b>Must never be called once the table commit landed</b>: the committed version
+   * references these files. The registries {@link #addedStatuses()} and {@link #changeFiles()}
+   * keep their entries (callers may hold them); calling twice is harmless. Best effort: failures
+   * are logged, never thrown.
    *
    * @param conf Hadoop configuration
    */
-  public void deleteWrittenFiles(org.apache.hadoop.conf.Configuration conf) {
-    List<String> all = new ArrayList<>(committedTaskFiles);
-    addedStatuses.forEach(a -> all.add(a.path()));
-    changeFiles.forEach(c -> all.add(c.path()));
-    deleteAll(all, conf);
+  public synchronized void deleteWrittenFiles(org.apache.hadoop.conf.Configuration conf) {
+    deleteAll(writtenFiles(), conf);
     committedTaskFiles.clear();
   }
 
+  /** Log paths of every file the driver knows this committer wrote, without duplicates. */
+  private List<String> writtenFiles() {
+    List<String> all = new ArrayList<>(committedTaskFiles);
+    addedStatuses.forEach(a -> all.add(a.path()));
+    changeFiles.forEach(c -> all.add(c.path()));
+    return all;
+  }
+
   /**
-   * Deletes every file under the data directory whose name carries this committer's job token
-   * (see {@code jobToken}): the files of a failed write, including those of tasks whose commit
-   * message the driver never received. Lists the directory tree; for failure paths only.
+   * Deletes every file under the data directory whose name is {@code (part|cdc)-<split>-<this
+   * committer's job token>-<4 hex>-<12 hex>...} (see {@code jobToken}): the files of a failed write,
+   * including those of tasks whose commit message the driver never received. Lists the directory
+   * tree (skipping nothing but {@code _delta_log}); for failure paths only, and like {@link
+   * #deleteWrittenFiles} never after the table commit landed. Best effort.
    *
    * @param conf Hadoop configuration
    */
   public void sweepJobFiles(org.apache.hadoop.conf.Configuration conf) {
     Path root = new Path(path);
-    String marker = "-" + jobToken;
+    Pattern ours = Pattern.compile("(part|cdc)-[0-9]{5,}-" + Pattern.quote(jobToken) + "-[0-9a-f]{4}-[0-9a-f]{12}.*");
     try {
       FileSystem fs = root.getFileSystem(conf);
       if (!fs.exists(root)) {
@@ -210,8 +251,7 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
       while (it.hasNext()) {
         Path p = it.next().getPath();
         String name = p.getName();
-        if ((name.startsWith("part-") || name.startsWith("cdc-")) && name.contains(marker)
-            && !p.toString().contains("/_delta_log/")) {
+        if (ours.matcher(name).matches() && !p.toString().contains("/_delta_log/")) {
           doomed.add(p);
         }
       }
@@ -244,7 +284,9 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   }
 
   /**
-   * Deletes the files this task attempt wrote (best effort) and forgets them.
+   * Deletes the files this task attempt was handed by {@link #newTaskTempFile} (whether or not it
+   * finished writing them) and forgets them. Departs from the seed's no-op; see the class comment.
+   * Best effort: failures are logged, never thrown over the task's own error.
    *
    * @param taskContext the failed task attempt
    */
@@ -330,7 +372,10 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
 
   /**
    * File name {@code <prefix>-<split>-<uuid><ext>} (seed "File Name"): prefix {@code cdc} when
-   * {@code __is_cdc=true}, else {@code part}; split = the task id, {@code %05d}; a fresh random UUID.
+   * {@code __is_cdc=true}, else {@code part}; split = the task id, {@code %05d}; uuid = a UUID-shaped
+   * id whose first three groups are this committer's job token and whose last two are fresh random
+   * digits per file (the seed uses a plain random UUID; the token lets {@link #sweepJobFiles} find
+   * the job's files).
    *
    * @param taskContext the task attempt
    * @param ext suffix from the writer
@@ -340,7 +385,8 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   protected String getFileName(TaskAttemptContext taskContext, String ext, Map<String, String> partitionValues) {
     int split = taskContext.getTaskAttemptID().getTaskID().getId();
     String prefix = "true".equals(partitionValues.get(CDC_PARTITION_COL)) ? "cdc" : "part";
-    return String.format("%s-%05d-%s%s", prefix, split, jobToken + UUID.randomUUID().toString().substring(8), ext);
+    // A UUID whose first three groups are the job token and whose last two are fresh per file.
+    return String.format("%s-%05d-%s%s", prefix, split, jobToken + UUID.randomUUID().toString().substring(18), ext);
   }
 
   private static String randomPrefix(int length) {
@@ -431,7 +477,7 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
    * @throws IllegalStateException if a message holds something other than file actions
    */
   @Override
-  public void commitJob(JobContext jobContext, Seq<TaskCommitMessage> taskCommits) {
+  public synchronized void commitJob(JobContext jobContext, Seq<TaskCommitMessage> taskCommits) {
     for (TaskCommitMessage message : CollectionConverters.asJava(taskCommits)) {
       Object payload = message.obj();
       if (!(payload instanceof List<?> list)) {

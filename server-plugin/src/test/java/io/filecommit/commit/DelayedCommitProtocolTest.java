@@ -199,66 +199,214 @@ class DelayedCommitProtocolTest {
     }
   }
 
+  /**
+   * Relative paths of all regular files under the temp directory, without Hadoop's {@code .<name>.crc}
+   * checksum files (the local file system writes one per file and deletes it with the file); fails
+   * if a checksum file outlived its file (debris).
+   */
+  private java.util.Set<String> filesOnDisk() throws Exception {
+    java.util.Set<String> all;
+    try (java.util.stream.Stream<Path> walk = Files.walk(tmp)) {
+      all = walk.filter(Files::isRegularFile).map(p -> tmp.relativize(p).toString())
+          .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+    }
+    java.util.Set<String> files = new java.util.TreeSet<>();
+    for (String f : all) {
+      Path p = Path.of(f);
+      String name = p.getFileName().toString();
+      if (name.startsWith(".") && name.endsWith(".crc")) {
+        String data = name.substring(1, name.length() - 4);
+        String dataPath = p.getParent() == null ? data : p.getParent().resolve(data).toString();
+        assertTrue(all.contains(dataPath), "checksum file left behind: " + f);
+      } else {
+        files.add(f);
+      }
+    }
+    return files;
+  }
+
+  /** Files another writer left in the directory before the job (one in the job's partition). */
+  private java.util.Set<String> preExisting() throws Exception {
+    Files.writeString(tmp.resolve("foreign.txt"), "keep");
+    Files.createDirectories(tmp.resolve("p=x y"));
+    writeParquet(tmp.resolve("p=x y").resolve("part-00000-11111111-2222-3333-4444-555555555555.c000.snappy.parquet")
+        .toString(), 0, 1);
+    Files.createDirectories(tmp.resolve("_delta_log"));
+    Files.writeString(tmp.resolve("_delta_log").resolve("00000000000000000000.json"), "{}");
+    return filesOnDisk();
+  }
+
+  private static org.apache.hadoop.mapreduce.JobContext jobContext() {
+    return new org.apache.hadoop.mapreduce.task.JobContextImpl(new Configuration(), new org.apache.hadoop.mapreduce.JobID("20261121", 7));
+  }
+
+  /** A committed task on a serialized copy of the driver's committer; returns its (round-tripped) message. */
+  private static TaskCommitMessage committedTask(DelayedCommitProtocol driver, int taskId, List<String> written,
+      String... dirs) throws Exception {
+    DelayedCommitProtocol executor = roundTrip(driver);
+    TaskAttemptContext ctx = task(taskId, 0);
+    executor.setupTask(ctx);
+    for (String dir : dirs) {
+      String f = executor.newTaskTempFile(ctx, dir == null ? Option.empty() : Option.apply(dir), ".c000.snappy.parquet");
+      writeParquet(f, 0, 2);
+      written.add(f);
+    }
+    return roundTrip(executor.commitTask(ctx));
+  }
+
   @Test
   void abortTaskDeletesOnlyItsAttemptsFiles() throws Exception {
-    Files.writeString(tmp.resolve("foreign.txt"), "keep");
-    DelayedCommitProtocol c = new DelayedCommitProtocol("delta", root());
+    java.util.Set<String> before = preExisting();
+    DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root());
+    // attempt 1 of the same task (a retry or speculative copy, on its own deserialized committer) succeeds
+    DelayedCommitProtocol retry = roundTrip(driver);
+    retry.setupTask(task(1, 1));
+    String kept = retry.newTaskTempFile(task(1, 1), Option.apply("p=x y"), ".c000.snappy.parquet");
+    writeParquet(kept, 0, 3);
+    // attempt 0 wrote two files and started a third, then failed
+    DelayedCommitProtocol c = roundTrip(driver);
     TaskAttemptContext ctx = task(1, 0);
     c.setupTask(ctx);
     String a = c.newTaskTempFile(ctx, Option.apply("p=a%3Ab"), ".c000.snappy.parquet");
     writeParquet(a, 0, 3);
-    String b = c.newTaskTempFile(ctx, Option.empty(), "-c000.snappy.parquet");
+    String b = c.newTaskTempFile(ctx, Option.apply("__is_cdc=true/p=x y"), ".c000.snappy.parquet");
     writeParquet(b, 0, 3);
+    String neverWritten = c.newTaskTempFile(ctx, Option.empty(), ".c000.snappy.parquet");
     c.abortTask(ctx);
     assertFalse(local(a).exists());
     assertFalse(local(b).exists());
-    assertTrue(tmp.resolve("foreign.txt").toFile().exists());
+    assertFalse(local(neverWritten).exists());
     assertTrue(c.addedFiles().isEmpty());
+    assertTrue(local(kept).exists(), "another attempt's file stays");
+    java.util.Set<String> expected = new java.util.TreeSet<>(before);
+    expected.add(tmp.relativize(local(kept).toPath()).toString());
+    assertEquals(expected, filesOnDisk());
+    c.abortTask(ctx); // a second abort (nothing left) is harmless
   }
 
   @Test
-  void abortJobDeletesTheFilesOfCommittedTasks() throws Exception {
-    Files.writeString(tmp.resolve("foreign.parquet"), "keep");
+  void abortJobAfterATaskFailureLeavesNoFileOfTheJob() throws Exception {
+    java.util.Set<String> before = preExisting();
     DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root());
-    driver.setupJob(null);
-    List<String> written = new java.util.ArrayList<>();
-    for (int t = 0; t < 2; t++) { // two tasks commit, a third fails (Spark then calls abortJob)
-      DelayedCommitProtocol executor = roundTrip(driver);
-      TaskAttemptContext ctx = task(t, 0);
-      executor.setupTask(ctx);
-      String f = executor.newTaskTempFile(ctx, Option.apply("p=x%20y"), ".c000.snappy.parquet");
-      writeParquet(f, 0, 2);
-      written.add(f);
-      driver.onTaskCommit(roundTrip(executor.commitTask(ctx)));
+    driver.setupJob(jobContext());
+    List<String> written = new ArrayList<>();
+    // tasks 0 and 1 commit (Spark's FileFormatWriter passes each result to onTaskCommit as it arrives) ...
+    driver.onTaskCommit(committedTask(driver, 0, written, "p=x y", "p=a%3Ab"));
+    driver.onTaskCommit(committedTask(driver, 1, written, "p=x y", "__is_cdc=true/p=x y"));
+    // ... task 2 fails: its own abortTask deletes what it wrote ...
+    DelayedCommitProtocol failing = roundTrip(driver);
+    TaskAttemptContext ctx = task(2, 0);
+    failing.setupTask(ctx);
+    String f = failing.newTaskTempFile(ctx, Option.apply("p=x y"), ".c000.snappy.parquet");
+    writeParquet(f, 0, 2);
+    written.add(f);
+    failing.abortTask(ctx);
+    assertEquals(5, written.size());
+    // ... and the driver, which never got to commitJob, calls abortJob(jobContext)
+    driver.abortJob(jobContext());
+    for (String w : written) {
+      assertFalse(local(w).exists(), w);
     }
+    assertEquals(before, filesOnDisk(), "no file of the job is left; the files of others are untouched");
+    driver.abortJob(jobContext()); // again: harmless
+  }
+
+  @Test
+  void abortJobAfterCommitJobDeletesTheCollectedActionsFiles() throws Exception {
+    // Spark also calls abortJob when commitJob or the statistics after it fail.
+    java.util.Set<String> before = preExisting();
+    DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root());
+    List<String> written = new ArrayList<>();
+    TaskCommitMessage m0 = committedTask(driver, 0, written, "p=x y", "__is_cdc=true/p=x y");
+    TaskCommitMessage m1 = committedTask(driver, 1, written, (String) null);
+    // no onTaskCommit here: commitJob's messages alone must be enough
+    driver.commitJob(jobContext(), CollectionConverters.asScala(List.of(m0, m1)).toSeq());
+    assertEquals(2, driver.addedStatuses().size());
+    assertEquals(1, driver.changeFiles().size());
     driver.abortJob(null);
-    for (String f : written) {
-      assertFalse(local(f).exists(), f);
-    }
-    assertTrue(tmp.resolve("foreign.parquet").toFile().exists(), "files of others are never touched");
+    assertEquals(before, filesOnDisk());
   }
 
   @Test
   void deleteWrittenFilesAfterCommitJobRemovesExactlyTheJobsFiles() throws Exception {
+    java.util.Set<String> before = preExisting();
     DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root());
     DelayedCommitProtocol other = new DelayedCommitProtocol("delta", root());
-    TaskAttemptContext ctx = task(0, 0);
-    DelayedCommitProtocol executor = roundTrip(driver);
-    executor.setupTask(ctx);
-    String data = executor.newTaskTempFile(ctx, Option.apply("p=a%3Ab"), ".c000.snappy.parquet");
-    writeParquet(data, 0, 2);
-    String change = executor.newTaskTempFile(ctx, Option.apply("__is_cdc=true/p=a%3Ab"), ".c000.snappy.parquet");
-    writeParquet(change, 0, 1);
-    TaskCommitMessage m = roundTrip(executor.commitTask(ctx));
-    driver.onTaskCommit(m);
-    driver.commitJob(null, CollectionConverters.asScala(List.of(m)).toSeq());
-    other.setupTask(task(9, 0));
-    String keep = other.newTaskTempFile(task(9, 0), Option.apply("p=a%3Ab"), ".c000.snappy.parquet");
-    writeParquet(keep, 0, 1);
+    driver.setupJob(jobContext());
+    List<String> written = new ArrayList<>();
+    List<TaskCommitMessage> messages = new ArrayList<>();
+    messages.add(committedTask(driver, 0, written, "p=a%3Ab", "__is_cdc=true/p=a%3Ab"));
+    messages.add(committedTask(driver, 1, written, "p=x y", "__is_cdc=true/p=x y", "p=a%3Ab"));
+    messages.forEach(driver::onTaskCommit);
+    driver.commitJob(jobContext(), CollectionConverters.asScala(messages).toSeq());
+    // another writer's job, same partitions, not yet committed (its files must survive)
+    List<String> others = new ArrayList<>();
+    other.onTaskCommit(committedTask(other, 0, others, "p=a%3Ab", "__is_cdc=true/p=a%3Ab"));
+    java.util.Set<String> beforeDelete = filesOnDisk();
+
+    // the table commit fails (conflict, constraint) after commitJob: the transaction deletes the files
     driver.deleteWrittenFiles(new Configuration());
-    assertFalse(local(data).exists());
-    assertFalse(local(change).exists());
-    assertTrue(local(keep).exists(), "another job's file in the same partition stays");
+
+    java.util.Set<String> actionPaths = new java.util.TreeSet<>();
+    driver.addedStatuses().forEach(a -> actionPaths.add(PartitionPaths.fromLogPath(a.path())));
+    driver.changeFiles().forEach(c -> actionPaths.add(PartitionPaths.fromLogPath(c.path())));
+    assertEquals(3, driver.addedStatuses().size(), "registries keep their entries");
+    assertEquals(2, driver.changeFiles().size());
+    java.util.Set<String> deleted = new java.util.TreeSet<>(beforeDelete);
+    deleted.removeAll(filesOnDisk());
+    assertEquals(actionPaths, deleted, "exactly the job's AddFiles and AddCDCFiles are deleted");
+    java.util.Set<String> expected = new java.util.TreeSet<>(before);
+    others.forEach(o -> expected.add(tmp.relativize(local(o).toPath()).toString()));
+    assertEquals(expected, filesOnDisk(), "pre-existing files and the other job's files stay");
+    driver.deleteWrittenFiles(new Configuration()); // again: harmless
+  }
+
+  @Test
+  void sweepFindsFilesWhoseTaskCommitNeverArrivedAndOnlyThose() throws Exception {
+    java.util.Set<String> before = preExisting();
+    DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root(), 2, 32);
+    DelayedCommitProtocol other = new DelayedCommitProtocol("delta", root(), 2, 32);
+    List<String> straggler = new ArrayList<>();
+    committedTask(driver, 5, straggler, "p=x y", "__is_cdc=true/p=x y"); // its message is lost
+    List<String> others = new ArrayList<>();
+    committedTask(other, 5, others, "p=x y", "__is_cdc=true/p=x y");
+    String a = new File(straggler.get(0)).getName();
+    String b = new File(straggler.get(1)).getName();
+    assertTrue(a.matches("part-00005-" + UUID_RE + "\\.c000\\.snappy\\.parquet"), a);
+    assertTrue(b.matches("cdc-00005-" + UUID_RE + "\\.c000\\.snappy\\.parquet"), b);
+    assertEquals(token(a), token(b), "one job token per committer: " + a + " " + b);
+    assertNotEquals(a.substring(a.length() - 35), b.substring(b.length() - 35), "the rest is fresh per file");
+    assertNotEquals(token(a), token(new File(others.get(0)).getName()), "tokens differ per committer");
+    driver.sweepJobFiles(new Configuration());
+    straggler.forEach(f -> assertFalse(local(f).exists(), f));
+    java.util.Set<String> expected = new java.util.TreeSet<>(before);
+    others.forEach(o -> expected.add(tmp.relativize(local(o).toPath()).toString()));
+    assertEquals(expected, filesOnDisk());
+  }
+
+  /** The job token of a file name: the first three groups of its UUID. */
+  private static String token(String name) {
+    return name.replaceFirst("^(part|cdc)-[0-9]+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4})-.*$", "$2");
+  }
+
+  @Test
+  void deletesAreBestEffort() throws Exception {
+    DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root());
+    List<String> written = new ArrayList<>();
+    TaskCommitMessage m = committedTask(driver, 0, written, "p=x y", "p=z");
+    driver.onTaskCommit(m);
+    Files.delete(local(written.get(0)).toPath()); // already gone: no error, the other file is still deleted
+    driver.abortJob(jobContext());
+    assertFalse(local(written.get(1)).exists());
+    // a file system that cannot be resolved: logged, not thrown
+    DelayedCommitProtocol nowhere = new DelayedCommitProtocol("delta", "nosuchfs://nowhere/table");
+    nowhere.setupTask(task(0, 0));
+    nowhere.newTaskTempFile(task(0, 0), Option.empty(), ".parquet");
+    nowhere.abortTask(task(0, 0));
+    nowhere.onTaskCommit(m);
+    nowhere.abortJob(jobContext());
+    nowhere.deleteWrittenFiles(new Configuration());
+    nowhere.sweepJobFiles(new Configuration());
   }
 
   @Test
