@@ -65,8 +65,12 @@ import scala.jdk.javaapi.CollectionConverters;
  *   <li>{@code commitJob} adds all statuses to the log as batch {@code batchId} and logs {@code
  *       Committed batch <id>}; when the log already has that batch it throws {@code
  *       IllegalStateException("Race while writing batch <id>")} (Spark's {@code FileFormatWriter}
- *       then calls {@code abortJob}, which deletes this job's files). After a successful commit the
- *       pending files are cleared, so a later {@code abortJob} never deletes committed files.
+ *       then calls {@code abortJob}, which deletes this job's files). The pending files are
+ *       cleared <em>before</em> {@code fileLog.add} (as Spark's own committer does), so no later
+ *       {@code abortJob} can delete a file the log lists, even when {@code add} throws after it
+ *       wrote the batch (compaction or retention clean-up can). They are handed back to {@code
+ *       abortJob} only when the log shows that batch {@code batchId} is absent or lists none of
+ *       them (a lost race); when in doubt they stay on disk, invisible to readers of the log.
  * </ul>
  *
  * <p>Concurrency: adding a batch is serialized per log directory inside this JVM, because the
@@ -303,6 +307,12 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
    * <batchId>.compact} on a compaction batch, written to a temporary name and renamed without
    * overwrite) and logs {@code Committed batch <id>} (seed "Committing Job").
    *
+   * <p>The pending files are cleared before {@code add} is called, as in Spark's own committer:
+   * {@code add} can write the batch and then throw (compaction, clean-up of expired batch files),
+   * and the {@link #abortJob} Spark calls next must not delete files the batch lists. When {@code
+   * add} throws or returns false, the pending files are restored for {@code abortJob} only if batch
+   * {@code batchId} is absent from the log or lists none of them.
+   *
    * @param jobContext the Hadoop job context (unused)
    * @param taskCommits the messages of every task, from {@link #commitTask}
    * @throws IllegalStateException {@code "Race while writing batch <id>"} when the log already has
@@ -317,16 +327,24 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
     }
     // As Spark's own sink: forget the pending files BEFORE adding the batch. add() can throw after it
     // wrote the batch file (compaction, retention clean-up); the abortJob Spark then calls must not
-    // delete files that a committed batch lists. Only a clean "not added" (another writer owns the
-    // batch id, ours was not written) gives them back to abortJob.
+    // delete files that a committed batch lists. They go back to abortJob only when the log shows
+    // that no batch lists them: a clean "not added" (another writer owns the batch id), or an add
+    // that threw and left batch batchId absent or listing none of our files.
     List<SinkFileStatus> pending = pendingCommitFiles == null ? List.of() : new ArrayList<>(pendingCommitFiles);
     if (pendingCommitFiles != null) {
       pendingCommitFiles.clear();
     }
     boolean added;
-    Object lock = COMMIT_LOCKS.computeIfAbsent(fileLog.metadataPath().toString(), k -> new Object());
-    synchronized (lock) {
-      added = fileLog.add(batchId, statuses.toArray(new SinkFileStatus[0]));
+    try {
+      Object lock = COMMIT_LOCKS.computeIfAbsent(fileLog.metadataPath().toString(), k -> new Object());
+      synchronized (lock) {
+        added = fileLog.add(batchId, statuses.toArray(new SinkFileStatus[0]));
+      }
+    } catch (Throwable t) {
+      if (pendingCommitFiles != null && batchListsNoneOf(pending, statuses)) {
+        pendingCommitFiles.addAll(pending);
+      }
+      throw t;
     }
     if (!added) {
       if (pendingCommitFiles != null) {
@@ -336,6 +354,35 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
     }
     LOG.info("Committed batch {}", batchId);
     committedFiles = Collections.unmodifiableList(statuses);
+  }
+
+  /**
+   * After a failed {@code fileLog.add}: whether the log provably does not list any of the given
+   * files as batch {@code batchId} (the batch is absent, or another writer's). False when in doubt
+   * (the log cannot be read), so that a file a committed batch lists is never given to abortJob.
+   */
+  private boolean batchListsNoneOf(List<SinkFileStatus> pending, List<SinkFileStatus> statuses) {
+    try {
+      Option<SinkFileStatus[]> batch = fileLog.get(batchId);
+      if (batch.isEmpty()) {
+        return true;
+      }
+      java.util.Set<Path> listed = new java.util.HashSet<>();
+      for (SinkFileStatus s : batch.get()) {
+        listed.add(s.toFileStatus().getPath());
+      }
+      for (List<SinkFileStatus> ours : List.of(pending, statuses)) {
+        for (SinkFileStatus s : ours) {
+          if (listed.contains(s.toFileStatus().getPath())) {
+            return false;
+          }
+        }
+      }
+      return true;
+    } catch (Throwable t) {
+      LOG.warn("Cannot tell whether batch {} lists the files of this job; keeping them: {}", batchId, t.toString());
+      return false;
+    }
   }
 
   /**

@@ -220,29 +220,107 @@ class ManifestFileCommitProtocolTest {
     }
   }
 
-  @Test
-  void addThatThrowsAfterWritingTheBatchKeepsEveryCommittedFile() throws Exception {
-    FileStreamSinkLog failing = new FailingAfterWriteLog(tmp.resolve("_spark_metadata").toUri().toString());
-    ManifestFileCommitProtocol c = committer(failing, 0);
+  /** Two committed tasks of {@code c}, one file each; returns their messages and adds the files to {@code files}. */
+  private List<TaskCommitMessage> twoCommittedTasks(ManifestFileCommitProtocol c, List<String> files) throws Exception {
     List<TaskCommitMessage> msgs = new ArrayList<>();
-    List<String> files = new ArrayList<>();
     for (int t = 0; t < 2; t++) {
       c.setupTask(task(t, 0));
-      String f = c.newTaskTempFile(task(t, 0), Option.empty(), ".parquet");
+      String f = c.newTaskTempFile(task(t, 0), t == 0 ? Option.empty() : Option.apply("p=a b"), ".parquet");
       writeBytes(f, 4);
       files.add(f);
       TaskCommitMessage m = c.commitTask(task(t, 0));
       c.onTaskCommit(m);
       msgs.add(m);
     }
-    assertThrows(IllegalStateException.class,
+    return msgs;
+  }
+
+  @Test
+  void addThatThrowsAfterWritingTheBatchKeepsEveryCommittedFile() throws Exception {
+    FileStreamSinkLog failing = new FailingAfterWriteLog(tmp.resolve("_spark_metadata").toUri().toString());
+    ManifestFileCommitProtocol c = committer(failing, 0);
+    List<String> files = new ArrayList<>();
+    List<TaskCommitMessage> msgs = twoCommittedTasks(c, files);
+    IllegalStateException e = assertThrows(IllegalStateException.class,
         () -> c.commitJob(job(), CollectionConverters.asScala(msgs).toSeq()));
-    c.abortJob(job()); // what Spark does after a failed commitJob
-    FileStreamSinkLog reader = log();
-    assertEquals(2, reader.get(0L).get().length, "batch 0 was committed by the failing add");
+    assertEquals("clean-up failed after the batch was written", e.getMessage(), "the original error is rethrown");
+    assertEquals(List.of(), c.pendingCommitFiles(), "files the log lists are no longer pending");
+    c.abortJob(job()); // what Spark's FileFormatWriter does after a failed commitJob
+    SinkFileStatus[] batch = log().get(0L).get();
+    assertEquals(2, batch.length, "batch 0 was committed by the failing add");
     for (String f : files) {
       assertTrue(local(f).exists(), "a file the committed batch lists is never deleted: " + f);
     }
+    for (SinkFileStatus s : batch) {
+      assertTrue(new File(java.net.URI.create(s.path())).exists(), s.path());
+    }
+  }
+
+  @Test
+  void addThatThrowsBecauseAnotherWriterTookTheBatchDeletesOnlyOurFiles() throws Exception {
+    // Another server renamed its batch file first: add throws (Spark's concurrent-writer error).
+    String logPath = tmp.resolve("_spark_metadata").toUri().toString();
+    Path otherFile = tmp.resolve("part-00000-other.parquet");
+    Files.write(otherFile, new byte[3]);
+    SinkFileStatus others = new SinkFileStatus(otherFile.toUri().toString(), 3, false, 1L, 1, 1L, "add");
+    FileStreamSinkLog lostRace = new FileStreamSinkLog(1, spark, logPath, Option.empty()) {
+      @Override
+      public boolean add(long batchId, SinkFileStatus[] metadata) {
+        new FileStreamSinkLog(1, spark, logPath, Option.empty()).add(batchId, new SinkFileStatus[] {others});
+        throw new java.util.ConcurrentModificationException("Multiple streaming queries are concurrently using " + logPath);
+      }
+    };
+    ManifestFileCommitProtocol c = committer(lostRace, 0);
+    List<String> files = new ArrayList<>();
+    List<TaskCommitMessage> msgs = twoCommittedTasks(c, files);
+    assertThrows(java.util.ConcurrentModificationException.class,
+        () -> c.commitJob(job(), CollectionConverters.asScala(msgs).toSeq()));
+    assertEquals(2, c.pendingCommitFiles().size(), "the log lists none of them: back to abortJob");
+    c.abortJob(job());
+    for (String f : files) {
+      assertFalse(local(f).exists(), "no debris of the losing job: " + f);
+    }
+    assertTrue(Files.exists(otherFile), "the winner's file stays");
+    assertEquals(List.of(others), List.of(log().get(0L).get()));
+  }
+
+  @Test
+  void addThatThrowsBeforeWritingLeavesNoDebrisButAnUnreadableLogKeepsTheFiles() throws Exception {
+    String logPath = tmp.resolve("_spark_metadata").toUri().toString();
+    FileStreamSinkLog nothingWritten = new FileStreamSinkLog(1, spark, logPath, Option.empty()) {
+      @Override
+      public boolean add(long batchId, SinkFileStatus[] metadata) {
+        throw new IllegalStateException("disk full");
+      }
+    };
+    ManifestFileCommitProtocol c = committer(nothingWritten, 0);
+    List<String> files = new ArrayList<>();
+    List<TaskCommitMessage> msgs = twoCommittedTasks(c, files);
+    assertThrows(IllegalStateException.class, () -> c.commitJob(job(), CollectionConverters.asScala(msgs).toSeq()));
+    c.abortJob(job());
+    files.forEach(f -> assertFalse(local(f).exists(), f));
+    assertTrue(log().get(0L).isEmpty());
+
+    // When the log cannot be read after the failure, the files stay (a batch might list them).
+    FileStreamSinkLog inDoubt = new FileStreamSinkLog(1, spark, logPath, Option.empty()) {
+      @Override
+      public boolean add(long batchId, SinkFileStatus[] metadata) {
+        throw new IllegalStateException("rename timed out");
+      }
+
+      @Override
+      public Option<SinkFileStatus[]> get(long batchId) {
+        throw new IllegalStateException("log unreadable");
+      }
+    };
+    ManifestFileCommitProtocol d = committer(inDoubt, 0);
+    List<String> kept = new ArrayList<>();
+    List<TaskCommitMessage> msgs2 = twoCommittedTasks(d, kept);
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> d.commitJob(job(), CollectionConverters.asScala(msgs2).toSeq()));
+    assertEquals("rename timed out", e.getMessage(), "the original error, not the log's");
+    d.abortJob(job());
+    kept.forEach(f -> assertTrue(local(f).exists(), f));
   }
 
   @Test
