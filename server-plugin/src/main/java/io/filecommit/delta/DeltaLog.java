@@ -205,10 +205,16 @@ public final class DeltaLog {
    *     when Kernel cannot read the table's protocol, naming the features
    */
   public Snapshot snapshot() {
+    String key = tablePath.toString();
+    Cached c = CACHE.get(key);
+    if (c != null && c.isLatest(this)) {
+      return c.toSnapshot(this);
+    }
     io.delta.kernel.Snapshot ks;
     try {
       ks = Table.forPath(engine, tablePath.toString()).getLatestSnapshot(engine);
     } catch (TableNotFoundException e) {
+      CACHE.remove(key);
       return Snapshot.empty();
     } catch (UnsupportedTableFeatureException e) {
       throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_READ.error(
@@ -225,8 +231,102 @@ public final class DeltaLog {
         km.getSchemaString(), ks.getPartitionColumnNames(), ks.getTableProperties(),
         km.getCreatedTime().orElse(null));
     long version = ks.getVersion();
-    return new Snapshot(version, protocol, metadata, () -> activeFiles(ks),
-        appId -> impl.getLatestTransactionVersion(engine, appId), () -> ks.getTimestamp(engine));
+    Cached fresh = new Cached(version, commitMtime(version), protocol, metadata, ks, Map.of());
+    if (fresh.mtime() >= 0) {
+      CACHE.put(key, fresh);
+    }
+    return fresh.toSnapshot(this);
+  }
+
+  /**
+   * Tells the snapshot cache that this process committed {@code version} on top of {@code
+   * readVersion}'s successor chain: when the cached state is {@code version - 1}, the cache moves
+   * to {@code version} (with the new protocol/metadata, if any, and the commit's txns) without a
+   * Kernel reload; otherwise the entry is dropped and the next snapshot asks Kernel.
+   *
+   * @param version the version just committed
+   * @param protocol the protocol it set, or null
+   * @param metadata the metadata it set, or null
+   * @param txns appId -> version of its {@code txn} actions
+   */
+  public void committed(long version, Protocol protocol, Metadata metadata, Map<String, Long> txns) {
+    String key = tablePath.toString();
+    Cached c = CACHE.get(key);
+    long mtime = commitMtime(version);
+    if (c == null || c.version() != version - 1 || mtime < 0) {
+      CACHE.remove(key);
+      return;
+    }
+    Map<String, Long> own = new java.util.HashMap<>(c.ownTxns());
+    own.putAll(txns);
+    CACHE.replace(key, c, new Cached(version, mtime, protocol != null ? protocol : c.protocol(),
+        metadata != null ? metadata : c.metadata(), c.kernel(), Map.copyOf(own)));
+  }
+
+  /** Modification time of commit {@code version}'s file, or -1 when it does not exist. */
+  private long commitMtime(long version) {
+    try {
+      return fs.getFileStatus(new Path(logPath, commitFileName(version))).getModificationTime();
+    } catch (FileNotFoundException e) {
+      return -1;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot read " + logPath, e);
+    }
+  }
+
+  /**
+   * Latest state per table root, kept across writes in this server (Delta's own writer keeps a
+   * DeltaLog cache the same way). It is used only while it provably is the latest: its commit file
+   * still exists with the same modification time and the next version's file does not exist (two
+   * file-status calls instead of a log listing and a checkpoint read). Commits of this process move
+   * it forward ({@link #committed}); anything else makes the next snapshot ask Kernel.
+   */
+  private static final java.util.concurrent.ConcurrentHashMap<String, Cached> CACHE =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * One cache entry.
+   *
+   * @param version latest version
+   * @param mtime modification time of its commit file, ms
+   * @param protocol protocol at {@code version}
+   * @param metadata metadata at {@code version}
+   * @param kernel Kernel's snapshot at some version {@code <= version}
+   * @param ownTxns txn versions this process committed after {@code kernel}'s version
+   */
+  private record Cached(long version, long mtime, Protocol protocol, Metadata metadata,
+      io.delta.kernel.Snapshot kernel, Map<String, Long> ownTxns) {
+    boolean isLatest(DeltaLog log) {
+      return log.commitMtime(version) == mtime && log.commitMtime(version + 1) < 0;
+    }
+
+    Snapshot toSnapshot(DeltaLog log) {
+      boolean exact = kernel.getVersion() == version;
+      return new Snapshot(version, protocol, metadata,
+          () -> log.activeFiles(exact ? kernel : log.kernelSnapshotAt(version)),
+          appId -> ownTxns.containsKey(appId) ? java.util.Optional.of(ownTxns.get(appId))
+              : ((SnapshotImpl) kernel).getLatestTransactionVersion(log.engine, appId),
+          () -> exact ? kernel.getTimestamp(log.engine) : log.commitTimestamp(version));
+    }
+  }
+
+  private io.delta.kernel.Snapshot kernelSnapshotAt(long version) {
+    try {
+      return Table.forPath(engine, tablePath.toString()).getSnapshotAsOfVersion(engine, version);
+    } catch (TableNotFoundException e) {
+      throw new UncheckedIOException(new FileNotFoundException("No Delta table at " + tablePath));
+    }
+  }
+
+  /** The commit timestamp of a version from its commitInfo (in-commit timestamp when present). */
+  private long commitTimestamp(long version) {
+    for (JsonNode a : readCommit(version)) {
+      if (a.has("commitInfo")) {
+        JsonNode ci = a.get("commitInfo");
+        return ci.has("inCommitTimestamp") ? ci.get("inCommitTimestamp").asLong() : ci.path("timestamp").asLong();
+      }
+    }
+    return commitMtime(version);
   }
 
   /** The active files of a Kernel snapshot, from Kernel's scan of the log (no data is read). */

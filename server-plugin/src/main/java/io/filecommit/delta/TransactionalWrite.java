@@ -504,6 +504,7 @@ public final class TransactionalWrite {
       }
       if (deltaLog.writeCommitIfAbsent(version, lines)) {
         committed = true;
+        deltaLog.committed(version, pr, md, txns);
         afterCommit(version, md != null ? md : effective);
         return version;
       }
