@@ -33,6 +33,22 @@ public enum ErrorClass {
   DELTA_NON_BOOLEAN_CHECK_CONSTRAINT("42621"),
   /** A CHECK constraint that references a column the table does not have. */
   DELTA_INVALID_CHECK_CONSTRAINT_REFERENCES("42621"),
+  /** A CHECK constraint that does not parse, or uses an expression a constraint cannot. */
+  DELTA_UNSUPPORTED_EXPRESSION_CHECK_CONSTRAINT("42621"),
+  /** A CHECK constraint with a nondeterministic expression. */
+  DELTA_NON_DETERMINISTIC_EXPRESSION_IN_CHECK_CONSTRAINT("42621"),
+  /** A CHECK constraint with an aggregate expression. */
+  DELTA_AGGREGATE_IN_CHECK_CONSTRAINT("42621"),
+  /** A CHECK constraint that calls a user-defined function. */
+  DELTA_UDF_IN_CHECK_CONSTRAINT("42621"),
+  /** A column invariant ({@code delta.invariants}) of a form filecommit does not know. */
+  DELTA_UNRECOGNIZED_INVARIANT("56038"),
+  /** A generation expression that references a column the table does not have. */
+  DELTA_INVALID_GENERATED_COLUMN_REFERENCES("42621"),
+  /** A generation expression that does not parse or cannot be evaluated. */
+  DELTA_UNSUPPORTED_EXPRESSION_GENERATED_COLUMN("42621"),
+  /** A generation expression whose type cannot be cast to its column's type. */
+  DELTA_GENERATED_COLUMNS_EXPR_TYPE_MISMATCH("42K09"),
   /** A table feature filecommit cannot honour for writes (named in the message). */
   DELTA_UNSUPPORTED_FEATURES_FOR_WRITE("56038"),
   /** A reader feature Delta Kernel cannot read. */
@@ -130,6 +146,22 @@ public enum ErrorClass {
   public FileCommitException error(String message, Throwable cause) {
     FileCommitException e = error(message, Map.of());
     e.initCause(cause);
+    return e;
+  }
+
+  /**
+   * An exception of this class with message parameters and the exception that caused it.
+   *
+   * @param message what went wrong, naming the values involved
+   * @param cause the underlying exception (may be null)
+   * @param params message parameters (name -> value) for programs
+   * @return the exception, to throw
+   */
+  public FileCommitException error(String message, Throwable cause, Map<String, String> params) {
+    FileCommitException e = error(message, params);
+    if (cause != null) {
+      e.initCause(cause);
+    }
     return e;
   }
 }

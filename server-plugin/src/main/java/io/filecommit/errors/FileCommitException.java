@@ -9,7 +9,8 @@ import org.apache.spark.SparkThrowable;
  * SparkThrowable}, so Spark Connect sends its error class, SQLSTATE and message parameters to the
  * client, where pyspark exposes them as {@code getCondition()}, {@code getSqlState()} and {@code
  * getMessageParameters()}. The message reads {@code [<ERROR_CLASS>] <text>}, as Spark's do. Made
- * by {@link ErrorClass#error}.
+ * by {@link ErrorClass#error}. Serializable (its fields are strings and a map of strings), so it
+ * survives being sent from a task to the driver.
  */
 public class FileCommitException extends RuntimeException implements SparkThrowable {
   private static final long serialVersionUID = 1L;
@@ -18,6 +19,8 @@ public class FileCommitException extends RuntimeException implements SparkThrowa
   private final Map<String, String> params;
 
   /**
+   * An error of a class; prefer {@link ErrorClass#error}, which fills in the class's SQLSTATE.
+   *
    * @param condition the error class name
    * @param sqlState its SQLSTATE (5 characters)
    * @param message the text, naming the values involved
