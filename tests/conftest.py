@@ -42,3 +42,18 @@ def table_path(tmp_path):
     base = os.environ.get("FILECOMMIT_TEST_DIR")
     root = os.path.join(base, uuid.uuid4().hex[:8]) if base else str(tmp_path)
     return os.path.join(root, f"t_{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture(scope="session")
+def delta_spark(tmp_path_factory):
+    """One Spark + Delta worker (``tests/delta_tables.py --serve`` in ``.venv-delta``) per session:
+    makes fixture tables with real delta-spark and reads tables, independent of our code."""
+    from delta_tables import DeltaSpark
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    python = os.environ.get("FILECOMMIT_DELTA_PYTHON", os.path.join(root, ".venv-delta", "bin", "python"))
+    if not os.path.exists(python):
+        pytest.fail(f"Spark + Delta venv missing at {python}: run `make delta-reader`")
+    worker = DeltaSpark(python, str(tmp_path_factory.mktemp("delta_spark_worker") / "stderr.log"))
+    yield worker
+    worker.close()

@@ -61,3 +61,88 @@ def log_actions(path: str) -> Dict[int, List[dict]]:
 def adds_in_log(path: str, version: int) -> List[dict]:
     """The ``add`` actions of one commit."""
     return [a["add"] for a in log_actions(path)[version] if "add" in a]
+
+
+def dv_id(dv) -> str | None:
+    """A deletion vector descriptor's unique id (protocol "Deletion Vector Descriptor"), None without."""
+    if not dv:
+        return None
+    offset = dv.get("offset")
+    return f"{dv['storageType']}{dv['pathOrInlineDv']}" + (f"@{offset}" if offset is not None else "")
+
+
+def checkpoint_actions(path: str, version: int) -> list[dict]:
+    """The actions of a classic single-file checkpoint, as dicts like the JSON lines (pyarrow)."""
+    import pyarrow.parquet as pq
+
+    f = os.path.join(path, "_delta_log", f"{version:020d}.checkpoint.parquet")
+    out = []
+    for row in pq.read_table(f).to_pylist():
+        for kind, value in row.items():
+            if value is not None:
+                out.append({kind: value})
+    return out
+
+
+def checkpoint_versions(path: str) -> list[int]:
+    return sorted(int(os.path.basename(f).split(".")[0])
+                  for f in glob.glob(os.path.join(path, "_delta_log", "*.checkpoint.parquet")))
+
+
+def log_state(path: str) -> dict:
+    """The table state replayed from the raw log with the json module and pyarrow, independent of
+    our code: from version 0 when its JSON commit is there, else from the newest checkpoint.
+
+    Returns ``{"version", "protocol", "metaData", "active": {(path, dv_id): add}}``; logical files
+    are keyed by path and deletion vector id, as the protocol reconciles them.
+    """
+    commits = log_actions(path)
+    state = {"version": None, "protocol": None, "metaData": None, "active": {}}
+    start = 0
+    if 0 not in commits:
+        cps = checkpoint_versions(path)
+        if not cps:
+            raise AssertionError(f"{path}: no commit 0 and no checkpoint")
+        start = cps[-1] + 1
+        batches = [(cps[-1], checkpoint_actions(path, cps[-1]))]
+    else:
+        batches = []
+    batches += [(v, commits[v]) for v in sorted(commits) if v >= start]
+    for version, actions in batches:
+        for a in actions:
+            if a.get("protocol"):
+                state["protocol"] = a["protocol"]
+            elif a.get("metaData"):
+                state["metaData"] = a["metaData"]
+            elif a.get("remove"):
+                r = a["remove"]
+                state["active"].pop((r["path"], dv_id(r.get("deletionVector"))), None)
+            elif a.get("add"):
+                ad = a["add"]
+                state["active"][(ad["path"], dv_id(ad.get("deletionVector")))] = ad
+        state["version"] = version
+    return state
+
+
+def data_files(path: str) -> list[str]:
+    """Every file under the table directory outside ``_delta_log`` (relative, sorted): debris checks."""
+    out = []
+    for d, _, files in os.walk(path):
+        rel = os.path.relpath(d, path)
+        if rel == "_delta_log" or rel.startswith("_delta_log" + os.sep):
+            continue
+        out += [os.path.normpath(os.path.join(rel, f)) for f in files]
+    return sorted(out)
+
+
+def shared_dir(tmp) -> str:
+    """A fresh directory the server sees too: under ``$FILECOMMIT_TEST_DIR`` when set (a remote
+    server on a shared volume, as the ``table_path`` fixture), else ``tmp`` (a pytest tmp dir)."""
+    import uuid
+
+    base = os.environ.get("FILECOMMIT_TEST_DIR")
+    if not base:
+        return str(tmp)
+    path = os.path.join(base, uuid.uuid4().hex[:8])
+    os.makedirs(path)
+    return path
