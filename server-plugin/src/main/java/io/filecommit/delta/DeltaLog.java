@@ -421,6 +421,48 @@ public final class DeltaLog {
    * @throws RuntimeException (Kernel's) when Kernel cannot read the table at that version
    */
   public boolean checkpoint(long version) throws IOException {
+    boolean written = writeCheckpoint(version);
+    if (written) {
+      fixLastCheckpointSize(version);
+    }
+    return written;
+  }
+
+  /**
+   * Rewrites {@code _last_checkpoint} of {@code version} with {@code size} = the number of actions
+   * in the checkpoint (protocol "Last Checkpoint File": "the number of actions that are stored in
+   * the checkpoint"), counted from the Parquet footer (one row per action) — Kernel 4.4 writes
+   * another count there. Only when the file still names {@code version}; best effort.
+   */
+  private void fixLastCheckpointSize(long version) {
+    Path last = new Path(logPath, "_last_checkpoint");
+    Path file = new Path(logPath, String.format("%020d.checkpoint.parquet", version));
+    try {
+      JsonNode current;
+      try (io.delta.storage.CloseableIterator<String> lines = logStore.read(last, conf)) {
+        current = lines.hasNext() ? ActionJson.MAPPER.readTree(lines.next()) : null;
+      }
+      if (current == null || current.path("version").asLong(-1) != version || !fs.exists(file)) {
+        return;
+      }
+      long rows = 0;
+      try (org.apache.parquet.hadoop.ParquetFileReader reader = org.apache.parquet.hadoop.ParquetFileReader.open(
+          org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(file, conf))) {
+        rows = reader.getRecordCount();
+      }
+      if (current.path("size").asLong(-1) == rows) {
+        return;
+      }
+      com.fasterxml.jackson.databind.node.ObjectNode fixed = ((com.fasterxml.jackson.databind.node.ObjectNode) current).deepCopy();
+      fixed.put("size", rows);
+      logStore.write(last, List.of(ActionJson.MAPPER.writeValueAsString(fixed)).iterator(), true, conf);
+    } catch (IOException | RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(DeltaLog.class).warn("filecommit: _last_checkpoint size of " + tablePath
+          + " left as written: " + e);
+    }
+  }
+
+  private boolean writeCheckpoint(long version) throws IOException {
     Table table = Table.forPath(engine, tablePath.toString());
     try {
       table.checkpoint(engine, version);
