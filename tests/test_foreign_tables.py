@@ -109,6 +109,19 @@ FIXTURES = {
                    "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')",
                    "INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')"),
         feature="changeDataFeed"),
+    # In-commit timestamps: commitInfo first, with a strictly increasing inCommitTimestamp.
+    "ict": dict(
+        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
+                   "TBLPROPERTIES ('delta.enableInCommitTimestamps' = 'true')",
+                   "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
+        feature="inCommitTimestamp"),
+    # V2 checkpoints (checkpoint policy v2), one written by Delta at version 2.
+    "v2_checkpoint": dict(
+        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
+                   "TBLPROPERTIES ('delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '2')",
+                   "INSERT INTO {table} VALUES (1, 'a')", "INSERT INTO {table} VALUES (2, 'b')",
+                   "INSERT INTO {table} VALUES (3, 'c')"),
+        feature="v2Checkpoint"),
     # Writer features filecommit cannot honour (docs/architecture.md feature table): refused by name.
     "identity": dict(
         steps=_sql("CREATE TABLE {table} (id BIGINT GENERATED ALWAYS AS IDENTITY, name STRING) USING delta",
@@ -588,6 +601,39 @@ def test_append_to_a_cdf_table_shows_as_inserts(spark, delta_spark, clone):
     cols = ["id", "name", "part", "_change_type", "_commit_version"]
     expected = _frame(_records([(*row, "insert", r.version) for row in rows], cols), cols)
     _assert_frames(_frame(feed["rows"], cols), expected, "Spark + Delta change feed")
+
+
+def test_append_to_an_in_commit_timestamp_table(spark, delta_spark, clone):
+    t = clone("ict")
+    before = _commit_info(t.path, t.version)
+    r = _append_lands(spark, delta_spark, t, [(3, "c")], "id long, name string")
+    with open(os.path.join(t.path, "_delta_log", f"{r.version:020d}.json")) as fh:
+        first = json.loads(fh.readline())
+    assert "commitInfo" in first, "commitInfo is the first action of an in-commit-timestamp commit"
+    assert first["commitInfo"]["inCommitTimestamp"] > before["inCommitTimestamp"]
+
+
+def test_append_to_a_v2_checkpoint_table_across_a_checkpoint(spark, delta_spark, clone):
+    """Kernel reads the table from Delta's v2 checkpoint; our appends (one of them at a checkpoint
+    version, interval 2, so a checkpoint is written or skipped) read back exactly with Spark + Delta."""
+    t = clone("v2_checkpoint")
+    assert t.version == 3 and len(t.rows) == 3
+    added = []
+    for i, row in enumerate([(10, "x"), (11, "y")]):
+        r = filecommit.write(spark.createDataFrame([row], "id long, name string"), t.path)
+        assert r.version == t.version + 1 + i
+        added.append(row)
+    expected = t.frame(_records(added, ["id", "name"]))
+    assert_spark_reads(delta_spark, t.path, expected, t.columns, t.version + 2)
+
+
+def _commit_info(path, version):
+    with open(os.path.join(path, "_delta_log", f"{version:020d}.json")) as fh:
+        for line in fh:
+            action = json.loads(line)
+            if "commitInfo" in action:
+                return action["commitInfo"]
+    raise AssertionError(f"no commitInfo in version {version}")
 
 
 # ---------------------------------------------------------------------------------------------
