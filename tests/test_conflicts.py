@@ -105,9 +105,10 @@ def test_blind_appends_from_four_clients_land_through_compaction(spark, table_pa
     assert got == expected
 
 
-def test_overwrite_of_one_partition_and_append_to_another_both_land(spark, table_path):
-    filecommit.write(_rows(spark, [1, 2], "A").union(_rows(spark, [3, 4], "B")), table_path,
-                     partition_by=["part"])
+def _overwrite_a_while_appending(spark, table_path, ids, part):
+    """A slow replaceWhere overwrite of partition A (rows 10, 11) in this session while a second
+    session appends ``ids`` to ``part`` and commits first. Returns ({"o": overwrite result, "a":
+    append result}, [errors of the overwrite])."""
     other = second_session(spark)
     out, errors = {}, []
 
@@ -115,15 +116,24 @@ def test_overwrite_of_one_partition_and_append_to_another_both_land(spark, table
         try:
             out["o"] = filecommit.write(_slow_rows(spark, [10, 11], "A", 1500), table_path, mode="overwrite",
                                         options={"replaceWhere": "part = 'A'"})
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - reported to the caller
             errors.append(e)
 
     t = threading.Thread(target=overwrite)
     t.start()
     time.sleep(0.3)
-    out["a"] = filecommit.write(_rows(other, [5], "B"), table_path)
-    t.join(timeout=300)
-    other.stop()
+    try:
+        out["a"] = filecommit.write(_rows(other, ids, part), table_path)
+    finally:
+        t.join(timeout=300)
+        other.stop()
+    return out, errors
+
+
+def test_overwrite_of_one_partition_and_append_to_another_both_land(spark, table_path):
+    filecommit.write(_rows(spark, [1, 2], "A").union(_rows(spark, [3, 4], "B")), table_path,
+                     partition_by=["part"])
+    out, errors = _overwrite_a_while_appending(spark, table_path, [5], "B")
     assert not errors, errors
     assert out["a"].version == 1 and out["o"].version == 2, (out["a"].version, out["o"].version)
     assert out["o"].metrics.attempts >= 2, "the overwrite lost version 1 and retried"
@@ -135,22 +145,7 @@ def test_overwrite_of_one_partition_and_append_to_another_both_land(spark, table
 def test_overwrite_concurrent_with_append_to_the_same_partition(spark, table_path, isolation):
     filecommit.write(_rows(spark, [1, 2], "A").union(_rows(spark, [3], "B")), table_path, partition_by=["part"],
                      table_properties={"delta.isolationLevel": isolation})
-    other = second_session(spark)
-    out, errors = {}, []
-
-    def overwrite():
-        try:
-            out["o"] = filecommit.write(_slow_rows(spark, [10, 11], "A", 1500), table_path, mode="overwrite",
-                                        options={"replaceWhere": "part = 'A'"})
-        except Exception as e:  # noqa: BLE001
-            errors.append(e)
-
-    t = threading.Thread(target=overwrite)
-    t.start()
-    time.sleep(0.3)
-    out["a"] = filecommit.write(_rows(other, [7], "A"), table_path)
-    t.join(timeout=300)
-    other.stop()
+    out, errors = _overwrite_a_while_appending(spark, table_path, [7], "A")
     assert out["a"].version == 1
     got = delta_rows(table_path, ["id", "part"])
     rows = sorted(zip(got["id"].astype(int), got["part"]))

@@ -418,47 +418,36 @@ public final class WriteIntoDelta {
    * are kept (their readers need them). Nullability and field metadata are unchanged.
    */
   static StructType defaultCollationAsPlainString(StructType schema) {
-    return (StructType) defaultCollation(schema);
-  }
-
-  private static DataType defaultCollation(DataType t) {
-    if (t instanceof org.apache.spark.sql.types.StringType st && st.collationId() == 0) {
-      return DataTypes.StringType;
-    }
-    if (t instanceof StructType s) {
-      List<StructField> fields = new ArrayList<>();
-      for (StructField f : s.fields()) {
-        fields.add(new StructField(f.name(), defaultCollation(f.dataType()), f.nullable(), f.metadata()));
-      }
-      return new StructType(fields.toArray(new StructField[0]));
-    }
-    if (t instanceof org.apache.spark.sql.types.ArrayType a) {
-      return new org.apache.spark.sql.types.ArrayType(defaultCollation(a.elementType()), a.containsNull());
-    }
-    if (t instanceof org.apache.spark.sql.types.MapType m) {
-      return new org.apache.spark.sql.types.MapType(defaultCollation(m.keyType()), defaultCollation(m.valueType()),
-          m.valueContainsNull());
-    }
-    return t;
+    return (StructType) normalizeType(schema, false);
   }
 
   /** The type without nullability and without field metadata (column mapping, comments). */
   private static DataType plain(DataType t) {
+    return normalizeType(t, true);
+  }
+
+  /**
+   * A type with explicitly collated {@code UTF8_BINARY} strings as plain strings, nested types
+   * included; with {@code plain}, also nullable everywhere and without field metadata.
+   */
+  private static DataType normalizeType(DataType t, boolean plain) {
     if (t instanceof org.apache.spark.sql.types.StringType st && st.collationId() == 0) {
       return DataTypes.StringType;
     }
     if (t instanceof StructType s) {
       List<StructField> fields = new ArrayList<>();
       for (StructField f : s.fields()) {
-        fields.add(new StructField(f.name(), plain(f.dataType()), true, org.apache.spark.sql.types.Metadata.empty()));
+        fields.add(new StructField(f.name(), normalizeType(f.dataType(), plain), plain || f.nullable(),
+            plain ? org.apache.spark.sql.types.Metadata.empty() : f.metadata()));
       }
       return new StructType(fields.toArray(new StructField[0]));
     }
     if (t instanceof org.apache.spark.sql.types.ArrayType a) {
-      return new org.apache.spark.sql.types.ArrayType(plain(a.elementType()), true);
+      return new org.apache.spark.sql.types.ArrayType(normalizeType(a.elementType(), plain), plain || a.containsNull());
     }
     if (t instanceof org.apache.spark.sql.types.MapType m) {
-      return new org.apache.spark.sql.types.MapType(plain(m.keyType()), plain(m.valueType()), true);
+      return new org.apache.spark.sql.types.MapType(normalizeType(m.keyType(), plain), normalizeType(m.valueType(), plain),
+          plain || m.valueContainsNull());
     }
     return t;
   }
