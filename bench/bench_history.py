@@ -60,7 +60,7 @@ import time
 import uuid
 from pathlib import Path
 
-from bench_write import _load, fail, machine_info, percentile
+from bench_write import _load, fail, machine_info, open_session, percentile
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -260,16 +260,7 @@ def main(argv=None) -> int:
               f"{history['deltars_read_s']:.2f} s; checkpoints: {_names(history['checkpoints'])}",
               flush=True)
 
-        t0 = time.perf_counter()
-        if args.remote:
-            from pyspark.sql import SparkSession
-
-            spark = SparkSession.builder.remote(args.remote).getOrCreate()
-            what = f"remote Spark Connect server {args.remote}"
-        else:
-            spark = filecommit.local_session()
-            what = "embedded Spark Connect server (filecommit.local_session())"
-        print(f"{what} ready ({time.perf_counter() - t0:.1f} s)", flush=True)
+        spark = open_session(args.remote)
 
         df = spark.createDataFrame([(1, "y")], SCHEMA_DDL)
 

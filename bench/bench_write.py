@@ -111,6 +111,24 @@ def delta_count(path):
     return dt.version(), dt.to_pyarrow_dataset().count_rows()
 
 
+def open_session(remote=None):
+    """The benchmark's Spark Connect session: ``remote`` (an ``sc://`` URL) or an embedded server
+    with the plugin; prints which and how long it took to be ready (seconds)."""
+    import filecommit
+
+    t0 = time.perf_counter()
+    if remote:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.remote(remote).getOrCreate()
+        what = f"remote Spark Connect server {remote}"
+    else:
+        spark = filecommit.local_session()
+        what = "embedded Spark Connect server (filecommit.local_session())"
+    print(f"{what} ready ({time.perf_counter() - t0:.1f} s)", flush=True)
+    return spark
+
+
 def fail(message):
     print(f"\nFAIL: {message}", file=sys.stderr)
     sys.exit(1)
@@ -271,8 +289,6 @@ def main(argv=None) -> int:
 
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    import filecommit
     from flights import EXPECTED_ROWS, load_flights
 
     info = machine_info()
@@ -295,16 +311,8 @@ def main(argv=None) -> int:
         print(f"staged flights: {flights.num_rows:,} rows, {flights.num_columns} columns, "
               f"{os.path.getsize(staging) / MB:.2f} MB Parquet ({time.perf_counter() - t0:.1f} s)")
 
-        t0 = time.perf_counter()
-        if args.remote:
-            from pyspark.sql import SparkSession
-
-            spark = SparkSession.builder.remote(args.remote).getOrCreate()
-            what = f"remote Spark Connect server {args.remote}"
-        else:
-            spark = filecommit.local_session()
-            what = "embedded Spark Connect server (filecommit.local_session())"
-        print(f"{what} ready ({time.perf_counter() - t0:.1f} s)\n", flush=True)
+        spark = open_session(args.remote)
+        print()
 
         print("1. flights via filecommit")
         fc_cold, fc = bench_flights(spark, staging, out, args.runs, EXPECTED_ROWS, args.warmup)
