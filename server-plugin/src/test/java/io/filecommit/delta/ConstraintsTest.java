@@ -1,5 +1,6 @@
 package io.filecommit.delta;
 
+import io.filecommit.testing.SparkTestSession;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -23,7 +24,6 @@ import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.MetadataBuilder;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,16 +40,7 @@ class ConstraintsTest {
 
   @BeforeAll
   static void startSpark() {
-    spark = (SparkSession) org.apache.spark.sql.SparkSession.builder()
-        .master("local[1]").appName("filecommit-constraints-tests")
-        .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
-        .getOrCreate();
-    spark.sparkContext().setLogLevel("ERROR");
-  }
-
-  @AfterAll
-  static void stopSpark() {
-    spark.stop();
+    spark = SparkTestSession.get();
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.filecommit.delta;
 
+import io.filecommit.testing.SparkTestSession;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -21,7 +22,6 @@ import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,14 +35,7 @@ class TransactionalWriteTest {
 
   @BeforeAll
   static void startSpark() {
-    spark = (SparkSession) org.apache.spark.sql.SparkSession.builder()
-        .master("local[1]").config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
-        .getOrCreate();
-  }
-
-  @AfterAll
-  static void stopSpark() {
-    spark.stop();
+    spark = SparkTestSession.get();
   }
 
   private static final StructType SCHEMA = new StructType()

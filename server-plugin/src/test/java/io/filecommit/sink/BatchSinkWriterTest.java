@@ -1,5 +1,6 @@
 package io.filecommit.sink;
 
+import io.filecommit.testing.SparkTestSession;
 import io.filecommit.errors.FileCommitException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,5 +1,6 @@
 package io.filecommit.sink;
 
+import io.filecommit.testing.SparkTestSession;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
