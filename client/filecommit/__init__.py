@@ -8,6 +8,10 @@ Public API::
     filecommit.write(changes, "/data/t", change_data=True).cdc_files   # change data feed
     filecommit.write(df, "/data/t", txn=("nightly-load", 42))            # idempotent write
     filecommit.write_batch(df, "/data/sink", batch_id=7)                # batch-id file sink
+    filecommit.delete(spark, "/data/t", "day < '2024-01-01'")            # row-level changes
+    filecommit.update(spark, "/data/t", set={"v": "v + 1"}, condition="id = 7")
+    filecommit.merge(updates, "/data/t", "target.id = source.id") \
+        .when_matched_update_all().when_not_matched_insert_all().execute()
 
 Importing the package checks the installed pyspark (``_connect.SUPPORTED_PYSPARK_VERSIONS``) and
 raises ImportError for another release.
@@ -16,6 +20,7 @@ raises ImportError for another release.
 # _connect first: it refuses an unsupported pyspark before anything else imports pyspark modules.
 from filecommit import _connect  # noqa: F401
 from filecommit.actions import AddCDCFile, AddFile, CommitResult, RemoveFile, WriteMetrics
+from filecommit.rowlevel import MergeBuilder, delete, merge, update
 from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
 from filecommit.sink import BatchResult, SinkFileStatus, write_batch
 from filecommit.writer import SaveMode, set_table_properties, write
@@ -26,13 +31,17 @@ __all__ = [
     "AddFile",
     "BatchResult",
     "CommitResult",
+    "MergeBuilder",
     "RemoveFile",
     "SaveMode",
     "SinkFileStatus",
     "WriteMetrics",
+    "delete",
     "find_plugin_jar",
     "local_session",
+    "merge",
     "set_table_properties",
+    "update",
     "write",
     "write_batch",
 ]

@@ -128,6 +128,10 @@ class WriteMetrics:
         cdc_files: change-data files added.
         duration_ms: server-side wall time of write and commit, ms.
         attempts: commit attempts (1 + retries after concurrent blind appends).
+        num_deleted_rows: rows deleted by ``delete`` / ``merge`` (0 for other writes).
+        num_updated_rows: rows updated by ``update`` / ``merge``.
+        num_inserted_rows: rows inserted by ``merge``.
+        num_copied_rows: unchanged rows copied from rewritten files into new files.
     """
 
     rows: int
@@ -137,11 +141,15 @@ class WriteMetrics:
     duration_ms: int
     attempts: int
     cdc_files: int = 0
+    num_deleted_rows: int = 0
+    num_updated_rows: int = 0
+    num_inserted_rows: int = 0
+    num_copied_rows: int = 0
 
 
 @dataclass(frozen=True)
 class CommitResult:
-    """What a ``filecommit.write`` committed.
+    """What a ``filecommit.write``, ``delete``, ``update`` or ``merge`` committed.
 
     Attributes:
         version: the table version this write committed (when ``committed`` is False: the

@@ -213,6 +213,10 @@ def _collect(payloads: Iterable[any_pb2.Any]) -> CommitResult:
             duration_ms=summary.duration_ms,
             attempts=summary.attempts,
             cdc_files=summary.num_cdc_files,
+            num_deleted_rows=summary.num_deleted_rows,
+            num_updated_rows=summary.num_updated_rows,
+            num_inserted_rows=summary.num_inserted_rows,
+            num_copied_rows=summary.num_copied_rows,
         ),
         cdc_files=cdc,
     )

@@ -44,14 +44,23 @@ public final class ConflictChecker {
    *
    * @param metadataChanged whether it commits protocol or metadata
    * @param readWholeTable whether it read every file (overwrite)
-   * @param readPredicates partition predicates it read (replaceWhere), SQL over partition columns
+   * @param readPredicates partition predicates it read (replaceWhere, the partition part of a
+   *     row-level change's condition)
    * @param readFiles log paths of the files it read
    * @param removedFiles log paths of the files it removes
    * @param txns appId -> txn version of the {@code txn} actions it commits
    * @param isolationLevel {@link #SERIALIZABLE} or {@link #WRITE_SERIALIZABLE}
    */
-  public record ReadState(boolean metadataChanged, boolean readWholeTable, List<String> readPredicates,
+  public record ReadState(boolean metadataChanged, boolean readWholeTable, List<ReadPredicate> readPredicates,
       Set<String> readFiles, Set<String> removedFiles, Map<String, Long> txns, String isolationLevel) {}
+
+  /**
+   * A predicate over partition columns that a transaction read.
+   *
+   * @param predicate the predicate
+   * @param alias the table's name in it ({@code t.col}), or null
+   */
+  public record ReadPredicate(org.apache.spark.sql.Column predicate, String alias) {}
 
   /**
    * The verdict when there is no conflict.
@@ -118,11 +127,11 @@ public final class ConflictChecker {
         throw conflict(ErrorClass.DELTA_CONCURRENT_APPEND, "files were added to the table by " + operation
             + ", which this write read", winnerVersion, table, relevant.get(0).path());
       }
-      for (String predicate : ours.readPredicates()) {
-        Set<String> hit = PartitionPredicates.matching(session, md, relevant, predicate, table);
+      for (ReadPredicate predicate : ours.readPredicates()) {
+        Set<String> hit = PartitionPredicates.matching(session, md, relevant, predicate.predicate(), predicate.alias());
         if (!hit.isEmpty()) {
           throw conflict(ErrorClass.DELTA_CONCURRENT_APPEND, "files were added by " + operation
-              + " to partitions this write read (" + predicate + ")", winnerVersion, table, hit.iterator().next());
+              + " to partitions this write read (" + predicate.predicate() + ")", winnerVersion, table, hit.iterator().next());
         }
       }
     }

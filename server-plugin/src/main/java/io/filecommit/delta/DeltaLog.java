@@ -123,6 +123,35 @@ public final class DeltaLog {
     return tablePath;
   }
 
+  /**
+   * The file-system path of a file named in the log (protocol "Add File and Remove File": a
+   * URI-encoded path, relative to the table root or absolute).
+   *
+   * @param logPath the {@code path} of an add/remove/cdc action
+   * @return the absolute path
+   * @throws IllegalArgumentException when {@code logPath} is not a valid URI
+   */
+  public Path absolutePath(String logPath) {
+    Path p = new Path(java.net.URI.create(logPath));
+    return p.isAbsolute() || p.toUri().getScheme() != null ? p : new Path(tablePath, p);
+  }
+
+  /**
+   * The row indexes (0-based positions in the data file) a deletion vector marks deleted, read by
+   * Delta Kernel (protocol "Deletion Vector Format"; inline, UUID-relative and absolute DVs).
+   *
+   * @param dv the descriptor of an active file
+   * @return deleted row indexes, ascending
+   * @throws UncheckedIOException or Kernel's exception when the DV file cannot be read
+   */
+  public long[] deletedRowIndexes(DeletionVector dv) {
+    io.delta.kernel.internal.actions.DeletionVectorDescriptor descriptor =
+        new io.delta.kernel.internal.actions.DeletionVectorDescriptor(dv.storageType(), dv.pathOrInlineDv(),
+            java.util.Optional.ofNullable(dv.offset()), dv.sizeInBytes(), dv.cardinality());
+    return io.delta.kernel.internal.deletionvectors.DeletionVectorUtils
+        .loadNewDvAndBitmap(engine, tablePath.toString(), descriptor)._2.toArray();
+  }
+
   /** {@code <table>/_delta_log}. */
   public Path logPath() {
     return logPath;

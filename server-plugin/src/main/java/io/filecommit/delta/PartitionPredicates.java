@@ -43,6 +43,60 @@ public final class PartitionPredicates {
     if (md.partitionColumns().isEmpty()) {
       throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option replaceWhere needs a partitioned table; " + table + " is not partitioned");
     }
+    try {
+      return matching(session, md, files, functions.expr(predicate), null);
+    } catch (Exception e) { // AnalysisException and ParseException are checked in Java's eyes
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option replaceWhere '" + predicate + "' must be a predicate on the partition columns "
+          + md.partitionColumns() + " of " + table + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The log paths of the files whose partition values satisfy {@code predicate} (a predicate for
+   * which {@link #onPartitionsOnly} holds).
+   *
+   * @param session Spark session
+   * @param md table metadata
+   * @param files the files to test
+   * @param predicate predicate over partition columns, qualified with {@code alias} or not
+   * @param alias name of the table in {@code predicate} ({@code t.col}), or null
+   * @return matching log paths
+   * @throws RuntimeException Spark's AnalysisException when {@code predicate} references other columns
+   */
+  public static Set<String> matching(SparkSession session, Metadata md, Collection<AddFile> files, Column predicate,
+      String alias) {
+    List<Row> matching = relation(session, md, files, alias).filter(predicate).select(PATH_COLUMN).collectAsList();
+    Set<String> paths = new HashSet<>();
+    for (Row r : matching) {
+      paths.add(r.getString(0));
+    }
+    return paths;
+  }
+
+  /**
+   * Whether {@code predicate} references nothing but the table's partition columns (and is
+   * deterministic), so that it can be decided per file from partition values alone.
+   *
+   * @param session Spark session
+   * @param md table metadata
+   * @param predicate a boolean expression
+   * @param alias name of the table in {@code predicate}, or null
+   * @return true when Spark resolves it against the partition columns alone
+   */
+  public static boolean onPartitionsOnly(SparkSession session, Metadata md, Column predicate, String alias) {
+    if (md.partitionColumns().isEmpty()) {
+      return false;
+    }
+    try {
+      Dataset<Row> filtered = relation(session, md, List.of(), alias).filter(predicate);
+      return filtered.queryExecution().analyzed().expressions().forall(e -> e.deterministic());
+    } catch (Exception e) { // AnalysisException: a reference to another column (checked in Java's eyes)
+      return false;
+    }
+  }
+
+  /** One row per file: its log path and its typed partition values, named as the partition columns. */
+  private static Dataset<Row> relation(SparkSession session, Metadata md, Collection<AddFile> files, String alias) {
     StructType schema = md.schema();
     List<StructField> fields = new ArrayList<>();
     fields.add(new StructField(PATH_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()));
@@ -64,20 +118,9 @@ public final class PartitionPredicates {
       DataType type = TransactionalWrite.findField(schema, p).map(StructField::dataType).orElse(DataTypes.StringType);
       typed.add(functions.col("`" + p + "`").cast(type).as(p));
     }
-    Dataset<Row> partitions = session.createDataFrame(rows, new StructType(fields.toArray(new StructField[0])))
+    Dataset<Row> relation = session.createDataFrame(rows, new StructType(fields.toArray(new StructField[0])))
         .select(typed.toArray(new Column[0]));
-    List<Row> matching;
-    try {
-      matching = partitions.filter(functions.expr(predicate)).select(PATH_COLUMN).collectAsList();
-    } catch (Exception e) { // AnalysisException and ParseException are checked in Java's eyes
-      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option replaceWhere '" + predicate + "' must be a predicate on the partition columns "
-          + md.partitionColumns() + " of " + table + ": " + e.getMessage(), e);
-    }
-    Set<String> paths = new HashSet<>();
-    for (Row r : matching) {
-      paths.add(r.getString(0));
-    }
-    return paths;
+    return alias == null ? relation : relation.as(alias);
   }
 
   private static final String PATH_COLUMN = "__filecommit_path";

@@ -62,7 +62,7 @@ public final class TransactionalWrite {
   private int attempts;
   private boolean committed;
   private boolean readWholeTable;
-  private final List<String> readPredicates = new ArrayList<>();
+  private final List<ConflictChecker.ReadPredicate> readPredicates = new ArrayList<>();
   private final java.util.Set<String> readFiles = new java.util.HashSet<>();
   private final Map<String, Long> txns = new java.util.LinkedHashMap<>();
 
@@ -120,7 +120,19 @@ public final class TransactionalWrite {
    * @param files log paths of the files it matched
    */
   public void readPartitions(String predicate, java.util.Collection<String> files) {
-    readPredicates.add(predicate);
+    readPartitions(functions.expr(predicate), null, files);
+  }
+
+  /**
+   * Records that this transaction read the partitions matching {@code predicate} (the partition
+   * part of a row-level change's condition), which held {@code files}.
+   *
+   * @param predicate predicate over partition columns ({@link PartitionPredicates#onPartitionsOnly})
+   * @param alias the table's name in {@code predicate}, or null
+   * @param files log paths of the files it matched
+   */
+  public void readPartitions(Column predicate, String alias, java.util.Collection<String> files) {
+    readPredicates.add(new ConflictChecker.ReadPredicate(predicate, alias));
     readFiles.addAll(files);
   }
 
@@ -143,6 +155,11 @@ public final class TransactionalWrite {
     }
     txns.put(appId, version);
     return snapshot.latestTransactionVersion(appId).map(v -> v >= version).orElse(false);
+  }
+
+  /** Whether {@link #setTransaction} was called: the commit carries a {@code txn} action. */
+  public boolean hasTransactionId() {
+    return !txns.isEmpty();
   }
 
   /**

@@ -73,6 +73,8 @@ public final class WriteIntoDelta {
    * @param numOutputBytes bytes of the added data files
    * @param durationMs wall time of the write and commit, ms
    * @param attempts commit attempts
+   * @param rowMetrics rows deleted, updated, inserted and copied by a row-level change
+   *     ({@link RowMetrics#NONE} for other writes)
    */
   public record Result(
       long version,
@@ -84,7 +86,31 @@ public final class WriteIntoDelta {
       long numOutputRows,
       long numOutputBytes,
       long durationMs,
-      int attempts) {}
+      int attempts,
+      RowMetrics rowMetrics) {
+
+    /** A result without row metrics (writes that are not row-level changes). */
+    public Result(long version, boolean committed, String tablePath, List<AddFile> addFiles,
+        List<RemoveFile> removeFiles, List<AddCDCFile> cdcFiles, long numOutputRows, long numOutputBytes,
+        long durationMs, int attempts) {
+      this(version, committed, tablePath, addFiles, removeFiles, cdcFiles, numOutputRows, numOutputBytes,
+          durationMs, attempts, RowMetrics.NONE);
+    }
+  }
+
+  /**
+   * Row counts of a DELETE, UPDATE or MERGE (Delta's numDeletedRows, numUpdatedRows,
+   * numInsertedRows, numCopiedRows).
+   *
+   * @param deleted rows deleted
+   * @param updated rows updated
+   * @param inserted rows inserted
+   * @param copied unchanged rows copied from rewritten files into new files
+   */
+  public record RowMetrics(long deleted, long updated, long inserted, long copied) {
+    /** All zero. */
+    public static final RowMetrics NONE = new RowMetrics(0, 0, 0, 0);
+  }
 
   /**
    * An idempotent write's application transaction (protocol "Transaction Identifiers").

@@ -97,6 +97,20 @@ public enum ErrorClass {
   FILECOMMIT_MALFORMED_COMMAND("22023"),
   /** A relative path without an allowed root to resolve it against. */
   FILECOMMIT_RELATIVE_PATH("42501"),
+  // Row-level changes (DELETE, UPDATE, MERGE).
+  /** MERGE: a target row matched by several source rows while a MATCHED clause could change it. */
+  DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE("21506"),
+  /** MERGE: a MATCHED clause without condition that is not the last MATCHED clause. */
+  DELTA_NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION("42601"),
+  /** MERGE: a NOT MATCHED clause without condition that is not the last NOT MATCHED clause. */
+  DELTA_NON_LAST_NOT_MATCHED_CLAUSE_OMIT_CONDITION("42601"),
+  /** MERGE: a NOT MATCHED BY SOURCE clause without condition that is not the last of its kind. */
+  DELTA_NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION("42601"),
+  /** MERGE: a clause whose action is not one of the clause's kind, or a MERGE without clauses. */
+  DELTA_MERGE_MISSING_WHEN("42601"),
+  /** UPDATE / MERGE: an assignment to a column the table does not have, or to one column twice. */
+  DELTA_MERGE_UNRESOLVED_EXPRESSION("42601"),
+
   /** A path outside {@code spark.filecommit.allowedRoots}. */
   FILECOMMIT_PATH_NOT_ALLOWED("42501"),
   /** A configured LogStore class that cannot be used. */

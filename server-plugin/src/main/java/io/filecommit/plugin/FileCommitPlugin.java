@@ -11,6 +11,9 @@ import io.filecommit.actions.AddFile;
 import io.filecommit.actions.RemoveFile;
 import io.filecommit.delta.WriteIntoDelta;
 import io.filecommit.proto.v1.CommitSummary;
+import io.filecommit.proto.v1.DeleteCommand;
+import io.filecommit.proto.v1.MergeCommand;
+import io.filecommit.proto.v1.UpdateCommand;
 import io.filecommit.proto.v1.FileAction;
 import io.filecommit.proto.v1.FileActionBatch;
 import io.filecommit.proto.v1.PartitionValue;
@@ -76,6 +79,10 @@ public final class FileCommitPlugin implements CommandPlugin {
       handleSetTableProperties(cmd.toBuilder().setPath(allowedPath(cmd.getPath(), planner)).build(), planner);
       return true;
     }
+    if (any.is(DeleteCommand.class) || any.is(UpdateCommand.class) || any.is(MergeCommand.class)) {
+      respond(RowLevelCommands.handle(any, planner), ExtensionResponses.of(planner));
+      return true;
+    }
     if (any.is(WriteBatchCommand.class)) {
       WriteBatchCommand cmd = unpack(any, WriteBatchCommand.class);
       WriteBatchHandler.handle(cmd.toBuilder().setPath(allowedPath(cmd.getPath(), planner)).build(), planner);
@@ -97,7 +104,7 @@ public final class FileCommitPlugin implements CommandPlugin {
     return AllowedRoots.resolve(path, roots, session.sessionState().newHadoopConf());
   }
 
-  private static <T extends Message> T unpack(Any any, Class<T> type) {
+  static <T extends Message> T unpack(Any any, Class<T> type) {
     try {
       return any.unpack(type);
     } catch (InvalidProtocolBufferException e) {
@@ -154,7 +161,11 @@ public final class FileCommitPlugin implements CommandPlugin {
         .setNumOutputBytes(result.numOutputBytes())
         .setDurationMs(result.durationMs())
         .setAttempts(result.attempts())
-        .setNumCdcFiles(result.cdcFiles().size())).build());
+        .setNumCdcFiles(result.cdcFiles().size())
+        .setNumDeletedRows(result.rowMetrics().deleted())
+        .setNumUpdatedRows(result.rowMetrics().updated())
+        .setNumInsertedRows(result.rowMetrics().inserted())
+        .setNumCopiedRows(result.rowMetrics().copied())).build());
   }
 
   /**

@@ -1,0 +1,100 @@
+package io.filecommit.delta;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.functions;
+
+/**
+ * {@code DELETE FROM table [WHERE condition]} as one table version (Delta's DeleteCommand, a caller
+ * of {@code TransactionalWrite.writeFiles} in seed TransactionalWrite.txt; protocol "Add File and
+ * Remove File", "Change Data Files"):
+ *
+ * <ul>
+ *   <li>no condition, or a condition on partition columns only: the matching files are removed
+ *       whole, nothing is rewritten; with the change data feed on, their rows are written as
+ *       {@code delete} change rows;
+ *   <li>otherwise the candidate files (partition-pruned) are scanned once to find the files that
+ *       hold matching rows and how many; only those are rewritten without the matching rows (and,
+ *       with the change data feed on, the matching rows written as {@code delete} change rows in the
+ *       same pass); their {@code remove}s and the new {@code add}s are committed together.
+ * </ul>
+ *
+ * Rows whose condition is NULL are kept (SQL semantics). Refused on append-only tables.
+ */
+public final class DeleteCommand {
+  private DeleteCommand() {}
+
+  /**
+   * Runs the delete.
+   *
+   * @param session Spark session
+   * @param path table root
+   * @param condition the rows to delete, or null for every row
+   * @param options Spark Parquet writer options for rewritten files
+   * @param txnId application transaction of an idempotent change, or null
+   * @return what was committed; {@code committed=false} when {@code txnId} was already applied or
+   *     no row matched (and no {@code txnId} was given); row metrics: deleted and copied rows
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_DELTA_TABLE}, {@code
+   *     DELTA_CANNOT_MODIFY_APPEND_ONLY}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, conflict
+   *     classes; Spark's analysis errors for a condition that does not resolve
+   */
+  public static WriteIntoDelta.Result run(SparkSession session, String path, Column condition,
+      Map<String, String> options, WriteIntoDelta.Txn txnId) {
+    RowLevelChange change = RowLevelChange.open(session, path, "DELETE", txnId, true);
+    if (change.skipped()) {
+      return change.nothingCommitted();
+    }
+    if (condition != null) {
+      change.scan(List.of()).filter(condition); // resolves the condition before any work
+    }
+    RowLevelChange.Candidates candidates = change.candidates(condition, null);
+    Map<String, String> params = Map.of("predicate", "[\"" + RowLevelChange.sql(condition).replace("\"", "\\\"") + "\"]");
+    String[] names = {"numDeletedRows", null, null, "numCopiedRows"};
+
+    if (change.onPartitionsOnly(condition, null)) {
+      List<io.filecommit.actions.AddFile> removed = candidates.files();
+      long deleted = TableScan.statsRowCount(removed);
+      Dataset<Row> changes = null;
+      if (change.cdf && !removed.isEmpty()) {
+        changes = RowLevelChange.withoutLocation(change.scan(removed))
+            .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"));
+      }
+      long numDeleted = deleted >= 0 ? deleted : change.scan(removed).count();
+      return change.writeAndCommit(changes, removed, options, "DELETE", params,
+          () -> new WriteIntoDelta.RowMetrics(numDeleted, 0, 0, 0), names);
+    }
+
+    Column matches = functions.coalesce(condition, functions.lit(false));
+    List<Row> perFile = change.scan(candidates.files())
+        .groupBy(TableScan.FILE_COLUMN)
+        .agg(functions.sum(functions.when(matches, 1L).otherwise(0L)).as("m"), functions.count(functions.lit(1)).as("n"))
+        .filter(functions.col("m").gt(0))
+        .collectAsList();
+    Set<String> touched = new HashSet<>();
+    long deleted = 0;
+    long copied = 0;
+    for (Row r : perFile) {
+      touched.add(r.getString(0));
+      deleted += r.getLong(1);
+      copied += r.getLong(2) - r.getLong(1);
+    }
+    List<io.filecommit.actions.AddFile> rewritten = change.files(touched);
+    Dataset<Row> rows = null;
+    if (!rewritten.isEmpty()) {
+      Dataset<Row> scan = RowLevelChange.withoutLocation(change.scan(rewritten));
+      rows = change.cdf
+          ? scan.withColumn(TransactionalWrite.CDC_TYPE_COLUMN,
+              functions.when(matches, functions.lit("delete")).otherwise(functions.lit(null).cast("string")))
+          : scan.filter(functions.not(matches));
+    }
+    WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(deleted, 0, 0, copied);
+    return change.writeAndCommit(rows, new ArrayList<>(rewritten), options, "DELETE", params, () -> metrics, names);
+  }
+}

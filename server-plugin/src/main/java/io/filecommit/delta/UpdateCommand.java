@@ -1,0 +1,103 @@
+package io.filecommit.delta;
+
+import io.filecommit.actions.AddFile;
+import io.filecommit.errors.ErrorClass;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.StructField;
+
+/**
+ * {@code UPDATE table SET column = value, ... [WHERE condition]} as one table version (Delta's
+ * UpdateCommand, a caller of {@code TransactionalWrite.writeFiles} in seed TransactionalWrite.txt;
+ * protocol "Add File and Remove File", "Change Data Files").
+ *
+ * <p>The candidate files (partition-pruned) are scanned once to find the files holding matching
+ * rows; only those are rewritten, every matching row with the assigned values (cast to the column
+ * types; generated columns that are not assigned computed from the new values) and every other
+ * row copied. With the change data feed on, each updated row also gives an {@code
+ * update_preimage} and an {@code update_postimage} change row, written in the same pass. The
+ * table's constraints hold for every written row. Rows whose condition is NULL are not updated.
+ * Refused on append-only tables.
+ */
+public final class UpdateCommand {
+  private UpdateCommand() {}
+
+  /**
+   * Runs the update.
+   *
+   * @param session Spark session
+   * @param path table root
+   * @param assignments table column (case-insensitive) -> new value, evaluated on the row before
+   *     the update; at least one
+   * @param condition the rows to update, or null for every row
+   * @param options Spark Parquet writer options for rewritten files
+   * @param txnId application transaction of an idempotent change, or null
+   * @return what was committed; {@code committed=false} when {@code txnId} was already applied or
+   *     no row matched (and no {@code txnId} was given); row metrics: updated and copied rows
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} without
+   *     assignments, {@code DELTA_MERGE_UNRESOLVED_EXPRESSION} for an unknown or twice-assigned
+   *     column, {@code DELTA_MISSING_DELTA_TABLE}, {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}, the
+   *     table's constraint classes, conflict classes; Spark's analysis errors for expressions
+   *     that do not resolve
+   */
+  public static WriteIntoDelta.Result run(SparkSession session, String path, Map<String, Column> assignments,
+      Column condition, Map<String, String> options, WriteIntoDelta.Txn txnId) {
+    if (assignments.isEmpty()) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("UPDATE of " + path + " needs at least one assignment");
+    }
+    RowLevelChange change = RowLevelChange.open(session, path, "UPDATE", txnId, true);
+    if (change.skipped()) {
+      return change.nothingCommitted();
+    }
+    Map<String, Column> set = change.assignments(assignments, "UPDATE");
+    Column matches = condition == null ? functions.lit(true) : functions.coalesce(condition, functions.lit(false));
+    List<Column> before = change.targetValues(null);
+    List<Column> after = new ArrayList<>();
+    Set<String> recompute = new HashSet<>();
+    for (StructField f : change.columns()) {
+      Column v = set.get(f.name());
+      after.add(v != null ? v : RowLevelChange.ref(null, f.name()));
+      if (v == null && change.isGenerated(f.name())) {
+        recompute.add(f.name());
+      }
+    }
+    // Resolve every expression before any work.
+    Dataset<Row> empty = change.scan(List.of());
+    empty.filter(matches).select(after.toArray(new Column[0]));
+
+    RowLevelChange.Candidates candidates = change.candidates(condition, null);
+    List<Row> perFile = change.scan(candidates.files())
+        .groupBy(TableScan.FILE_COLUMN)
+        .agg(functions.sum(functions.when(matches, 1L).otherwise(0L)).as("m"), functions.count(functions.lit(1)).as("n"))
+        .filter(functions.col("m").gt(0))
+        .collectAsList();
+    Set<String> touched = new HashSet<>();
+    long updated = 0;
+    long copied = 0;
+    for (Row r : perFile) {
+      touched.add(r.getString(0));
+      updated += r.getLong(1);
+      copied += r.getLong(2) - r.getLong(1);
+    }
+    List<AddFile> rewritten = change.files(touched);
+    Dataset<Row> rows = null;
+    if (!rewritten.isEmpty()) {
+      Dataset<Row> scan = change.scan(rewritten);
+      Column outputs = functions.when(matches, RowLevelChange.array(change.updated(before, after, recompute)))
+          .otherwise(RowLevelChange.array(change.copied(before)));
+      rows = change.finish(scan.select(functions.explode(outputs).as("__fc_out")), null);
+    }
+    Map<String, String> params = new java.util.LinkedHashMap<>();
+    params.put("predicate", "[\"" + RowLevelChange.sql(condition).replace("\"", "\\\"") + "\"]");
+    WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(0, updated, 0, copied);
+    return change.writeAndCommit(rows, rewritten, options, "UPDATE", params, () -> metrics, new String[] {null, "numUpdatedRows", null, "numCopiedRows"});
+  }
+}
