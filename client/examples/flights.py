@@ -9,11 +9,11 @@ Steps (issue 2, "Main job on real data"):
    equal the input exactly (sorted content, as a multiset: table(v) = table(v-1) + input).
 
 6. Change data feed: enable ``delta.enableChangeDataFeed`` (a metadata-only commit, first run
-   only), then write a correction batch: the flights of origin EWR in January that left 5 hours
-   or more late are re-timed (scheduled departure moved to the actual one, departure delay 0).
-   The batch replaces that one partition (``replaceWhere``) and carries ``update_preimage`` /
-   ``update_postimage`` change records; the change feed of that version is read back with
-   delta-rs and printed, and checked against the corrections.
+   only), then correct the flights of origin EWR in January that left 5 hours or more late
+   with one ``filecommit.update`` (scheduled departure moved to the actual one, departure delay
+   0): the server rewrites only the files holding them and writes the ``update_preimage`` /
+   ``update_postimage`` change rows; the change feed of that version is read back with delta-rs
+   and printed, and checked against the corrections.
 
 A second run appends again (new versions) and re-times the newly appended late flights.
 
@@ -130,15 +130,19 @@ def main(argv=None) -> int:
     )
     print(f"OK: delta-rs reads {len(current):,} rows; the {EXPECTED_ROWS:,} rows of version "
           f"{result.version} equal the input exactly")
-    return correction_batch(spark, table, df.schema, current)
+    return correction_batch(spark, table, current)
 
 
 LATE_MINUTES = 300
 PARTITION = "origin = 'EWR' AND month = 1"
 
 
-def correction_batch(spark, table: str, schema, current: pd.DataFrame) -> int:
-    """Step 6: re-time late EWR January flights with change records; print the change feed."""
+def correction_batch(spark, table: str, current: pd.DataFrame) -> int:
+    """Step 6: re-time late EWR January flights with ``filecommit.update``; print the change feed.
+
+    ``current`` is the table as delta-rs read it before the correction (pandas, one row per flight).
+    Returns the exit code: 0 when the change feed and the table hold exactly the corrections.
+    """
     from deltalake import DeltaTable
 
     import filecommit
@@ -149,34 +153,23 @@ def correction_batch(spark, table: str, schema, current: pd.DataFrame) -> int:
 
     part = current[(current["origin"] == "EWR") & (current["month"] == 1)].reset_index(drop=True)
     late = part["dep_delay"] >= LATE_MINUTES
-    before = part[late].copy()
-    after = before.copy()
-    after["sched_dep_time"] = after["dep_time"].astype("int64")
-    after["dep_delay"] = 0.0
-    corrected = part.copy()
-    corrected.loc[late, ["sched_dep_time", "dep_delay"]] = after[["sched_dep_time", "dep_delay"]].values
 
-    columns = [f.name for f in schema.fields]
-    batch = pd.concat(
-        [
-            corrected.assign(_change_type=None),
-            before.assign(_change_type="update_preimage"),
-            after.assign(_change_type="update_postimage"),
-        ],
-        ignore_index=True,
-    )[[*columns, "_change_type"]]
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    batch_schema = StructType([*schema.fields, StructField("_change_type", StringType(), True)])
-    batch = batch.astype(object).where(batch.notna(), None)
-    df = spark.createDataFrame(batch.to_dict("records"), batch_schema)
-
-    r = filecommit.write(df, table, mode="overwrite", change_data=True, options={"replaceWhere": PARTITION})
-    print(f"\ncorrection batch: version {r.version}, re-timed {int(late.sum())} flights of {len(part):,} "
-          f"in partition ({PARTITION})")
-    print(f"  files: {len(r.add_files)} added, {len(r.remove_files)} removed, {len(r.cdc_files)} change files")
+    # One UPDATE: the server finds the files holding late flights, rewrites only those, and writes
+    # the update_preimage / update_postimage change rows itself.
+    r = filecommit.update(
+        spark,
+        table,
+        set={"sched_dep_time": "dep_time", "dep_delay": "0"},
+        condition=f"{PARTITION} AND dep_delay >= {LATE_MINUTES}",
+    )
+    print(f"\ncorrection (filecommit.update): version {r.version}, re-timed {r.metrics.num_updated_rows} flights "
+          f"of {len(part):,} in partition ({PARTITION}); {r.metrics.num_copied_rows:,} unchanged rows copied")
+    print(f"  files: {len(r.remove_files)} rewritten, {len(r.add_files)} added, {len(r.cdc_files)} change files")
     for c in r.cdc_files:
         print(f"    {c.path}  {c.size:,} bytes")
+    if r.metrics.num_updated_rows != int(late.sum()):
+        print(f"FAIL: the update reports {r.metrics.num_updated_rows} rows, {int(late.sum())} flights are late")
+        return 1
 
     feed = pa.table(DeltaTable(table).load_cdf(starting_version=r.version, ending_version=r.version)).to_pandas()
     print(f"\nchange feed of version {r.version} (delta-rs load_cdf): {len(feed)} rows")
@@ -194,7 +187,7 @@ def correction_batch(spark, table: str, schema, current: pd.DataFrame) -> int:
         return 1
     table_now = DeltaTable(table).to_pandas(filters=[("origin", "=", "EWR"), ("month", "=", 1)])
     if len(table_now) != len(part) or (table_now["dep_delay"] >= LATE_MINUTES).any():
-        print("FAIL: the EWR January partition was not replaced by the corrected rows")
+        print("FAIL: the late EWR January flights were not re-timed")
         return 1
     print(f"OK: change feed holds exactly the {int(late.sum())} pre/post image pairs; the table holds "
           f"the corrected partition ({len(table_now):,} rows)")
