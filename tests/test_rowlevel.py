@@ -62,6 +62,12 @@ FIXTURES = {
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING, w BIGINT GENERATED ALWAYS AS (v * 2)) "
         "USING delta PARTITIONED BY (part)",
         f"INSERT INTO {{table}} (id, v, part) VALUES {_values(BASE_ROWS[:9])}"),
+    # Partition values that need escaping in paths (space, '%', '=', '/'), and NULL.
+    "odd_parts": _sql(
+        "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
+        "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')",
+        "INSERT INTO {table} VALUES (1, 10, 'a b'), (2, 20, 'x%y'), (3, 30, 'c=d/e'), (4, 40, NULL), "
+        "(5, 50, 'a b'), (6, 60, NULL)"),
     "cm_name": _sql(
         "CREATE TABLE {table} (id BIGINT, val BIGINT, part STRING) USING delta PARTITIONED BY (part) "
         "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",
@@ -202,6 +208,39 @@ def test_delete_without_condition_and_with_no_match(spark, delta_spark, twin):
     delta_runs(delta_spark, theirs, "DELETE FROM {table}")
     assert r.metrics.num_deleted_rows == 30
     assert_same_as_delta(delta_spark, ours, theirs, v0 + 1)
+
+
+def test_partition_values_that_need_escaping_and_null(spark, delta_spark, twin):
+    ours, theirs, v0 = twin("odd_parts")
+    filecommit.update(spark, ours, set={"v": "v + 1"}, condition="id IN (1, 2, 3, 4)")
+    delta_runs(delta_spark, theirs, "UPDATE {table} SET v = v + 1 WHERE id IN (1, 2, 3, 4)")
+    assert_same_as_delta(delta_spark, ours, theirs, v0 + 1)
+    r = filecommit.delete(spark, ours, "part IS NULL OR part = 'c=d/e'")
+    delta_runs(delta_spark, theirs, "DELETE FROM {table} WHERE part IS NULL OR part = 'c=d/e'")
+    assert r.add_files == [] and r.metrics.num_deleted_rows == 3
+    assert_same_as_delta(delta_spark, ours, theirs, v0 + 2)
+
+
+def test_partition_conjuncts_prune_the_files_read(spark, twin):
+    """A change whose condition excludes a partition never opens its files: here they are made
+    unreadable, and only a change that must read them fails (before anything is written)."""
+    ours, _, v0 = twin("base")
+    broken = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ours, "part=b")) for f in fs
+              if f.endswith(".parquet")]
+    assert broken
+    for f in broken:
+        with open(f, "wb") as fh:
+            fh.write(b"not parquet")
+    r = filecommit.delete(spark, ours, "part = 'a' AND v > 100")
+    assert r.committed and r.metrics.num_deleted_rows == 7  # ids 12, 15, ..., 30 (part a, v > 100)
+    source = spark.createDataFrame([(2, 0, "c"), (5, 0, "c")], "id BIGINT, v BIGINT, part STRING")
+    m = (filecommit.merge(source, ours, "target.id = source.id AND target.part = 'c'")
+         .when_matched_update({"v": "source.v"}).execute())
+    assert m.committed and m.metrics.num_updated_rows == 2
+    logs, files = log_file_names(ours), data_files(ours)
+    with pytest.raises(Exception):
+        filecommit.update(spark, ours, set={"v": "0"}, condition="v > 100")
+    assert log_file_names(ours) == logs and data_files(ours) == files
 
 
 # ---------------------------------------------------------------------------------------------

@@ -136,10 +136,13 @@ final class RowLevelChange {
         System.currentTimeMillis() - start, 0, WriteIntoDelta.RowMetrics.NONE);
   }
 
-  /** The top-level AND-ed parts of a condition. */
-  static List<Column> conjuncts(Column condition) {
+  /**
+   * The top-level AND-ed parts of a condition (the session's converter parses SQL-text columns
+   * such as {@code functions.expr(...)} first).
+   */
+  static List<Column> conjuncts(SparkSession session, Column condition) {
     List<Expression> parts = new ArrayList<>();
-    split(ExpressionUtils.expression(condition), parts);
+    split(session.expression(condition), parts);
     return parts.stream().map(ExpressionUtils::column).toList();
   }
 
@@ -169,7 +172,7 @@ final class RowLevelChange {
   Candidates candidates(Column condition, String alias) {
     Column pruning = null;
     if (condition != null && !md.partitionColumns().isEmpty()) {
-      for (Column c : conjuncts(condition)) {
+      for (Column c : conjuncts(session, condition)) {
         if (PartitionPredicates.onPartitionsOnly(session, md, c, alias)) {
           pruning = pruning == null ? c : pruning.and(c);
         }
