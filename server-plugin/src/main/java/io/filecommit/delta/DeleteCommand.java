@@ -72,20 +72,8 @@ public final class DeleteCommand {
     }
 
     Column matches = functions.coalesce(condition, functions.lit(false));
-    List<Row> perFile = change.scan(candidates.files())
-        .groupBy(TableScan.FILE_COLUMN)
-        .agg(functions.sum(functions.when(matches, 1L).otherwise(0L)).as("m"), functions.count(functions.lit(1)).as("n"))
-        .filter(functions.col("m").gt(0))
-        .collectAsList();
-    Set<String> touched = new HashSet<>();
-    long deleted = 0;
-    long copied = 0;
-    for (Row r : perFile) {
-      touched.add(r.getString(0));
-      deleted += r.getLong(1);
-      copied += r.getLong(2) - r.getLong(1);
-    }
-    List<io.filecommit.actions.AddFile> rewritten = change.files(touched);
+    RowLevelChange.Touched touched = change.touched(candidates.files(), matches);
+    List<io.filecommit.actions.AddFile> rewritten = touched.files();
     Dataset<Row> rows = null;
     if (!rewritten.isEmpty()) {
       Dataset<Row> scan = RowLevelChange.withoutLocation(change.scan(rewritten));
@@ -94,7 +82,7 @@ public final class DeleteCommand {
               functions.when(matches, functions.lit("delete")).otherwise(functions.lit(null).cast("string")))
           : scan.filter(functions.not(matches));
     }
-    WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(deleted, 0, 0, copied);
+    WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(touched.matched(), 0, 0, touched.others());
     return change.writeAndCommit(rows, new ArrayList<>(rewritten), options, "DELETE", params, () -> metrics, names);
   }
 }

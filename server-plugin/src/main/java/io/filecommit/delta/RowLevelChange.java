@@ -189,14 +189,50 @@ final class RowLevelChange {
     return new Candidates(files, pruning);
   }
 
+  /**
+   * Pass 1 of DELETE and UPDATE: the candidate files that hold rows satisfying {@code matches},
+   * with how many, and how many other rows they hold. Only matching rows are aggregated (Parquet
+   * filter pushdown skips what it can); the other rows are counted from the files' statistics
+   * ({@code numRecords} minus deletion-vector cardinality), or by a count when a file has none.
+   *
+   * @param candidates the files to scan
+   * @param matches the condition, NULL treated as false
+   * @return touched files (snapshot order), matching rows, other rows of the touched files
+   */
+  Touched touched(List<AddFile> candidates, Column matches) {
+    List<Row> perFile = scan(candidates).filter(matches).groupBy(TableScan.FILE_COLUMN).count().collectAsList();
+    Map<String, Long> counts = new LinkedHashMap<>();
+    long matched = 0;
+    for (Row r : perFile) {
+      counts.put(r.getString(0), r.getLong(1));
+      matched += r.getLong(1);
+    }
+    List<AddFile> files = files(counts.keySet());
+    long total = TableScan.statsRowCount(files);
+    if (total < 0) {
+      total = files.isEmpty() ? 0 : scan(files).count();
+    }
+    return new Touched(files, matched, total - matched);
+  }
+
+  /**
+   * Files a DELETE or UPDATE rewrites.
+   *
+   * @param files the touched files
+   * @param matched rows in them that satisfy the condition
+   * @param others rows in them that do not (copied into the new files)
+   */
+  record Touched(List<AddFile> files, long matched, long others) {}
+
   /** The rows of {@code files} ({@link TableScan#read}). */
   Dataset<Row> scan(Collection<AddFile> files) {
     return TableScan.read(session, log, md, files);
   }
 
   /** The active files of the snapshot with these log paths, in snapshot order. */
-  List<AddFile> files(Set<String> paths) {
-    return snapshot.allFiles().stream().filter(f -> paths.contains(f.path())).toList();
+  List<AddFile> files(java.util.Collection<String> paths) {
+    Set<String> wanted = paths instanceof Set<String> set ? set : new java.util.HashSet<>(paths);
+    return snapshot.allFiles().stream().filter(f -> wanted.contains(f.path())).toList();
   }
 
   /** The table's columns. */
@@ -328,6 +364,42 @@ final class RowLevelChange {
       cols.add(functions.col(TransactionalWrite.CDC_TYPE_COLUMN));
     }
     return flat.select(cols.toArray(new Column[0]));
+  }
+
+  /**
+   * The rows of rewritten files after an UPDATE without change data: one projection (no output
+   * array), matching rows with their new values, generated columns in {@code recompute} computed
+   * from them.
+   *
+   * @param scan rows of the touched files ({@link #scan})
+   * @param matches the condition, NULL treated as false
+   * @param after new values, one per table column
+   * @param recompute generated columns to compute for updated rows
+   * @return the table's columns
+   */
+  Dataset<Row> updatedInPlace(Dataset<Row> scan, Column matches, List<Column> after, Set<String> recompute) {
+    StructField[] fields = columns();
+    List<Column> cols = new ArrayList<>();
+    for (int i = 0; i < fields.length; i++) {
+      Column before = ref(null, fields[i].name());
+      cols.add(functions.when(matches, after.get(i).cast(fields[i].dataType())).otherwise(before).as(fields[i].name()));
+    }
+    if (recompute.isEmpty()) {
+      return scan.select(cols.toArray(new Column[0]));
+    }
+    String flag = "__fc_updated";
+    cols.add(matches.as(flag));
+    Dataset<Row> stage = scan.select(cols.toArray(new Column[0]));
+    List<Column> out = new ArrayList<>();
+    for (StructField f : fields) {
+      Column c = ref(null, f.name());
+      if (recompute.contains(f.name())) {
+        c = functions.when(functions.col(flag),
+            functions.expr(f.metadata().getString(TableFeatures.GENERATION_EXPRESSION)).cast(f.dataType())).otherwise(c);
+      }
+      out.add(c.as(f.name()));
+    }
+    return stage.select(out.toArray(new Column[0]));
   }
 
   /** Accumulators for the row kinds, registered with the session's SparkContext. */

@@ -74,30 +74,22 @@ public final class UpdateCommand {
     empty.filter(matches).select(after.toArray(new Column[0]));
 
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
-    List<Row> perFile = change.scan(candidates.files())
-        .groupBy(TableScan.FILE_COLUMN)
-        .agg(functions.sum(functions.when(matches, 1L).otherwise(0L)).as("m"), functions.count(functions.lit(1)).as("n"))
-        .filter(functions.col("m").gt(0))
-        .collectAsList();
-    Set<String> touched = new HashSet<>();
-    long updated = 0;
-    long copied = 0;
-    for (Row r : perFile) {
-      touched.add(r.getString(0));
-      updated += r.getLong(1);
-      copied += r.getLong(2) - r.getLong(1);
-    }
-    List<AddFile> rewritten = change.files(touched);
+    RowLevelChange.Touched touched = change.touched(candidates.files(), matches);
+    List<AddFile> rewritten = touched.files();
     Dataset<Row> rows = null;
     if (!rewritten.isEmpty()) {
       Dataset<Row> scan = change.scan(rewritten);
-      Column outputs = functions.when(matches, RowLevelChange.array(change.updated(before, after, recompute)))
-          .otherwise(RowLevelChange.array(change.copied(before)));
-      rows = change.finish(scan.select(functions.explode(outputs).as("__fc_out")), null);
+      if (change.cdf) {
+        Column outputs = functions.when(matches, RowLevelChange.array(change.updated(before, after, recompute)))
+            .otherwise(RowLevelChange.array(change.copied(before)));
+        rows = change.finish(scan.select(functions.explode(outputs).as("__fc_out")), null);
+      } else {
+        rows = change.updatedInPlace(scan, matches, after, recompute);
+      }
     }
     Map<String, String> params = new java.util.LinkedHashMap<>();
     params.put("predicate", "[\"" + RowLevelChange.sql(condition).replace("\"", "\\\"") + "\"]");
-    WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(0, updated, 0, copied);
+    WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(0, touched.matched(), 0, touched.others());
     return change.writeAndCommit(rows, rewritten, options, "UPDATE", params, () -> metrics, new String[] {null, "numUpdatedRows", null, "numCopiedRows"});
   }
 }
