@@ -113,6 +113,18 @@ public final class MergeIntoCommand {
     if (change.skipped()) {
       return change.nothingCommitted();
     }
+    // The source is read by both passes: materialized once, so both see the same rows even when
+    // its plan is not deterministic (as Delta's merge.materializeSource).
+    Dataset<Row> materialized = source.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK());
+    try {
+      return run(change, materialized, s, t, on, clauses, options, hasMatched, hasBySource, hasInsert);
+    } finally {
+      materialized.unpersist();
+    }
+  }
+
+  private static WriteIntoDelta.Result run(RowLevelChange change, Dataset<Row> source, String s, String t, Column on,
+      List<Clause> clauses, Map<String, String> options, boolean hasMatched, boolean hasBySource, boolean hasInsert) {
     Dataset<Row> src = source.withColumn(SOURCE_PRESENT, functions.lit(true)).as(s);
     Column present = functions.col(SOURCE_PRESENT).isNotNull();
 
