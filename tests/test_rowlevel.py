@@ -262,6 +262,15 @@ def test_update_with_a_condition_writes_pre_and_post_images(spark, delta_spark, 
     assert r.metrics.num_updated_rows == 7
 
 
+def test_update_of_the_partition_column_moves_rows(spark, delta_spark, twin):
+    ours, theirs, v0 = twin("base")
+    r = filecommit.update(spark, ours, set={"part": "'z'"}, condition="id > 25")
+    delta_runs(delta_spark, theirs, "UPDATE {table} SET part = 'z' WHERE id > 25")
+    assert_same_as_delta(delta_spark, ours, theirs, v0 + 1)
+    assert {f.partition_values["part"] for f in r.add_files} >= {"z"}
+    assert r.metrics.num_updated_rows == 5
+
+
 def test_update_recomputes_generated_columns(spark, delta_spark, twin):
     ours, theirs, v0 = twin("generated")
     r = filecommit.update(spark, ours, set={"v": "v + 5"}, condition="part = 'a'")
@@ -367,6 +376,22 @@ def test_merge_with_every_clause_kind_on_a_partitioned_table_with_change_data(sp
         m["numTargetRowsInserted"], m["numTargetRowsUpdated"], m["numTargetRowsDeleted"])
     assert (r.metrics.num_inserted_rows, r.metrics.num_updated_rows, r.metrics.num_deleted_rows) == (2, 6, 4)
     assert r.cdc_files and r.add_files and r.remove_files
+
+
+def test_merge_inserting_some_columns_with_txn(spark, delta_spark, twin):
+    ours, theirs, v0 = twin("base")
+    source = spark.createDataFrame([(7, 1, "b"), (70, 2, "c")], "ID BIGINT, value BIGINT, part STRING")
+    build = (filecommit.merge(source, ours, "t.id = s.ID", source_alias="s", target_alias="t")
+             .when_matched_update({"V": "s.value * 1000"})
+             .when_not_matched_insert({"id": "s.ID", "part": "s.part"}))
+    r = build.execute(txn=("nightly-merge", 1))
+    again = build.execute(txn=("nightly-merge", 1))
+    delta_runs(delta_spark, theirs, "MERGE INTO {table} t USING (SELECT * FROM VALUES (7, 1, 'b'), (70, 2, 'c') "
+               "AS s(ID, value, part)) s ON t.id = s.ID WHEN MATCHED THEN UPDATE SET v = s.value * 1000 "
+               "WHEN NOT MATCHED THEN INSERT (id, part) VALUES (s.ID, s.part)")
+    assert r.committed and not again.committed and again.version == v0 + 1
+    assert_same_as_delta(delta_spark, ours, theirs, v0 + 1)
+    assert (r.metrics.num_updated_rows, r.metrics.num_inserted_rows) == (1, 1)
 
 
 def test_merge_rewrites_only_files_with_matched_rows(spark, delta_spark, twin):
