@@ -114,6 +114,11 @@ def delete(
     """
     _checks.check_path(path)
     command = rl.DeleteCommand(path=path, options=_checks.string_map("options", options))
+    return _execute(spark, command, condition, txn)
+
+
+def _execute(spark: SparkSession, command: Any, condition: ColumnOrSql | None, txn: WriteTxn | None) -> CommitResult:
+    """Set ``condition`` and ``txn`` on a Delete/UpdateCommand, send it, collect the result."""
     if condition is not None:
         command.condition.CopyFrom(_expression(spark, "condition", condition))
     transaction = _transaction(txn)
@@ -165,12 +170,7 @@ def update(
         assignments=_assignments(spark, "set", set),
         options=_checks.string_map("options", options),
     )
-    if condition is not None:
-        command.condition.CopyFrom(_expression(spark, "condition", condition))
-    transaction = _transaction(txn)
-    if transaction is not None:
-        command.txn.CopyFrom(transaction)
-    return _collect(_connect.execute_extension_command(spark, command))
+    return _execute(spark, command, condition, txn)
 
 
 class MergeBuilder:

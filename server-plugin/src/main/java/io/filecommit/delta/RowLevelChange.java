@@ -449,12 +449,9 @@ final class RowLevelChange {
       List<FileAction> actions = new ArrayList<>(removes);
       actions.addAll(adds);
       actions.addAll(cdc);
-      long bytes = 0;
-      long rowsWritten = 0;
-      for (AddFile a : adds) {
-        bytes += a.size();
-        rowsWritten += WriteIntoDelta.numRecords(a);
-      }
+      long[] totals = WriteIntoDelta.rowsAndBytes(adds);
+      long rowsWritten = totals[0];
+      long bytes = totals[1];
       ObjectNode info = ActionJson.MAPPER.createObjectNode();
       info.put("operation", operation);
       ObjectNode params = info.putObject("operationParameters");
@@ -511,8 +508,3 @@ final class RowLevelChange {
     return out;
   }
 
-  /** The schema of the table (logical). */
-  StructType schema() {
-    return md.schema();
-  }
-}

@@ -1,7 +1,6 @@
 package io.filecommit.delta;
 
 import io.filecommit.actions.AddFile;
-import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -159,9 +158,5 @@ final class TableScan {
 
   private static String quote(String name) {
     return "`" + name.replace("`", "``") + "`";
-  }
-
-  static UncheckedIOException unchecked(IOException e) {
-    return new UncheckedIOException(e);
   }
 }

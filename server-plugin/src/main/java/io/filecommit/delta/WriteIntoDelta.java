@@ -288,12 +288,9 @@ public final class WriteIntoDelta {
     actions.addAll(cdc);
     actions.addAll(removes);
 
-    long rows = 0;
-    long bytes = 0;
-    for (AddFile a : adds) {
-      rows += numRecords(a);
-      bytes += a.size();
-    }
+    long[] totals = rowsAndBytes(adds);
+    long rows = totals[0];
+    long bytes = totals[1];
     ObjectNode info = ActionJson.MAPPER.createObjectNode();
     info.put("operation", "WRITE");
     ObjectNode params = info.putObject("operationParameters");
@@ -402,6 +399,17 @@ public final class WriteIntoDelta {
     if (!rows.filter(functions.not(matches)).limit(1).collectAsList().isEmpty()) {
       throw ErrorClass.DELTA_REPLACE_WHERE_MISMATCH.error("Data written out does not match replaceWhere '" + predicate + "' for " + table);
     }
+  }
+
+  /** {rows (from the stats' numRecords), bytes} of the added files. */
+  static long[] rowsAndBytes(List<AddFile> adds) {
+    long rows = 0;
+    long bytes = 0;
+    for (AddFile a : adds) {
+      rows += numRecords(a);
+      bytes += a.size();
+    }
+    return new long[] {rows, bytes};
   }
 
   /** The {@code numRecords} of an AddFile's stats, 0 when absent. */
