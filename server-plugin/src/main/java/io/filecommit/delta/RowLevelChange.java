@@ -508,3 +508,4 @@ final class RowLevelChange {
     return out;
   }
 
+}
