@@ -223,3 +223,66 @@ def test_paths_outside_allowed_roots_are_refused(spark, tmp_path):
         assert filecommit.write(spark.range(2), str(tmp_path / "inside")).version == 0
     finally:
         shutil.rmtree(outside, ignore_errors=True)
+
+
+SLOW_PLUS_ONE = ("v + 1 + 0 * length(coalesce(reflect('java.lang.Thread', 'sleep', cast(1500 as bigint)), ''))")
+
+
+def _update_a_while_deleting(spark, table_path, delete_condition):
+    """A slow update of rows 1, 2 of partition A (each updated row sleeps 1.5 s in the write) in
+    this session while a second session deletes ``delete_condition`` and commits first. Returns
+    ({"u": update result, "d": delete result}, [errors of the update])."""
+    other = second_session(spark)
+    out, errors = {}, []
+
+    def update():
+        try:
+            out["u"] = filecommit.update(spark, table_path, set={"v": SLOW_PLUS_ONE}, condition="part = 'A' AND id <= 2")
+        except Exception as e:  # noqa: BLE001 - reported to the caller
+            errors.append(e)
+
+    t = threading.Thread(target=update)
+    t.start()
+    time.sleep(1.0)
+    try:
+        out["d"] = filecommit.delete(other, table_path, delete_condition)
+    finally:
+        t.join(timeout=300)
+        other.stop()
+    return out, errors
+
+
+def _ab_table(spark, table_path):
+    rows = spark.createDataFrame([(i, "A" if i <= 4 else "B", 0) for i in range(1, 9)], "id long, part string, v long")
+    filecommit.write(rows.repartition(1), table_path, partition_by=["part"])
+
+
+@pytest.mark.parametrize("delete, condition, left", [
+    # The delete rewrites the file: a new file in the partition the update read (Delta checks this first).
+    ("id = 4", "DELTA_CONCURRENT_APPEND", (1, 2, 3, 5, 6, 7, 8)),
+    # The delete drops the whole file: a file the update read was removed.
+    ("part = 'A'", "DELTA_CONCURRENT_DELETE_READ", (5, 6, 7, 8)),
+])
+def test_update_concurrent_with_a_delete_in_the_same_file_fails_without_debris(spark, table_path, delete, condition,
+                                                                             left):
+    _ab_table(spark, table_path)
+    before = _data_files(table_path)
+    out, errors = _update_a_while_deleting(spark, table_path, delete)
+    assert out["d"].version == 1
+    assert len(errors) == 1, f"the update must not land over a concurrent change of a file it read: {out}"
+    assert errors[0].getCondition() == condition, errors[0]
+    assert DeltaTable(table_path).version() == 1
+    got = delta_rows(table_path, ["id", "part", "v"])
+    assert sorted(zip(got["id"].astype(int), got["v"].astype(int))) == [(i, 0) for i in left]
+    added_by_delete = [os.path.join(table_path, unquote(a.path)) for a in out["d"].add_files]
+    assert _data_files(table_path) == sorted(before + added_by_delete), "no debris of the failed update"
+
+
+def test_updates_and_deletes_of_different_partitions_both_land(spark, table_path):
+    _ab_table(spark, table_path)
+    out, errors = _update_a_while_deleting(spark, table_path, "part = 'B' AND id > 6")
+    assert not errors, errors
+    assert out["d"].version == 1 and out["u"].version == 2 and out["u"].metrics.attempts >= 2
+    got = delta_rows(table_path, ["id", "part", "v"])
+    assert sorted(zip(got["id"].astype(int), got["v"].astype(int))) == [(1, 1), (2, 1), (3, 0), (4, 0), (5, 0),
+                                                                         (6, 0)]
