@@ -60,7 +60,7 @@ FIXTURES = {
         "DELETE FROM {table} WHERE id IN (2, 4, 7)"),
     "generated": _sql(
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING, w BIGINT GENERATED ALWAYS AS (v * 2)) "
-        "USING delta PARTITIONED BY (part)",
+        "USING delta PARTITIONED BY (part) TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')",
         f"INSERT INTO {{table}} (id, v, part) VALUES {_values(BASE_ROWS[:9])}"),
     # Partition values that need escaping in paths (space, '%', '=', '/'), and NULL.
     "odd_parts": _sql(
@@ -282,9 +282,21 @@ def test_update_recomputes_generated_columns(spark, delta_spark, twin):
     ours, theirs, v0 = twin("generated")
     r = filecommit.update(spark, ours, set={"v": "v + 5"}, condition="part = 'a'")
     delta_runs(delta_spark, theirs, "UPDATE {table} SET v = v + 5 WHERE part = 'a'")
-    got = assert_same_as_delta(delta_spark, ours, theirs, v0 + 1, columns=COLS + ["w"], cdf=False)
+    got = assert_same_as_delta(delta_spark, ours, theirs, v0 + 1, columns=COLS + ["w"])
     assert all(row["w"] == row["v"] * 2 for row in got["rows"])
     assert r.metrics.num_updated_rows == 3
+    # MERGE computes the generated column for inserted and updated rows, and refuses a wrong one.
+    source = spark.createDataFrame([(1, 7, "b"), (50, 5, "c")], "id BIGINT, v BIGINT, part STRING")
+    m = (filecommit.merge(source, ours, "target.id = source.id")
+         .when_matched_update({"v": "source.v"}).when_not_matched_insert_all().execute())
+    delta_runs(delta_spark, theirs, "MERGE INTO {table} t USING (SELECT * FROM VALUES (1, 7, 'b'), (50, 5, 'c') "
+               "AS s(id, v, part)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
+               "WHEN NOT MATCHED THEN INSERT (id, v, part) VALUES (s.id, s.v, s.part)")
+    assert (m.metrics.num_updated_rows, m.metrics.num_inserted_rows) == (1, 1)
+    assert_same_as_delta(delta_spark, ours, theirs, v0 + 2, columns=COLS + ["w"])
+    with pytest.raises(Exception) as e:
+        filecommit.update(spark, ours, set={"w": "v * 3"}, condition="id = 3")
+    assert e.value.getCondition() == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
 
 
 def test_update_of_a_column_mapped_table(spark, delta_spark, twin):
