@@ -105,29 +105,40 @@ def test_blind_appends_from_four_clients_land_through_compaction(spark, table_pa
     assert got == expected
 
 
+def _race(spark, slow, fast, wait):
+    """Runs ``slow(spark)`` in a thread and, ``wait`` seconds later, ``fast(other)`` in a second
+    session, which commits first. Returns (result of slow or None, result of fast, [errors of slow])."""
+    other = second_session(spark)
+    out, errors = {}, []
+
+    def run_slow():
+        try:
+            out["slow"] = slow(spark)
+        except Exception as e:  # noqa: BLE001 - reported to the caller
+            errors.append(e)
+
+    t = threading.Thread(target=run_slow)
+    t.start()
+    time.sleep(wait)
+    try:
+        out["fast"] = fast(other)
+    finally:
+        t.join(timeout=300)
+        other.stop()
+    return out.get("slow"), out["fast"], errors
+
+
 def _overwrite_a_while_appending(spark, table_path, ids, part):
     """A slow replaceWhere overwrite of partition A (rows 10, 11) in this session while a second
     session appends ``ids`` to ``part`` and commits first. Returns ({"o": overwrite result, "a":
     append result}, [errors of the overwrite])."""
-    other = second_session(spark)
-    out, errors = {}, []
-
-    def overwrite():
-        try:
-            out["o"] = filecommit.write(_slow_rows(spark, [10, 11], "A", 1500), table_path, mode="overwrite",
-                                        options={"replaceWhere": "part = 'A'"})
-        except Exception as e:  # noqa: BLE001 - reported to the caller
-            errors.append(e)
-
-    t = threading.Thread(target=overwrite)
-    t.start()
-    time.sleep(0.3)
-    try:
-        out["a"] = filecommit.write(_rows(other, ids, part), table_path)
-    finally:
-        t.join(timeout=300)
-        other.stop()
-    return out, errors
+    o, a, errors = _race(
+        spark,
+        lambda s: filecommit.write(_slow_rows(s, [10, 11], "A", 1500), table_path, mode="overwrite",
+                                   options={"replaceWhere": "part = 'A'"}),
+        lambda s: filecommit.write(_rows(s, ids, part), table_path),
+        0.3)
+    return {"o": o, "a": a}, errors
 
 
 def test_overwrite_of_one_partition_and_append_to_another_both_land(spark, table_path):
@@ -232,24 +243,12 @@ def _update_a_while_deleting(spark, table_path, delete_condition):
     """A slow update of rows 1, 2 of partition A (each updated row sleeps 1.5 s in the write) in
     this session while a second session deletes ``delete_condition`` and commits first. Returns
     ({"u": update result, "d": delete result}, [errors of the update])."""
-    other = second_session(spark)
-    out, errors = {}, []
-
-    def update():
-        try:
-            out["u"] = filecommit.update(spark, table_path, set={"v": SLOW_PLUS_ONE}, condition="part = 'A' AND id <= 2")
-        except Exception as e:  # noqa: BLE001 - reported to the caller
-            errors.append(e)
-
-    t = threading.Thread(target=update)
-    t.start()
-    time.sleep(1.0)
-    try:
-        out["d"] = filecommit.delete(other, table_path, delete_condition)
-    finally:
-        t.join(timeout=300)
-        other.stop()
-    return out, errors
+    u, d, errors = _race(
+        spark,
+        lambda s: filecommit.update(s, table_path, set={"v": SLOW_PLUS_ONE}, condition="part = 'A' AND id <= 2"),
+        lambda s: filecommit.delete(s, table_path, delete_condition),
+        1.0)
+    return {"u": u, "d": d}, errors
 
 
 def _ab_table(spark, table_path):
