@@ -236,11 +236,11 @@ def test_paths_outside_allowed_roots_are_refused(spark, tmp_path):
         shutil.rmtree(outside, ignore_errors=True)
 
 
-SLOW_PLUS_ONE = ("v + 1 + 0 * length(coalesce(reflect('java.lang.Thread', 'sleep', cast(1500 as bigint)), ''))")
+SLOW_PLUS_ONE = "v + 1 + 0 * length(coalesce(reflect('java.lang.Thread', 'sleep', cast(3000 as bigint)), ''))"
 
 
 def _update_a_while_deleting(spark, table_path, delete_condition):
-    """A slow update of rows 1, 2 of partition A (each updated row sleeps 1.5 s in the write) in
+    """A slow update of rows 1, 2 of partition A (each updated row sleeps 3 s in the write) in
     this session while a second session deletes ``delete_condition`` and commits first. Returns
     ({"u": update result, "d": delete result}, [errors of the update])."""
     u, d, errors = _race(
