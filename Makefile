@@ -80,7 +80,6 @@ bench: build delta-reader
 	$(VPY) bench/bench_write.py
 	$(VPY) bench/bench_history.py
 	$(VPY) bench/bench_rowlevel.py
-	$(VPY) bench/bench_update.py
 
 clean:
 	rm -rf server-plugin/target client/filecommit/jars/*.jar out

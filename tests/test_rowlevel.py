@@ -10,6 +10,7 @@ copy as a third reader. Refusals carry Delta's error class and leave no commit a
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -58,6 +59,13 @@ FIXTURES = {
         "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
         f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[:12])}",
         "DELETE FROM {table} WHERE id IN (2, 4, 7)"),
+    # Deletion vectors on, with the change data feed: our DELETE / UPDATE write DVs, as Delta's do.
+    "dv_cdf": _sql(
+        "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
+        "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true', 'delta.enableDeletionVectors' = 'true')",
+        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[:10])}",
+        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[10:20])}",
+        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[20:])}"),
     "generated": _sql(
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING, w BIGINT GENERATED ALWAYS AS (v * 2)) "
         "USING delta PARTITIONED BY (part) TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')",
@@ -250,7 +258,45 @@ def test_partition_conjuncts_prune_the_files_read(spark, twin):
     assert log_file_names(ours) == logs and data_files(ours) == files
 
 
+def _parquet_files(path):
+    return sorted(os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs
+                  if f.endswith(".parquet") and "_delta_log" not in d and "_change_data" not in d)
+
+
+def test_delete_and_update_write_deletion_vectors_when_the_table_takes_them(spark, delta_spark, twin):
+    ours, theirs, v0 = twin("dv_cdf")
+    parquet = _parquet_files(ours)
+    r = filecommit.delete(spark, ours, "id % 4 = 0")
+    delta_runs(delta_spark, theirs, "DELETE FROM {table} WHERE id % 4 = 0")
+    # delta-rs cannot read tables with deletion vectors: Spark + Delta is the reader here.
+    assert_same_as_delta(delta_spark, ours, theirs, v0 + 1, delta_rs=False)
+    assert _parquet_files(ours) == parquet, "no data file was rewritten"
+    assert r.metrics.num_deleted_rows == 7 and r.metrics.num_copied_rows == 0
+    assert r.add_files and all(a.deletion_vector and a.deletion_vector.storage_type == "u" for a in r.add_files)
+    # Each touched file comes back with its DV, unless none of its rows is left (then only removed).
+    assert {a.path for a in r.add_files} <= {rm.path for rm in r.remove_files}
+    gone = [rm for rm in r.remove_files if rm.path not in {a.path for a in r.add_files}]
+    assert sum(a.deletion_vector.cardinality for a in r.add_files) + sum(
+        json.loads(next(x["add"]["stats"] for v in log_actions(ours).values() for x in v
+                        if "add" in x and x["add"]["path"] == rm.path))["numRecords"] for rm in gone) == 7
+    adds = [a["add"] for a in log_actions(ours)[v0 + 1] if "add" in a]
+    assert all('"tightBounds":false' in a["stats"] for a in adds)
+
+    u = filecommit.update(spark, ours, set={"v": "v * 2"}, condition="id % 4 = 1 OR id = 2")
+    delta_runs(delta_spark, theirs, "UPDATE {table} SET v = v * 2 WHERE id % 4 = 1 OR id = 2")
+    assert_same_as_delta(delta_spark, ours, theirs, v0 + 2, delta_rs=False)
+    assert u.metrics.num_updated_rows == 9 and u.metrics.num_copied_rows == 0
+    assert len(_parquet_files(ours)) == len(parquet) + len([a for a in u.add_files if a.deletion_vector is None])
+
+    # Every row of a file deleted: the file is removed, not added back with a DV.
+    d = filecommit.delete(spark, ours, "part = 'a' OR id < 1000")
+    assert d.add_files == [] and d.remove_files
+    reads = delta_spark.read([{"path": ours, "kind": "table"}])
+    assert reads[0]["rows"] == []
+
+
 # ---------------------------------------------------------------------------------------------
+# UPDATE# ---------------------------------------------------------------------------------------------
 # UPDATE
 # ---------------------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ raises ImportError for another release.
 
 # _connect first: it refuses an unsupported pyspark before anything else imports pyspark modules.
 from filecommit import _connect  # noqa: F401
-from filecommit.actions import AddCDCFile, AddFile, CommitResult, RemoveFile, WriteMetrics
+from filecommit.actions import AddCDCFile, AddFile, CommitResult, DeletionVector, RemoveFile, WriteMetrics
 from filecommit.rowlevel import MergeBuilder, delete, merge, update
 from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
 from filecommit.sink import BatchResult, SinkFileStatus, write_batch
@@ -31,6 +31,7 @@ __all__ = [
     "AddFile",
     "BatchResult",
     "CommitResult",
+    "DeletionVector",
     "MergeBuilder",
     "RemoveFile",
     "SaveMode",

@@ -19,6 +19,41 @@ def _partition_values(values: Iterable[Any]) -> dict[str, str | None]:
 
 
 @dataclass(frozen=True)
+class DeletionVector:
+    """Delta deletion vector descriptor (protocol "Deletion Vector Descriptor Schema"): the rows of a
+    data file that are not in the table.
+
+    Attributes:
+        storage_type: "u" (file under the table root named from a UUID), "i" (inline) or "p" (absolute path).
+        path_or_inline_dv: Z85-encoded UUID with optional random prefix, inline bitmap, or path.
+        offset: byte offset of the DV in its file; None for inline DVs.
+        size_in_bytes: size of the serialized DV in bytes.
+        cardinality: number of rows deleted.
+    """
+
+    storage_type: str
+    path_or_inline_dv: str
+    offset: int | None
+    size_in_bytes: int
+    cardinality: int
+
+    @classmethod
+    def from_proto(cls, m: pb.DeletionVectorDescriptor) -> DeletionVector:
+        """Build from a ``filecommit.v1.DeletionVectorDescriptor`` message."""
+        return cls(
+            storage_type=m.storage_type,
+            path_or_inline_dv=m.path_or_inline_dv,
+            offset=m.offset if m.HasField("offset") else None,
+            size_in_bytes=m.size_in_bytes,
+            cardinality=m.cardinality,
+        )
+
+
+def _dv(m: Any) -> DeletionVector | None:
+    return DeletionVector.from_proto(m.deletion_vector) if m.HasField("deletion_vector") else None
+
+
+@dataclass(frozen=True)
 class AddFile:
     """Delta ``add`` action: a data file that became part of the table.
 
@@ -30,6 +65,7 @@ class AddFile:
         data_change: True for files written by a write command.
         stats: statistics JSON string (numRecords, minValues, maxValues, nullCount) or None.
         tags: string tags.
+        deletion_vector: the file's deletion vector (rows not in the table), or None.
     """
 
     path: str
@@ -39,6 +75,7 @@ class AddFile:
     data_change: bool
     stats: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    deletion_vector: DeletionVector | None = None
 
     @classmethod
     def from_proto(cls, m: pb.AddFile) -> AddFile:
@@ -51,6 +88,7 @@ class AddFile:
             data_change=m.data_change,
             stats=m.stats if m.HasField("stats") else None,
             tags=dict(m.tags),
+            deletion_vector=_dv(m),
         )
 
 
@@ -65,6 +103,7 @@ class RemoveFile:
         extended_file_metadata: True when partition_values and size are present.
         partition_values: partition values of the removed file.
         size: size in bytes, or None when unknown.
+        deletion_vector: the deletion vector of the removed (file, DV) pair, or None.
     """
 
     path: str
@@ -73,6 +112,7 @@ class RemoveFile:
     extended_file_metadata: bool
     partition_values: dict[str, str | None]
     size: int | None = None
+    deletion_vector: DeletionVector | None = None
 
     @classmethod
     def from_proto(cls, m: pb.RemoveFile) -> RemoveFile:
@@ -84,6 +124,7 @@ class RemoveFile:
             extended_file_metadata=m.extended_file_metadata,
             partition_values=_partition_values(m.partition_values),
             size=m.size if m.HasField("size") else None,
+            deletion_vector=_dv(m),
         )
 
 

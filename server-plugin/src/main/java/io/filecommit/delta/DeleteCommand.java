@@ -24,7 +24,10 @@ import org.apache.spark.sql.functions;
  *       same pass); their {@code remove}s and the new {@code add}s are committed together.
  * </ul>
  *
- * Rows whose condition is NULL are kept (SQL semantics). Refused on append-only tables.
+ * On a table that takes deletion vectors ({@code delta.enableDeletionVectors=true}), the matching
+ * rows are marked deleted in their files' deletion vectors instead ({@link DeletionVectorWriter}):
+ * each touched file is removed and added back with its new DV (or only removed when no row is
+ * left). Rows whose condition is NULL are kept (SQL semantics). Refused on append-only tables.
  */
 public final class DeleteCommand {
   private DeleteCommand() {}
@@ -70,6 +73,19 @@ public final class DeleteCommand {
     }
 
     Column matches = functions.coalesce(condition, functions.lit(false));
+    if (change.usesDeletionVectors(candidates.files())) {
+      // Deletion vectors: the matching rows are marked deleted in their files; nothing is rewritten.
+      Map<String, long[]> rows = change.matchingRows(candidates.files(), matches);
+      List<io.filecommit.actions.AddFile> touchedFiles = change.files(rows.keySet());
+      long deleted = rows.values().stream().mapToLong(a -> a.length).sum();
+      Dataset<Row> changes = change.cdf && !touchedFiles.isEmpty()
+          ? RowLevelChange.withoutLocation(change.scan(touchedFiles).filter(matches))
+              .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"))
+          : null;
+      WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(deleted, 0, 0, 0);
+      return change.writeAndCommit(changes, touchedFiles, change.deletionVectors(rows), options, "DELETE", params,
+          () -> metrics, names);
+    }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);
     List<io.filecommit.actions.AddFile> rewritten = touched.files();
     Dataset<Row> rows = null;

@@ -358,10 +358,13 @@ public final class DeltaLog {
     return commitMtime(version);
   }
 
-  /** The active files of a Kernel snapshot, from Kernel's scan of the log (no data is read). */
+  /**
+   * The active files of a Kernel snapshot, from Kernel's scan of the log (no data is read), with
+   * their statistics (row-level changes count rows and write deletion vectors from {@code numRecords}).
+   */
   private List<AddFile> activeFiles(io.delta.kernel.Snapshot ks) {
     List<AddFile> files = new ArrayList<>();
-    try (CloseableIterator<FilteredColumnarBatch> batches = ks.getScanBuilder().build().getScanFiles(engine)) {
+    try (CloseableIterator<FilteredColumnarBatch> batches = ks.getScanBuilder().build().getScanFiles(engine, true)) {
       while (batches.hasNext()) {
         try (CloseableIterator<Row> rows = batches.next().getRows()) {
           while (rows.hasNext()) {
@@ -380,13 +383,14 @@ public final class DeltaLog {
     int pv = add.getSchema().indexOf("partitionValues");
     int tags = add.getSchema().indexOf("tags");
     int dv = add.getSchema().indexOf("deletionVector");
+    int stats = add.getSchema().indexOf("stats");
     return new AddFile(
         add.getString(add.getSchema().indexOf("path")),
         toMap(add.isNullAt(pv) ? null : add.getMap(pv)),
         add.getLong(add.getSchema().indexOf("size")),
         add.getLong(add.getSchema().indexOf("modificationTime")),
         add.getBoolean(add.getSchema().indexOf("dataChange")),
-        null,
+        stats < 0 || add.isNullAt(stats) ? null : add.getString(stats),
         toMap(tags < 0 || add.isNullAt(tags) ? null : add.getMap(tags)),
         dv < 0 || add.isNullAt(dv) ? null : toDeletionVector(add.getStruct(dv)));
   }

@@ -434,8 +434,24 @@ final class RowLevelChange {
   WriteIntoDelta.Result writeAndCommit(Dataset<Row> rows, Collection<AddFile> removed, Map<String, String> options,
       String operation, Map<String, String> parameters, java.util.function.Supplier<WriteIntoDelta.RowMetrics> rowMetrics,
       String[] metricNames) {
+    return writeAndCommit(rows, removed, null, options, operation, parameters, rowMetrics, metricNames);
+  }
+
+  /**
+   * As {@link #writeAndCommit(Dataset, Collection, Map, String, Map, java.util.function.Supplier, String[])},
+   * with deletion vectors: {@code dvs} writes its DV file after the rows and its {@code add}s (the
+   * files kept with new DVs) join the commit; the DV file is deleted when the commit does not land.
+   *
+   * @param dvs the change's deletion vectors, or null
+   */
+  WriteIntoDelta.Result writeAndCommit(Dataset<Row> rows, Collection<AddFile> removed, DeletionVectorWriter dvs,
+      Map<String, String> options, String operation, Map<String, String> parameters,
+      java.util.function.Supplier<WriteIntoDelta.RowMetrics> rowMetrics, String[] metricNames) {
     try {
-      List<AddFile> adds = rows == null ? List.of() : txn.writeFiles(rows, options, cdf);
+      List<AddFile> written = rows == null ? List.of() : txn.writeFiles(rows, options, cdf);
+      List<AddFile> kept = dvs == null ? List.of() : dvs.write();
+      List<AddFile> adds = new ArrayList<>(written);
+      adds.addAll(kept);
       WriteIntoDelta.RowMetrics metrics = rowMetrics.get();
       List<AddCDCFile> cdc = txn.changeFiles();
       long now = System.currentTimeMillis();
@@ -449,7 +465,7 @@ final class RowLevelChange {
       List<FileAction> actions = new ArrayList<>(removes);
       actions.addAll(adds);
       actions.addAll(cdc);
-      long[] totals = WriteIntoDelta.rowsAndBytes(adds);
+      long[] totals = WriteIntoDelta.rowsAndBytes(written);
       long rowsWritten = totals[0];
       long bytes = totals[1];
       ObjectNode info = ActionJson.MAPPER.createObjectNode();
@@ -474,6 +490,9 @@ final class RowLevelChange {
       long version = txn.commit(actions, info, false);
       if (!txn.committed()) {
         txn.deleteWrittenFiles();
+        if (dvs != null) {
+          dvs.deleteWritten();
+        }
         return new WriteIntoDelta.Result(version, false, table, List.of(), List.of(), List.of(), 0, 0,
             System.currentTimeMillis() - start, txn.attempts(), WriteIntoDelta.RowMetrics.NONE);
       }
@@ -481,8 +500,49 @@ final class RowLevelChange {
           System.currentTimeMillis() - start, txn.attempts(), metrics);
     } catch (RuntimeException | Error e) {
       txn.deleteWrittenFiles();
+      if (dvs != null) {
+        dvs.deleteWritten();
+      }
       throw e;
     }
+  }
+
+  /**
+   * Whether this change marks rows deleted with deletion vectors instead of rewriting files: the
+   * table takes new DVs ({@link DeletionVectorWriter#enabled}) and every candidate file has the
+   * {@code numRecords} statistic a file with a DV must carry.
+   */
+  boolean usesDeletionVectors(List<AddFile> candidates) {
+    return DeletionVectorWriter.enabled(snapshot.protocol(), md)
+        && candidates.stream().allMatch(DeletionVectorWriter::hasRowCount);
+  }
+
+  /**
+   * Pass 1 with deletion vectors: the row indexes of the rows satisfying {@code matches}, per file.
+   *
+   * @return log path -> row indexes, for the files holding matching rows
+   */
+  Map<String, long[]> matchingRows(List<AddFile> candidates, Column matches) {
+    Map<String, long[]> out = new LinkedHashMap<>();
+    for (Row r : scan(candidates).filter(matches).groupBy(TableScan.FILE_COLUMN)
+        .agg(functions.collect_list(TableScan.ROW_COLUMN)).collectAsList()) {
+      List<Long> rows = r.getList(1);
+      out.put(r.getString(0), rows.stream().mapToLong(Long::longValue).toArray());
+    }
+    return out;
+  }
+
+  /**
+   * The deletion vectors of a change that deletes (or moves out) the given rows, and the files to
+   * remove: every touched file (its current (path, DV) pair); those that keep rows come back with
+   * their new DV from {@link DeletionVectorWriter#write}.
+   */
+  DeletionVectorWriter deletionVectors(Map<String, long[]> rows) {
+    DeletionVectorWriter dvs = new DeletionVectorWriter(log);
+    for (AddFile f : files(rows.keySet())) {
+      dvs.delete(f, rows.get(f.path()));
+    }
+    return dvs;
   }
 
   /** The SQL text of a condition for commitInfo ({@code true} for none). */

@@ -24,7 +24,9 @@ import org.apache.spark.sql.types.StructField;
  * types; generated columns that are not assigned computed from the new values) and every other
  * row copied. With the change data feed on, each updated row also gives an {@code
  * update_preimage} and an {@code update_postimage} change row, written in the same pass. The
- * table's constraints hold for every written row. Rows whose condition is NULL are not updated.
+ * table's constraints hold for every written row. Rows whose condition is NULL are not updated. On
+ * a table that takes deletion vectors, the old rows are marked deleted in their files' DVs and only
+ * the updated rows are written (as Delta does), no row is copied.
  * Refused on append-only tables.
  */
 public final class UpdateCommand {
@@ -74,6 +76,26 @@ public final class UpdateCommand {
     empty.filter(matches).select(after.toArray(new Column[0]));
 
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
+    Map<String, String> params = new java.util.LinkedHashMap<>();
+    params.put("predicate", "[\"" + RowLevelChange.sql(condition).replace("\"", "\\\"") + "\"]");
+    String[] names = {null, "numUpdatedRows", null, "numCopiedRows"};
+    if (change.usesDeletionVectors(candidates.files())) {
+      // Deletion vectors: the old rows are marked deleted in their files, only the updated rows are written.
+      Map<String, long[]> rowIndexes = change.matchingRows(candidates.files(), matches);
+      List<AddFile> touchedFiles = change.files(rowIndexes.keySet());
+      long updated = rowIndexes.values().stream().mapToLong(a -> a.length).sum();
+      Dataset<Row> out = null;
+      if (!touchedFiles.isEmpty()) {
+        Dataset<Row> matched = change.scan(touchedFiles).filter(matches);
+        out = change.cdf
+            ? change.finish(matched.select(functions.explode(RowLevelChange.array(change.updated(before, after, recompute)))
+                .as("__fc_out")), null)
+            : change.updatedInPlace(matched, functions.lit(true), after, recompute);
+      }
+      WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(0, updated, 0, 0);
+      return change.writeAndCommit(out, touchedFiles, change.deletionVectors(rowIndexes), options, "UPDATE", params,
+          () -> metrics, names);
+    }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);
     List<AddFile> rewritten = touched.files();
     Dataset<Row> rows = null;
@@ -87,9 +109,7 @@ public final class UpdateCommand {
         rows = change.updatedInPlace(scan, matches, after, recompute);
       }
     }
-    Map<String, String> params = new java.util.LinkedHashMap<>();
-    params.put("predicate", "[\"" + RowLevelChange.sql(condition).replace("\"", "\\\"") + "\"]");
     WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(0, touched.matched(), 0, touched.others());
-    return change.writeAndCommit(rows, rewritten, options, "UPDATE", params, () -> metrics, new String[] {null, "numUpdatedRows", null, "numCopiedRows"});
+    return change.writeAndCommit(rows, rewritten, options, "UPDATE", params, () -> metrics, names);
   }
 }

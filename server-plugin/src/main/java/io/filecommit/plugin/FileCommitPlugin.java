@@ -224,6 +224,9 @@ public final class FileCommitPlugin implements CommandPlugin {
       if (a.stats() != null) {
         b.setStats(a.stats());
       }
+      if (a.deletionVector() != null) {
+        b.setDeletionVector(dv(a.deletionVector()));
+      }
       return FileAction.newBuilder().setAdd(b).build();
     }
     if (action instanceof AddCDCFile c) {
@@ -244,9 +247,24 @@ public final class FileCommitPlugin implements CommandPlugin {
       if (r.size() != null) {
         b.setSize(r.size());
       }
+      if (r.deletionVector() != null) {
+        b.setDeletionVector(dv(r.deletionVector()));
+      }
       return FileAction.newBuilder().setRemove(b).build();
     }
     throw new IllegalArgumentException("Unsupported file action for the v1 contract: " + action);
+  }
+
+  private static io.filecommit.proto.v1.DeletionVectorDescriptor dv(io.filecommit.actions.DeletionVector d) {
+    io.filecommit.proto.v1.DeletionVectorDescriptor.Builder b = io.filecommit.proto.v1.DeletionVectorDescriptor.newBuilder()
+        .setStorageType(d.storageType())
+        .setPathOrInlineDv(d.pathOrInlineDv())
+        .setSizeInBytes(d.sizeInBytes())
+        .setCardinality(d.cardinality());
+    if (d.offset() != null) {
+      b.setOffset(d.offset());
+    }
+    return b.build();
   }
 
   private static PartitionValue pv(String column, String value) {
