@@ -56,18 +56,17 @@ public final class DeleteCommand {
       change.scan(List.of()).filter(condition); // resolves the condition before any work
     }
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
-    Map<String, String> params = Map.of("predicate", "[\"" + RowLevelChange.sql(condition).replace("\"", "\\\"") + "\"]");
+    Map<String, String> params = Map.of("predicate", RowLevelChange.predicateParameter(condition));
     String[] names = {"numDeletedRows", null, null, "numCopiedRows"};
 
-    if (change.onPartitionsOnly(condition, null)) {
+    if (candidates.onPartitionsOnly()) {
       List<io.filecommit.actions.AddFile> removed = candidates.files();
-      long deleted = TableScan.statsRowCount(removed);
       Dataset<Row> changes = null;
       if (change.cdf && !removed.isEmpty()) {
         changes = RowLevelChange.withoutLocation(change.scan(removed))
             .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"));
       }
-      long numDeleted = deleted >= 0 ? deleted : change.scan(removed).count();
+      long numDeleted = change.rowCount(removed);
       return change.writeAndCommit(changes, removed, options, "DELETE", params,
           () -> new WriteIntoDelta.RowMetrics(numDeleted, 0, 0, 0), names);
     }
@@ -75,15 +74,13 @@ public final class DeleteCommand {
     Column matches = functions.coalesce(condition, functions.lit(false));
     if (change.usesDeletionVectors(candidates.files())) {
       // Deletion vectors: the matching rows are marked deleted in their files; nothing is rewritten.
-      Map<String, long[]> rows = change.matchingRows(candidates.files(), matches);
-      List<io.filecommit.actions.AddFile> touchedFiles = change.files(rows.keySet());
-      long deleted = rows.values().stream().mapToLong(a -> a.length).sum();
-      Dataset<Row> changes = change.cdf && !touchedFiles.isEmpty()
-          ? RowLevelChange.withoutLocation(change.scan(touchedFiles).filter(matches))
+      RowLevelChange.Marked marked = change.matchingRows(candidates.files(), matches);
+      Dataset<Row> changes = change.cdf && !marked.files().isEmpty()
+          ? RowLevelChange.withoutLocation(change.scan(marked.files()).filter(matches))
               .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"))
           : null;
-      WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(deleted, 0, 0, 0);
-      return change.writeAndCommit(changes, touchedFiles, change.deletionVectors(rows), options, "DELETE", params,
+      WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(marked.count(), 0, 0, 0);
+      return change.writeAndCommit(changes, marked.files(), change.deletionVectors(marked), options, "DELETE", params,
           () -> metrics, names);
     }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);

@@ -202,15 +202,16 @@ public final class MergeIntoCommand {
 
     // Pass 2: rewrite the touched files, insert the unmatched source rows.
     Dataset<Row> out = null;
+    Dataset<Row> touchedTarget = change.scan(rewritten).as(t);
     if (!rewritten.isEmpty()) {
-      Dataset<Row> rows = change.scan(rewritten).as(t).join(src, on, "left_outer");
+      Dataset<Row> rows = touchedTarget.join(src, on, "left_outer");
       if (multipleAllowed) {
         rows = rows.dropDuplicates(new String[] {TableScan.FILE_COLUMN, TableScan.ROW_COLUMN});
       }
       out = rows.select(functions.explode(targetOutputs).as("__fc_out"));
     }
     if (hasInsert) {
-      Dataset<Row> against = hasMatched ? change.scan(rewritten).as(t) : target;
+      Dataset<Row> against = hasMatched ? touchedTarget : target;
       Dataset<Row> unmatched = src.join(against, on, "left_anti");
       Dataset<Row> inserts = unmatched.select(functions.explode(insertOutputs).as("__fc_out"));
       out = out == null ? inserts : out.union(inserts);
@@ -219,7 +220,7 @@ public final class MergeIntoCommand {
     Dataset<Row> toWrite = out == null ? null : change.finish(out, counters);
 
     Map<String, String> params = new LinkedHashMap<>();
-    params.put("predicate", "[\"" + RowLevelChange.sql(on).replace("\"", "\\\"") + "\"]");
+    params.put("predicate", RowLevelChange.predicateParameter(on));
     params.put("matchedPredicates", describe(clauses, true, false));
     params.put("notMatchedPredicates", describe(clauses, false, false));
     params.put("notMatchedBySourcePredicates", describe(clauses, false, true));

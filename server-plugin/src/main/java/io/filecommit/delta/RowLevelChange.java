@@ -72,10 +72,10 @@ final class RowLevelChange {
    * Candidate files of a change.
    *
    * @param files the active files that may hold affected rows
-   * @param partitionPredicate the conjunction of the condition's partition-only conjuncts, or
-   *     null when nothing could be pruned
+   * @param onPartitionsOnly whether the whole condition is on partition columns (or absent): every
+   *     row of the candidate files matches
    */
-  record Candidates(List<AddFile> files, Column partitionPredicate) {}
+  record Candidates(List<AddFile> files, boolean onPartitionsOnly) {}
 
   private RowLevelChange(SparkSession session, DeltaLog log, TransactionalWrite txn, boolean skipped) {
     this.session = session;
@@ -155,11 +155,6 @@ final class RowLevelChange {
     }
   }
 
-  /** Whether {@code condition} references partition columns only (null: every row, true). */
-  boolean onPartitionsOnly(Column condition, String alias) {
-    return condition == null || PartitionPredicates.onPartitionsOnly(session, md, condition, alias);
-  }
-
   /**
    * The files that may hold rows satisfying {@code condition}: every active file, or those whose
    * partition values satisfy the condition's partition-only conjuncts. Registers the read with the
@@ -171,22 +166,26 @@ final class RowLevelChange {
    */
   Candidates candidates(Column condition, String alias) {
     Column pruning = null;
-    if (condition != null && !md.partitionColumns().isEmpty()) {
-      for (Column c : conjuncts(session, condition)) {
+    boolean all = true;
+    if (condition != null) {
+      for (Column c : md.partitionColumns().isEmpty() ? List.<Column>of() : conjuncts(session, condition)) {
         if (PartitionPredicates.onPartitionsOnly(session, md, c, alias)) {
           pruning = pruning == null ? c : pruning.and(c);
+        } else {
+          all = false;
         }
       }
+      all = all && pruning != null;
     }
-    List<AddFile> all = new ArrayList<>(snapshot.allFiles());
+    List<AddFile> active = new ArrayList<>(snapshot.allFiles());
     if (pruning == null) {
       txn.readWholeTable();
-      return new Candidates(all, null);
+      return new Candidates(active, condition == null);
     }
-    Set<String> matching = PartitionPredicates.matching(session, md, all, pruning, alias);
-    List<AddFile> files = all.stream().filter(f -> matching.contains(f.path())).toList();
+    Set<String> matching = PartitionPredicates.matching(session, md, active, pruning, alias);
+    List<AddFile> files = active.stream().filter(f -> matching.contains(f.path())).toList();
     txn.readPartitions(pruning, alias, matching);
-    return new Candidates(files, pruning);
+    return new Candidates(files, all);
   }
 
   /**
@@ -208,11 +207,18 @@ final class RowLevelChange {
       matched += r.getLong(1);
     }
     List<AddFile> files = files(counts.keySet());
+    return new Touched(files, matched, rowCount(files) - matched);
+  }
+
+  /** Rows in {@code files}: from their statistics ({@link TableScan#statsRowCount}), else counted. */
+  long rowCount(List<AddFile> files) {
     long total = TableScan.statsRowCount(files);
-    if (total < 0) {
-      total = files.isEmpty() ? 0 : scan(files).count();
-    }
-    return new Touched(files, matched, total - matched);
+    return total >= 0 ? total : files.isEmpty() ? 0 : scan(files).count();
+  }
+
+  /** commitInfo {@code operationParameters.predicate}: a JSON array of the condition's SQL, as Delta writes. */
+  static String predicateParameter(Column condition) {
+    return ActionJson.MAPPER.createArrayNode().add(sql(condition)).toString();
   }
 
   /**
@@ -353,7 +359,7 @@ final class RowLevelChange {
     List<Column> cols = new ArrayList<>();
     for (StructField f : columns()) {
       int g = generated.indexOf(f.name());
-      Column c = functions.col(quote(f.name()));
+      Column c = functions.col(TransactionalWrite.quote(f.name()));
       if (g >= 0) {
         String expr = f.metadata().getString(TableFeatures.GENERATION_EXPRESSION);
         c = functions.when(functions.col(GEN_PREFIX + g), functions.expr(expr).cast(f.dataType())).otherwise(c);
@@ -520,27 +526,38 @@ final class RowLevelChange {
   /**
    * Pass 1 with deletion vectors: the row indexes of the rows satisfying {@code matches}, per file.
    *
-   * @return log path -> row indexes, for the files holding matching rows
+   * @return the matching rows per file
    */
-  Map<String, long[]> matchingRows(List<AddFile> candidates, Column matches) {
+  Marked matchingRows(List<AddFile> candidates, Column matches) {
     Map<String, long[]> out = new LinkedHashMap<>();
+    long count = 0;
     for (Row r : scan(candidates).filter(matches).groupBy(TableScan.FILE_COLUMN)
         .agg(functions.collect_list(TableScan.ROW_COLUMN)).collectAsList()) {
       List<Long> rows = r.getList(1);
       out.put(r.getString(0), rows.stream().mapToLong(Long::longValue).toArray());
+      count += rows.size();
     }
-    return out;
+    return new Marked(out, files(out.keySet()), count);
   }
+
+  /**
+   * Matching rows of a change that writes deletion vectors.
+   *
+   * @param rows log path -> row indexes of the matching rows
+   * @param files the files holding them (snapshot order)
+   * @param count matching rows in all
+   */
+  record Marked(Map<String, long[]> rows, List<AddFile> files, long count) {}
 
   /**
    * The deletion vectors of a change that deletes (or moves out) the given rows, and the files to
    * remove: every touched file (its current (path, DV) pair); those that keep rows come back with
    * their new DV from {@link DeletionVectorWriter#write}.
    */
-  DeletionVectorWriter deletionVectors(Map<String, long[]> rows) {
+  DeletionVectorWriter deletionVectors(Marked marked) {
     DeletionVectorWriter dvs = new DeletionVectorWriter(log);
-    for (AddFile f : files(rows.keySet())) {
-      dvs.delete(f, rows.get(f.path()));
+    for (AddFile f : marked.files()) {
+      dvs.delete(f, marked.rows().get(f.path()));
     }
     return dvs;
   }
@@ -552,12 +569,9 @@ final class RowLevelChange {
 
   /** A column reference to {@code name}, qualified with {@code alias} when given. */
   static Column ref(String alias, String name) {
-    return functions.col((alias == null ? "" : quote(alias) + ".") + quote(name));
+    return functions.col((alias == null ? "" : TransactionalWrite.quote(alias) + ".") + TransactionalWrite.quote(name));
   }
 
-  static String quote(String name) {
-    return "`" + name.replace("`", "``") + "`";
-  }
 
   /** Row values of the table's columns read from a (possibly aliased) scan. */
   List<Column> targetValues(String alias) {

@@ -108,7 +108,7 @@ final class TableScan {
         .parquet(paths.toArray(new String[0]));
     List<Column> rawCols = new ArrayList<>();
     for (StructField s : stored) {
-      rawCols.add(functions.col(quote(s.name())));
+      rawCols.add(functions.col(TransactionalWrite.quote(s.name())));
     }
     rawCols.add(functions.col("_metadata.file_path").as(URI_COLUMN));
     rawCols.add(functions.col("_metadata.row_index").as(ROW_COLUMN));
@@ -127,10 +127,10 @@ final class TableScan {
     for (StructField f : schema.fields()) {
       if (isPartition(partitionColumns, f.name())) {
         String p = partitionColumns.stream().filter(c -> c.equalsIgnoreCase(f.name())).findFirst().orElseThrow();
-        out.add(functions.col(quote(p)).cast(f.dataType()).as(f.name()));
+        out.add(functions.col(TransactionalWrite.quote(p)).cast(f.dataType()).as(f.name()));
       } else {
         String storedName = mapped ? ColumnMapping.physical(f).name() : f.name();
-        Column c = functions.col(quote(storedName));
+        Column c = functions.col(TransactionalWrite.quote(storedName));
         DataType t = f.dataType();
         out.add((mapped ? c.cast(t) : c).as(f.name()));
       }
@@ -154,9 +154,5 @@ final class TableScan {
 
   private static boolean isPartition(List<String> partitionColumns, String name) {
     return partitionColumns.stream().anyMatch(p -> p.equalsIgnoreCase(name));
-  }
-
-  private static String quote(String name) {
-    return "`" + name.replace("`", "``") + "`";
   }
 }

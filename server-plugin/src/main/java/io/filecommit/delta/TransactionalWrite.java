@@ -343,7 +343,8 @@ public final class TransactionalWrite {
     return enforce ? Constraints.apply(normalized, table, md.configuration(), supplied) : normalized;
   }
 
-  private static String quote(String name) {
+  /** A column name quoted for Spark ({@code `a``b`}). */
+  static String quote(String name) {
     return "`" + name.replace("`", "``") + "`";
   }
 

@@ -77,23 +77,21 @@ public final class UpdateCommand {
 
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
     Map<String, String> params = new java.util.LinkedHashMap<>();
-    params.put("predicate", "[\"" + RowLevelChange.sql(condition).replace("\"", "\\\"") + "\"]");
+    params.put("predicate", RowLevelChange.predicateParameter(condition));
     String[] names = {null, "numUpdatedRows", null, "numCopiedRows"};
     if (change.usesDeletionVectors(candidates.files())) {
       // Deletion vectors: the old rows are marked deleted in their files, only the updated rows are written.
-      Map<String, long[]> rowIndexes = change.matchingRows(candidates.files(), matches);
-      List<AddFile> touchedFiles = change.files(rowIndexes.keySet());
-      long updated = rowIndexes.values().stream().mapToLong(a -> a.length).sum();
+      RowLevelChange.Marked marked = change.matchingRows(candidates.files(), matches);
       Dataset<Row> out = null;
-      if (!touchedFiles.isEmpty()) {
-        Dataset<Row> matched = change.scan(touchedFiles).filter(matches);
+      if (!marked.files().isEmpty()) {
+        Dataset<Row> matched = change.scan(marked.files()).filter(matches);
         out = change.cdf
             ? change.finish(matched.select(functions.explode(RowLevelChange.array(change.updated(before, after, recompute)))
                 .as("__fc_out")), null)
             : change.updatedInPlace(matched, functions.lit(true), after, recompute);
       }
-      WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(0, updated, 0, 0);
-      return change.writeAndCommit(out, touchedFiles, change.deletionVectors(rowIndexes), options, "UPDATE", params,
+      WriteIntoDelta.RowMetrics metrics = new WriteIntoDelta.RowMetrics(0, marked.count(), 0, 0);
+      return change.writeAndCommit(out, marked.files(), change.deletionVectors(marked), options, "UPDATE", params,
           () -> metrics, names);
     }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);
