@@ -180,6 +180,12 @@ class MergeBuilder:
     Only the last clause of each kind (matched / not matched / not matched by source) may omit
     its condition (Delta's rule). Conditions and values are SQL strings or Spark Connect columns
     over ``<target_alias>.<column>`` and ``<source_alias>.<column>``.
+
+    Every ``when_*`` method returns the builder and raises, before anything is sent,
+    ``pyspark.errors.PySparkValueError`` (``CANNOT_BE_EMPTY`` for an empty ``set`` / ``values``,
+    ``VALUE_NOT_NON_EMPTY_STR`` for an empty column name or SQL string) or
+    ``pyspark.errors.PySparkTypeError`` (``NOT_EXPECTED_TYPE`` for a value that is neither str nor
+    Column). Clause-order rules and unknown columns are checked by the server on ``execute()``.
     """
 
     def __init__(self, source: DataFrame, path: str, on: ColumnOrSql, source_alias: str, target_alias: str) -> None:
