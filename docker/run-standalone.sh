@@ -31,7 +31,7 @@ REPO="$(cd "$HERE/.." && pwd)"
 
 # Keep these two in step with client/filecommit/session.py (PLUGIN_CLASS) and the Makefile (JAR);
 # docker/check.sh verifies that they are.
-PLUGIN_CLASS="io.filecommit.plugin.FileCommitPlugin"
+PLUGIN_CLASS="io.filecommit.connect.FileCommitPlugin"
 JAR_NAME="filecommit-server-plugin-0.1.0.jar"
 SERVER_CLASS="org.apache.spark.sql.connect.service.SparkConnectServer"
 

@@ -1,11 +1,11 @@
 """Spark Connect sessions with the filecommit server plugin.
 
-``local_session()`` starts an embedded Spark Connect server (inside a local JVM started by pyspark)
-with the plugin jar on its classpath and the command plugin registered (reference
-spark-connect-plugins.md, "Embedded server"); its Python workers (Python UDFs in a written
-DataFrame) run with this process's interpreter. Against an existing cluster, use
-``SparkSession.builder.remote("sc://host:15002").getOrCreate()`` instead; that server must have
-been started with the jar and ``spark.connect.extensions.command.classes`` set to
+``local_session()`` starts an embedded Spark Connect server in a local JVM, as pyspark's
+``SparkSession.builder.remote("local")`` does, with the plugin jar on its classpath and
+``spark.connect.extensions.command.classes`` set to :data:`PLUGIN_CLASS`; its Python workers
+(Python UDFs in a written DataFrame) run with this process's interpreter. Against an existing
+cluster, use ``SparkSession.builder.remote("sc://host:15002").getOrCreate()`` instead; that server
+must have been started with the jar and ``spark.connect.extensions.command.classes`` set to
 :data:`PLUGIN_CLASS`.
 """
 
@@ -23,7 +23,7 @@ from filecommit import _checks
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
 
-PLUGIN_CLASS = "io.filecommit.plugin.FileCommitPlugin"
+PLUGIN_CLASS = "io.filecommit.connect.FileCommitPlugin"
 """Fully qualified class name of the server-side command plugin."""
 
 _JAR_GLOB = "filecommit-server-plugin-*.jar"

@@ -1,12 +1,6 @@
 package io.filecommit.delta;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-import org.apache.spark.sql.Column;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.classic.Dataset;
-import org.apache.spark.sql.functions;
+import io.filecommit.delta.actions.Metadata;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.MapType;
@@ -23,21 +17,18 @@ import org.apache.spark.sql.types.StructType;
  * such tables). The logical schema stays the table's; only the written files are physical.
  */
 public final class ColumnMapping {
-  /** Table property of the mode: {@code none}, {@code name} or {@code id}. */
-  public static final String MODE = TableFeatures.COLUMN_MAPPING_MODE;
   /** Column metadata key of the physical name. */
   public static final String PHYSICAL_NAME = "delta.columnMapping.physicalName";
   /** Column metadata key of the field id. */
   public static final String ID = "delta.columnMapping.id";
   /** Spark's column metadata key for the Parquet field id it writes. */
-  static final String PARQUET_FIELD_ID = "parquet.field.id";
+  public static final String PARQUET_FIELD_ID = "parquet.field.id";
 
   private ColumnMapping() {}
 
   /** Whether the table maps columns ({@code name} or {@code id} mode). */
   public static boolean enabled(Metadata md) {
-    String mode = md.configuration().get(MODE);
-    return mode != null && !mode.toLowerCase(Locale.ROOT).equals("none");
+    return !TableConfig.COLUMN_MAPPING_MODE.fromMetadata(md).equals("none");
   }
 
   /**
@@ -60,38 +51,8 @@ public final class ColumnMapping {
     return logical;
   }
 
-  /**
-   * Renames the table's columns of {@code data} (already normalized to the logical schema) to
-   * their physical names, nested struct fields included, with Parquet field ids. Columns that are
-   * not in the table schema (the change-data columns) pass through unchanged.
-   *
-   * @param md the table metadata (column mapping enabled)
-   * @param data rows with the logical column names
-   * @return the same rows with physical column names and field ids
-   */
-  public static Dataset<Row> toPhysical(Metadata md, Dataset<Row> data) {
-    StructType schema = md.schema();
-    List<Column> cols = new ArrayList<>();
-    for (StructField in : data.schema().fields()) {
-      StructField table = null;
-      for (StructField f : schema.fields()) {
-        if (f.name().equals(in.name())) {
-          table = f;
-        }
-      }
-      Column c = functions.col("`" + in.name().replace("`", "``") + "`");
-      if (table == null) {
-        cols.add(c);
-      } else {
-        StructField p = physical(table);
-        cols.add(c.cast(p.dataType()).as(p.name(), p.metadata()));
-      }
-    }
-    return data.select(cols.toArray(new Column[0]));
-  }
-
   /** The physical form of a field: physical name, Parquet field id, physical nested types. */
-  static StructField physical(StructField f) {
+  public static StructField physical(StructField f) {
     if (!f.metadata().contains(PHYSICAL_NAME)) {
       throw new IllegalStateException("Column '" + f.name() + "' of a column-mapped table has no " + PHYSICAL_NAME);
     }

@@ -1,6 +1,8 @@
 package io.filecommit.delta;
 
-import io.filecommit.actions.AddFile;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.Protocol;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -11,11 +13,11 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The state of a Delta table at one version (protocol section "Action Reconciliation"): protocol,
- * metadata, and, read only when asked, the active files, the latest {@code txn} version of an
- * application and the commit timestamp. Built by {@link DeltaLog#snapshot()} from Delta Kernel.
- *
- * <p>Appends never ask for the active files, so their cost does not grow with the table.
+ * The state of a Delta table at one version (protocol "Action Reconciliation"; Delta's
+ * {@code Snapshot}): protocol, metadata, and, read only when asked, the active files, the latest
+ * {@code txn} version of an application and the commit timestamp. Built by {@link
+ * DeltaLog#snapshot()} from Delta Kernel. Appends never ask for the active files, so their cost
+ * does not grow with the table.
  */
 public final class Snapshot {
   private final long version;

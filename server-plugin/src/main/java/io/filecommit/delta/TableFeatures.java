@@ -1,5 +1,7 @@
 package io.filecommit.delta;
 
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.Protocol;
 import io.filecommit.errors.ErrorClass;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -12,7 +14,7 @@ import org.apache.spark.sql.types.StructType;
 /**
  * The one table-feature gate: which protocols filecommit writes to, and which protocol a metadata
  * change needs (protocol sections "Protocol Evolution", "Table Features", and each feature's
- * "Writer Requirements").
+ * "Writer Requirements"; Delta's {@code TableFeature}).
  *
  * <p>Legacy writer versions imply features: 2 {@code appendOnly invariants}; 3 {@code
  * +checkConstraints}; 4 {@code +changeDataFeed generatedColumns}; 5 {@code +columnMapping}; 6
@@ -31,16 +33,10 @@ public final class TableFeatures {
   public static final Set<String> SUPPORTED_READER = Set.of(
       "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "columnMapping");
 
-  /** Configuration key of a CHECK constraint: {@code delta.constraints.<name>}. */
-  public static final String CONSTRAINT_PREFIX = "delta.constraints.";
   /** Column metadata key of a generated column's expression. */
   public static final String GENERATION_EXPRESSION = "delta.generationExpression";
   /** Column metadata key of an identity column. */
   public static final String IDENTITY_START = "delta.identity.start";
-  /** Table property of the column mapping mode. */
-  public static final String COLUMN_MAPPING_MODE = "delta.columnMapping.mode";
-  /** Table property enabling in-commit timestamps. */
-  public static final String IN_COMMIT_TIMESTAMPS = "delta.enableInCommitTimestamps";
 
   private TableFeatures() {}
 
@@ -130,8 +126,7 @@ public final class TableFeatures {
     }
     switch (feature) {
       case "columnMapping":
-        String mode = md.configuration().get(COLUMN_MAPPING_MODE);
-        return mode != null && !mode.equalsIgnoreCase("none");
+        return ColumnMapping.enabled(md);
       case "identityColumns":
         return anyField(md.schema(), IDENTITY_START);
       default:
@@ -168,16 +163,16 @@ public final class TableFeatures {
     needed.add("appendOnly");
     needed.add("invariants");
     Map<String, String> conf = md.configuration();
-    if (conf.keySet().stream().anyMatch(k -> k.startsWith(CONSTRAINT_PREFIX))) {
+    if (conf.keySet().stream().anyMatch(k -> k.startsWith(TableConfig.CONSTRAINT_PREFIX))) {
       needed.add("checkConstraints");
     }
-    if (TableProperties.isTrue(conf, TableProperties.ENABLE_CDF)) {
+    if (TableConfig.ENABLE_CHANGE_DATA_FEED.fromConfiguration(conf)) {
       needed.add("changeDataFeed");
     }
     if (anyField(md.schema(), GENERATION_EXPRESSION)) {
       needed.add("generatedColumns");
     }
-    boolean ict = TableProperties.isTrue(conf, IN_COMMIT_TIMESTAMPS);
+    boolean ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromConfiguration(conf);
     if (ict) {
       needed.add("inCommitTimestamp");
     }
@@ -204,12 +199,21 @@ public final class TableFeatures {
     if (writer <= base.minWriterVersion()) {
       return base;
     }
-    return new Protocol(base.minReaderVersion(), writer);
+    return Protocol.legacy(base.minReaderVersion(), writer);
   }
 
   /** The names of the generated columns of a schema (top level). */
   public static List<String> generatedColumns(StructType schema) {
     return java.util.Arrays.stream(schema.fields())
         .filter(f -> f.metadata().contains(GENERATION_EXPRESSION)).map(StructField::name).toList();
+  }
+
+  /**
+   * Whether writers may add deletion vectors to the table: the protocol lists {@code
+   * deletionVectors} and {@code delta.enableDeletionVectors=true} (protocol "Deletion Vectors":
+   * writers write DVs only then).
+   */
+  public static boolean deletionVectorsWritable(Protocol protocol, Metadata md) {
+    return writerFeatures(protocol).contains("deletionVectors") && TableConfig.ENABLE_DELETION_VECTORS.fromMetadata(md);
   }
 }

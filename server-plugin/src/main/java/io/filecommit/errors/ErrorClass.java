@@ -5,7 +5,8 @@ import java.util.Map;
 /**
  * The one catalogue of error classes the server raises for users, each with its SQLSTATE. Delta
  * Lake's names and SQLSTATEs are used wherever Delta has a class for the same condition (Delta's
- * {@code delta-error-classes.json}); conditions Delta has no class for are {@code FILECOMMIT_*}
+ * {@code delta-error-classes.json}), Spark's where Spark has one ({@code error-conditions.json});
+ * conditions neither has a class for are {@code FILECOMMIT_*}
  * with a standard SQLSTATE. Clients match on the class ({@code getCondition()} in pyspark), never
  * on message text.
  */
@@ -115,6 +116,19 @@ public enum ErrorClass {
   FILECOMMIT_PATH_NOT_ALLOWED("42501"),
   /** A configured LogStore class that cannot be used. */
   FILECOMMIT_LOGSTORE_UNAVAILABLE("0A000"),
+  /**
+   * The commit's outcome could not be read from the log after the store failed: it may or may not
+   * have landed. Every written file is kept; retry with the same {@code txn} to converge.
+   */
+  FILECOMMIT_COMMIT_STATE_UNKNOWN("40003"),
+  /** The store failed to publish the commit and the log shows it did not land: nothing committed. */
+  FILECOMMIT_LOG_WRITE_FAILED("58030"),
+  /** A client session set a setting the server owns (Spark's class for static configuration). */
+  CANNOT_MODIFY_STATIC_CONFIG("46110"),
+  /** DELETE / UPDATE: a non-deterministic condition or assignment (Spark's class). */
+  INVALID_NON_DETERMINISTIC_EXPRESSIONS("42K0E"),
+  /** MERGE: a non-deterministic condition or assignment (Delta's class). */
+  DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED("0AKDC"),
   /** Something the table asks for that filecommit does not do (named in the message). */
   FILECOMMIT_UNSUPPORTED_OPERATION("0A000");
 

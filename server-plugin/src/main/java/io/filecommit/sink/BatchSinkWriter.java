@@ -1,15 +1,14 @@
 package io.filecommit.sink;
 
 import io.filecommit.errors.ErrorClass;
-import io.filecommit.commit.ParquetJobWriter;
+import io.filecommit.files.ParquetJobWriter;
+import io.filecommit.schema.SchemaUtils;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
@@ -25,19 +24,14 @@ import org.apache.spark.sql.execution.streaming.sinks.FileStreamSink$;
 import org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog$;
 import org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog;
 import org.apache.spark.sql.execution.streaming.sinks.SinkFileStatus;
-import org.apache.spark.sql.types.ArrayType;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.MapType;
-import org.apache.spark.sql.types.StructField;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.util.Utils;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Exactly-once batch writes into a streaming file sink directory: what Spark's {@code
- * FileStreamSink.addBatch} does for one micro-batch, driven by an explicit batch id (issue 4; seed
- * ManifestFileCommitProtocol.txt; reference table-formats.md "Streaming file sink").
+ * FileStreamSink.addBatch} does for one micro-batch, driven by an explicit batch id (Spark's
+ * {@code FileStreamSink} and {@code FileStreamSinkLog} file layout).
  *
  * <p>{@link #write} opens the sink's {@code _spark_metadata} log with Spark's {@link
  * FileStreamSinkLog} (compaction every {@code spark.sql.streaming.fileSink.log.compactInterval}
@@ -114,7 +108,7 @@ public final class BatchSinkWriter {
     checkArguments(path, batchId);
     Map<String, String> writerOptions = new LinkedHashMap<>(options);
     Option<Object> retentionMs = parseRetention(writerOptions.remove(RETENTION_OPTION));
-    List<String> partitionColumns = resolvePartitionColumns(data.schema(), partitionBy);
+    List<String> partitionColumns = SchemaUtils.checkPartitionColumns(data.schema(), partitionBy, "sink");
 
     scala.collection.immutable.Map<String, String> scalaOptions = scalaMap(writerOptions);
     Configuration hadoopConf = session.sessionState().newHadoopConfWithOptions(scalaOptions);
@@ -226,46 +220,6 @@ public final class BatchSinkWriter {
       if (!earlier.contains(s.path())) {
         out.add(s);
       }
-    }
-    return out;
-  }
-
-  /**
-   * Partition columns resolved to the data's exact column names.
-   *
-   * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) for an empty name, a column not in the data, a column given
-   *     twice, a complex-typed column, or when every column would be a partition column
-   */
-  static List<String> resolvePartitionColumns(StructType schema, List<String> partitionBy) {
-    List<String> out = new ArrayList<>();
-    Map<String, String> seen = new HashMap<>();
-    for (String p : partitionBy) {
-      if (p == null || p.isEmpty()) {
-        throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Partition column names must be non-empty, got '" + p + "'");
-      }
-      StructField match = null;
-      for (StructField f : schema.fields()) {
-        if (f.name().equalsIgnoreCase(p)) {
-          match = f;
-          break;
-        }
-      }
-      if (match == null) {
-        throw ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error("Partition column '" + p + "' is not in the data; columns: "
-            + List.of(schema.fieldNames()));
-      }
-      DataType t = match.dataType();
-      if (t instanceof StructType || t instanceof ArrayType || t instanceof MapType) {
-        throw ErrorClass.DELTA_INVALID_PARTITION_COLUMN_TYPE.error(
-            "Partition column '" + p + "' has complex type " + t.simpleString() + "; only atomic types can partition");
-      }
-      if (seen.put(match.name().toLowerCase(Locale.ROOT), p) != null) {
-        throw ErrorClass.DELTA_DUPLICATE_COLUMNS_FOUND.error("Partition column '" + p + "' is given twice");
-      }
-      out.add(match.name());
-    }
-    if (!out.isEmpty() && out.size() >= schema.fields().length) {
-      throw ErrorClass.DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION.error("Cannot write a sink where every column is a partition column: " + partitionBy);
     }
     return out;
   }

@@ -26,8 +26,8 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * A {@code FileCommitProtocol} that makes one write job one batch of a streaming file sink: the
  * files the job writes become visible only when {@link #commitJob} records them as batch {@code
- * batchId} in the sink's {@code _spark_metadata} log (seed ManifestFileCommitProtocol.txt;
- * reference table-formats.md "Streaming file sink").
+ * batchId} in the sink's {@code _spark_metadata} log (Spark's
+ * {@code org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol}).
  *
  * <p><b>Why this class extends Spark's {@code
  * org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol}.</b> Spark 4.3.0's {@code
@@ -129,7 +129,7 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
   }
 
   /**
-   * Assigns the sink log and the batch this job commits as (seed "Setting Up Manifest Options").
+   * Assigns the sink log and the batch id this job commits (Spark's {@code setupManifestOptions}).
    *
    * @param fileLog the sink's {@code _spark_metadata} log
    * @param batchId the batch id, {@code >= 0}
@@ -163,7 +163,7 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
   }
 
   /**
-   * Starts the job: resets the pending files to an empty list (seed "Setting Up Job").
+   * Starts the job: resets the pending files to an empty list (as Spark's).
    *
    * @param jobContext the Hadoop job context (unused)
    * @throws IllegalStateException if {@link #setupManifestOptions} was not called
@@ -176,7 +176,7 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
   }
 
   /**
-   * Starts a task: resets the task's added files to an empty list (seed "Setting Up Task").
+   * Starts a task: resets the task's added files to an empty list (as Spark's).
    *
    * @param taskContext the task attempt
    * @throws IllegalStateException if {@link #setupManifestOptions} was not called on the driver
@@ -190,7 +190,7 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
 
   /**
    * A new file for the task: {@code <path>[/<dir>]/<prefix>part-<split %05d>-<uuid><suffix>},
-   * registered in the task's added files (seed "newTaskTempFile"). The file is written in place.
+   * registered in the task's added files (as Spark's). The file is written in place.
    *
    * @param taskContext the task attempt; its task id is the split number
    * @param dir partition directory relative to the output path (e.g. {@code day=2024-01-01}), or
@@ -244,8 +244,8 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
 
   /**
    * Commits a task: one {@link SinkFileStatus} per added file (qualified, URI-encoded path; size in
-   * bytes; modification time in ms since the epoch; action {@code add}), in creation order (seed
-   * "Committing Task").
+   * bytes; modification time in ms since the epoch; action {@code add}), in creation order (as Spark's
+   * {@code commitTask}).
    *
    * @param taskContext the task attempt (its configuration resolves the file system)
    * @return a message whose payload is a {@code java.util.ArrayList<SinkFileStatus>}
@@ -270,7 +270,7 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
 
   /**
    * Aborts a task: deletes its added files (best effort; failures are logged) and clears them
-   * (seed "Aborting Task").
+   * (as Spark's).
    *
    * @param taskContext the task attempt (its configuration resolves the file system)
    */
@@ -286,8 +286,8 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
   }
 
   /**
-   * Driver side of a committed task: adds its {@link SinkFileStatus}es to the pending files (seed
-   * "Task Committed").
+   * Driver side of a committed task: adds its {@link SinkFileStatus}es to the pending files (as Spark's
+   * {@code onTaskCommit}).
    *
    * @param taskCommit the message {@link #commitTask} returned
    * @throws IllegalStateException if {@link #setupJob} has not run
@@ -305,7 +305,7 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
    * Commits the job: adds the statuses of all task commits to the log as batch {@code batchId}
    * (Spark's {@link FileStreamSinkLog#add}: a new file {@code _spark_metadata/<batchId>}, or {@code
    * <batchId>.compact} on a compaction batch, written to a temporary name and renamed without
-   * overwrite) and logs {@code Committed batch <id>} (seed "Committing Job").
+   * overwrite) and logs {@code Committed batch <id>} (as Spark's).
    *
    * <p>The pending files are cleared before {@code add} is called, as in Spark's own committer:
    * {@code add} can write the batch and then throw (compaction, clean-up of expired batch files),
@@ -387,7 +387,7 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
 
   /**
    * Aborts the job: deletes every pending file (best effort; failures are logged) and clears the
-   * list (seed "Aborting Job").
+   * list (as Spark's).
    *
    * @param jobContext the Hadoop job context (its configuration resolves the file system)
    */

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.Protocol;
 import io.filecommit.errors.FileCommitException;
 import java.util.List;
 import java.util.Map;
@@ -41,34 +43,34 @@ class TableFeaturesTest {
     FileCommitException e = assertThrows(FileCommitException.class,
         () -> TableFeatures.checkWritable(p, md(SCHEMA, Map.of()), "/t"));
     assertEquals("variantType", e.getMessageParameters().get("unsupported"));
-    assertThrows(FileCommitException.class, () -> TableFeatures.checkWritable(new Protocol(1, 8), md(SCHEMA, Map.of()), "/t"));
+    assertThrows(FileCommitException.class, () -> TableFeatures.checkWritable(Protocol.legacy(1, 8), md(SCHEMA, Map.of()), "/t"));
     assertThrows(FileCommitException.class, () -> TableFeatures.checkWritable(new Protocol(4, 7, Set.of(), Set.of()), md(SCHEMA, Map.of()), "/t"));
   }
 
   @Test
   void supportedFeaturesAndLegacyVersionsPass() {
-    assertDoesNotThrow(() -> TableFeatures.checkWritable(new Protocol(1, 2), md(SCHEMA, Map.of()), "/t"));
-    assertDoesNotThrow(() -> TableFeatures.checkWritable(new Protocol(1, 4), md(SCHEMA, Map.of()), "/t"));
+    assertDoesNotThrow(() -> TableFeatures.checkWritable(Protocol.legacy(1, 2), md(SCHEMA, Map.of()), "/t"));
+    assertDoesNotThrow(() -> TableFeatures.checkWritable(Protocol.legacy(1, 4), md(SCHEMA, Map.of()), "/t"));
     assertDoesNotThrow(() -> TableFeatures.checkWritable(new Protocol(3, 7,
         Set.of("deletionVectors", "timestampNtz", "v2Checkpoint"),
         Set.of("deletionVectors", "timestampNtz", "v2Checkpoint", "appendOnly", "invariants", "checkConstraints",
             "changeDataFeed", "generatedColumns", "domainMetadata", "inCommitTimestamp")), md(SCHEMA, Map.of()), "/t"));
     // Writer 6 implies identityColumns: only refused when the schema has an identity column.
-    assertDoesNotThrow(() -> TableFeatures.checkWritable(new Protocol(1, 6), md(SCHEMA, Map.of()), "/t"));
+    assertDoesNotThrow(() -> TableFeatures.checkWritable(Protocol.legacy(1, 6), md(SCHEMA, Map.of()), "/t"));
     StructType identity = new StructType(new StructField[] {new StructField("id", DataTypes.LongType, false,
         new MetadataBuilder().putLong("delta.identity.start", 1).build())});
     FileCommitException e = assertThrows(FileCommitException.class,
-        () -> TableFeatures.checkWritable(new Protocol(1, 6), md(identity, Map.of()), "/t"));
+        () -> TableFeatures.checkWritable(Protocol.legacy(1, 6), md(identity, Map.of()), "/t"));
     assertEquals("identityColumns", e.getMessageParameters().get("unsupported"));
   }
 
   @Test
   void requiredProtocolRaisesLegacyVersionsOrAddsFeatures() {
-    assertEquals(new Protocol(1, 2), TableFeatures.required(null, md(SCHEMA, Map.of())));
-    assertEquals(new Protocol(1, 3), TableFeatures.required(null, md(SCHEMA, Map.of("delta.constraints.pos", "id > 0"))));
-    assertEquals(new Protocol(1, 4), TableFeatures.required(new Protocol(1, 3),
+    assertEquals(Protocol.legacy(1, 2), TableFeatures.required(null, md(SCHEMA, Map.of())));
+    assertEquals(Protocol.legacy(1, 3), TableFeatures.required(null, md(SCHEMA, Map.of("delta.constraints.pos", "id > 0"))));
+    assertEquals(Protocol.legacy(1, 4), TableFeatures.required(Protocol.legacy(1, 3),
         md(SCHEMA, Map.of("delta.enableChangeDataFeed", "true"))));
-    Protocol same = new Protocol(1, 4);
+    Protocol same = Protocol.legacy(1, 4);
     assertEquals(same, TableFeatures.required(same, md(SCHEMA, Map.of("delta.constraints.pos", "id > 0"))));
     Protocol v7 = new Protocol(3, 7, Set.of("deletionVectors"), Set.of("deletionVectors", "appendOnly", "invariants"));
     Protocol up = TableFeatures.required(v7, md(SCHEMA, Map.of("delta.enableChangeDataFeed", "true")));

@@ -97,9 +97,19 @@ class ErrorsTest {
   }
 
   @Test
-  void everyClassIsNamedAndHasAStandardSqlState() {
+  void everyClassIsNamedAndHasAStandardSqlState() throws Exception {
+    com.fasterxml.jackson.databind.JsonNode spark;
+    try (java.io.InputStream in = org.apache.spark.SparkThrowable.class.getClassLoader()
+        .getResourceAsStream("error/error-conditions.json")) {
+      spark = new com.fasterxml.jackson.databind.ObjectMapper().readTree(in);
+    }
     for (ErrorClass cls : ErrorClass.values()) {
-      assertTrue(cls.name().startsWith("DELTA_") || cls.name().startsWith("FILECOMMIT_"), cls.name());
+      boolean ours = cls.name().startsWith("DELTA_") || cls.name().startsWith("FILECOMMIT_");
+      // A class without Delta's or our prefix must be Spark's own, with Spark's SQLSTATE.
+      assertTrue(ours || spark.has(cls.name()), cls.name());
+      if (!ours) {
+        assertEquals(spark.get(cls.name()).path("sqlState").asText(), cls.sqlState(), cls.name());
+      }
       assertTrue(cls.sqlState().matches("[0-9A-Z]{5}"), cls.name() + " " + cls.sqlState());
     }
   }

@@ -1,0 +1,389 @@
+package io.filecommit.commands;
+
+import io.filecommit.deletionvectors.DeletionVectorWriter;
+import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.Snapshot;
+import io.filecommit.delta.TableConfig;
+import io.filecommit.delta.TableFeatures;
+import io.filecommit.delta.actions.AddCDCFile;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.FileAction;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.RemoveFile;
+import io.filecommit.errors.DeltaErrors;
+import io.filecommit.files.TransactionalWrite;
+import io.filecommit.schema.PartitionPredicates;
+import io.filecommit.schema.SchemaUtils;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.OptimisticTransaction;
+import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.TransactionId;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.ExpressionUtils;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.StructField;
+
+/**
+ * What DELETE, UPDATE and MERGE share (Delta's {@code DeleteCommand}, {@code UpdateCommand} and
+ * {@code MergeIntoCommand} as callers of {@code TransactionalWrite.writeFiles}; protocol "Add File
+ * and Remove File", "Change Data Files"): one transaction on an existing table; candidate files
+ * found by partition pruning (the conjuncts of a condition on partition columns only, evaluated on
+ * {@code partitionValues}); the rows of the files a change touches rewritten through {@link
+ * TransactionalWrite}, change rows written to {@code _change_data/} when the table has the change
+ * data feed on; {@code remove} of every touched file, {@code add} and {@code cdc} of the new ones
+ * committed in one version. What the transaction read is registered for its conflict checks: the
+ * partition predicate and candidate files, or the whole table when nothing was pruned.
+ */
+public final class RowLevelChange {
+  public final SparkSession session;
+  public final DeltaLog log;
+  public final OptimisticTransaction txn;
+  public final Snapshot snapshot;
+  public final Metadata md;
+  public final String table;
+  public final boolean cdf;
+  public final long start = System.currentTimeMillis();
+  private final boolean skipped;
+  private final RowLevelOutput output;
+
+  /**
+   * Candidate files of a change.
+   *
+   * @param files the active files that may hold affected rows
+   * @param onPartitionsOnly whether the whole condition is on partition columns (or absent): every
+   *     row of the candidate files matches
+   */
+  public record Candidates(List<AddFile> files, boolean onPartitionsOnly) {}
+
+  private RowLevelChange(SparkSession session, DeltaLog log, OptimisticTransaction txn, boolean skipped) {
+    this.session = session;
+    this.log = log;
+    this.txn = txn;
+    this.snapshot = txn.snapshot();
+    this.md = snapshot.metadata();
+    this.table = txn.table();
+    this.cdf = TableConfig.ENABLE_CHANGE_DATA_FEED.fromMetadata(md);
+    this.skipped = skipped;
+    this.output = md == null ? null : new RowLevelOutput(md.schema(), cdf);
+  }
+
+  /**
+   * Starts a row-level change of the table at {@code path}.
+   *
+   * @param session Spark session
+   * @param path table root
+   * @param operation DELETE, UPDATE or MERGE, for messages
+   * @param txnId idempotent write's application transaction, or null
+   * @param removesRows whether the change may update or delete existing rows (refused on
+   *     append-only tables)
+   * @return the change; {@link #skipped()} when {@code txnId} was already applied
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
+   *     empty path, {@code DELTA_MISSING_DELTA_TABLE} when there is no table, {@code
+   *     DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}
+   */
+  public static RowLevelChange open(SparkSession session, String path, String operation, TransactionId txnId,
+      boolean removesRows) {
+    if (path == null || path.isBlank()) {
+      throw DeltaErrors.blankPath(path);
+    }
+    DeltaLog log = DeltaLog.forTable(session, path);
+    OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    Snapshot snapshot = txn.snapshot();
+    String table = txn.table();
+    if (!snapshot.exists()) {
+      throw DeltaErrors.missingTable(table, operation);
+    }
+    TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
+    if (removesRows && TableConfig.APPEND_ONLY.fromMetadata(snapshot.metadata())) {
+      throw DeltaErrors.appendOnly(table, operation + " of existing rows is not allowed");
+    }
+    boolean skipped = txnId != null && txn.setTransaction(txnId);
+    return new RowLevelChange(session, log, txn, skipped);
+  }
+
+  /** Whether the application transaction was already applied: nothing must be written. */
+  public boolean skipped() {
+    return skipped;
+  }
+
+  /** The builder of this change's output rows. */
+  public RowLevelOutput output() {
+    return output;
+  }
+
+  /** The result of a change that commits nothing (skipped txn, or no row affected without txn). */
+  public CommandResult nothingCommitted() {
+    return CommandResult.nothingCommitted(snapshot.version(), table, start, 0);
+  }
+
+  /**
+   * The top-level AND-ed parts of a condition (the session's converter parses SQL-text columns
+   * such as {@code functions.expr(...)} first).
+   */
+  public static List<Column> conjuncts(SparkSession session, Column condition) {
+    List<Expression> parts = new ArrayList<>();
+    split(session.expression(condition), parts);
+    return parts.stream().map(ExpressionUtils::column).toList();
+  }
+
+  private static void split(Expression e, List<Expression> out) {
+    if (e instanceof And and) {
+      split(and.left(), out);
+      split(and.right(), out);
+    } else {
+      out.add(e);
+    }
+  }
+
+  /**
+   * The files that may hold rows satisfying {@code condition}: every active file, or those whose
+   * partition values satisfy the condition's partition-only conjuncts. Registers the read with the
+   * transaction.
+   *
+   * @param condition the change's condition, or null for every row
+   * @param alias the table's name in {@code condition}, or null
+   * @return the candidates
+   */
+  public Candidates candidates(Column condition, String alias) {
+    Column pruning = null;
+    boolean all = true;
+    if (condition != null) {
+      for (Column c : md.partitionColumns().isEmpty() ? List.<Column>of() : conjuncts(session, condition)) {
+        if (PartitionPredicates.onPartitionsOnly(session, md, c, alias)) {
+          pruning = pruning == null ? c : pruning.and(c);
+        } else {
+          all = false;
+        }
+      }
+      all = all && pruning != null;
+    }
+    List<AddFile> active = new ArrayList<>(snapshot.allFiles());
+    if (pruning == null) {
+      txn.readWholeTable();
+      return new Candidates(active, condition == null);
+    }
+    Set<String> matching = PartitionPredicates.matching(session, md, active, pruning, alias);
+    List<AddFile> files = active.stream().filter(f -> matching.contains(f.path())).toList();
+    txn.readPartitions(pruning, alias, matching);
+    return new Candidates(files, all);
+  }
+
+  /**
+   * Files a DELETE or UPDATE rewrites.
+   *
+   * @param files the touched files
+   * @param matched rows in them that satisfy the condition
+   * @param others rows in them that do not (copied into the new files)
+   */
+  public record Touched(List<AddFile> files, long matched, long others) {}
+
+  /**
+   * Pass 1 of DELETE and UPDATE: the candidate files that hold rows satisfying {@code matches},
+   * with how many, and how many other rows they hold. Only matching rows are aggregated (Parquet
+   * filter pushdown skips what it can); the other rows are counted from the files' statistics, or
+   * by a count when a file has no trustworthy one.
+   *
+   * @param candidates the files to scan
+   * @param matches the condition, NULL treated as false
+   * @return touched files (snapshot order), matching rows, other rows of the touched files
+   */
+  public Touched touched(List<AddFile> candidates, Column matches) {
+    List<Row> perFile = scan(candidates).filter(matches).groupBy(TableScan.FILE_COLUMN).count().collectAsList();
+    Map<String, Long> counts = new LinkedHashMap<>();
+    long matched = 0;
+    for (Row r : perFile) {
+      counts.put(r.getString(0), r.getLong(1));
+      matched += r.getLong(1);
+    }
+    List<AddFile> files = files(counts.keySet());
+    return new Touched(files, matched, rowCount(files) - matched);
+  }
+
+  /** Rows in {@code files}: from their statistics ({@link TableScan#statsRowCount}), else counted. */
+  public long rowCount(List<AddFile> files) {
+    long total = TableScan.statsRowCount(files);
+    return total >= 0 ? total : files.isEmpty() ? 0 : scan(files).count();
+  }
+
+  /** The rows of {@code files} ({@link TableScan#read}). */
+  public Dataset<Row> scan(Collection<AddFile> files) {
+    return TableScan.read(session, log, md, files);
+  }
+
+  /** The active files of the snapshot with these log paths, in snapshot order. */
+  public List<AddFile> files(Collection<String> paths) {
+    Set<String> wanted = paths instanceof Set<String> set ? set : new HashSet<>(paths);
+    return snapshot.allFiles().stream().filter(f -> wanted.contains(f.path())).toList();
+  }
+
+  /** The table's columns. */
+  public StructField[] columns() {
+    return md.schema().fields();
+  }
+
+  /**
+   * Assignments keyed by the table's column names.
+   *
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_MERGE_UNRESOLVED_EXPRESSION} for
+   *     an unknown column or a column assigned twice
+   */
+  public Map<String, Column> assignments(Map<String, Column> given, String operation) {
+    Map<String, Column> out = new LinkedHashMap<>();
+    given.forEach((name, value) -> {
+      StructField f = SchemaUtils.findField(md.schema(), name).orElseThrow(() ->
+          DeltaErrors.unresolvedAssignment(operation, name, false, List.of(md.schema().fieldNames())));
+      if (out.put(f.name(), value) != null) {
+        throw DeltaErrors.unresolvedAssignment(operation, f.name(), true, List.of());
+      }
+    });
+    return out;
+  }
+
+  /** Whether a column is a generated column (computed on update and insert unless assigned). */
+  public boolean isGenerated(String column) {
+    return output.isGenerated(column);
+  }
+
+  /**
+   * Writes {@code rows} (table columns, plus {@code _change_type} with the change data feed on),
+   * removes {@code removed}, adds the files {@code dvs} keeps with new deletion vectors, and
+   * commits; if anything fails before the commit landed, the transaction deletes what was written.
+   *
+   * @param rows the rows to write, or null when only files are removed and nothing is written
+   * @param removed the files leaving the table (or coming back with a new deletion vector)
+   * @param dvs the change's deletion vectors, or null
+   * @param options Spark Parquet writer options
+   * @param operation the commit's operation, given what was written
+   * @param rowMetrics the row metrics, asked for after the write job ran
+   * @return what was committed
+   */
+  public CommandResult writeAndCommit(Dataset<Row> rows, Collection<AddFile> removed, DeletionVectorWriter dvs,
+      Map<String, String> options, Function<Operation.RowLevelStats, Operation> operation,
+      Supplier<RowMetrics> rowMetrics) {
+    try {
+      TransactionalWrite writer = new TransactionalWrite(txn);
+      List<AddFile> written = rows == null ? List.of() : writer.writeFiles(rows, options, cdf);
+      List<AddFile> kept = List.of();
+      if (dvs != null) {
+        txn.onAbort(() -> deleteQuietly(dvs.writtenFile()));
+        kept = dvs.write();
+      }
+      List<AddFile> adds = new ArrayList<>(written);
+      adds.addAll(kept);
+      RowMetrics metrics = rowMetrics.get();
+      List<AddCDCFile> cdc = writer.changeFiles();
+      long now = System.currentTimeMillis();
+      List<RemoveFile> removes = new ArrayList<>();
+      for (AddFile f : removed) {
+        removes.add(f.toRemove(now));
+      }
+      if (adds.isEmpty() && cdc.isEmpty() && removes.isEmpty() && !txn.hasTransactionId()) {
+        return nothingCommitted();
+      }
+      List<FileAction> actions = new ArrayList<>(removes);
+      actions.addAll(adds);
+      actions.addAll(cdc);
+      long[] totals = CommandResult.rowsAndBytes(written);
+      long version = txn.commit(actions, operation.apply(new Operation.RowLevelStats(metrics, removes.size(),
+          adds.size(), cdc.size(), totals[0], totals[1], System.currentTimeMillis() - start)));
+      if (!txn.committed()) {
+        txn.abort();
+        return CommandResult.nothingCommitted(version, table, start, txn.attempts());
+      }
+      return new CommandResult(version, true, table, adds, removes, cdc, totals[0], totals[1],
+          System.currentTimeMillis() - start, txn.attempts(), metrics);
+    } catch (RuntimeException | Error e) {
+      txn.abort();
+      throw e;
+    }
+  }
+
+  private void deleteQuietly(org.apache.hadoop.fs.Path file) {
+    if (file == null) {
+      return;
+    }
+    try {
+      log.fs().delete(file, false);
+    } catch (java.io.IOException | RuntimeException e) {
+      // best effort: an unreferenced DV file is never read
+    }
+  }
+
+  /**
+   * Whether this change marks rows deleted with deletion vectors instead of rewriting files: the
+   * table takes new DVs and every candidate file has the trustworthy {@code numRecords} statistic a
+   * file with a DV must carry.
+   */
+  public boolean usesDeletionVectors(List<AddFile> candidates) {
+    return TableFeatures.deletionVectorsWritable(snapshot.protocol(), md)
+        && candidates.stream().allMatch(f -> f.numPhysicalRecords().isPresent());
+  }
+
+  /**
+   * Matching rows of a change that writes deletion vectors.
+   *
+   * @param rows log path -> row indexes of the matching rows
+   * @param files the files holding them (snapshot order)
+   * @param count matching rows in all
+   */
+  public record Marked(Map<String, long[]> rows, List<AddFile> files, long count) {}
+
+  /** Pass 1 with deletion vectors: the row indexes of the rows satisfying {@code matches}, per file. */
+  public Marked matchingRows(List<AddFile> candidates, Column matches) {
+    Map<String, long[]> out = new LinkedHashMap<>();
+    long count = 0;
+    for (Row r : scan(candidates).filter(matches).groupBy(TableScan.FILE_COLUMN)
+        .agg(functions.collect_list(TableScan.ROW_COLUMN)).collectAsList()) {
+      List<Long> rows = r.getList(1);
+      out.put(r.getString(0), rows.stream().mapToLong(Long::longValue).toArray());
+      count += rows.size();
+    }
+    return new Marked(out, files(out.keySet()), count);
+  }
+
+  /**
+   * The deletion vectors of a change that deletes (or moves out) the given rows; every touched file
+   * is removed (its current (path, DV) pair), and those that keep rows come back with their new DV
+   * from {@link DeletionVectorWriter#write}.
+   */
+  public DeletionVectorWriter deletionVectors(Marked marked) {
+    DeletionVectorWriter dvs = new DeletionVectorWriter(log);
+    for (AddFile f : marked.files()) {
+      dvs.delete(f, marked.rows().get(f.path()));
+    }
+    return dvs;
+  }
+
+  /** The SQL text of a condition for commitInfo ({@code true} for none). */
+  public static String sql(Column condition) {
+    return condition == null ? "true" : condition.toString();
+  }
+
+  /** A column reference to {@code name}, qualified with {@code alias} when given. */
+  public static Column ref(String alias, String name) {
+    return functions.col((alias == null ? "" : SchemaUtils.quote(alias) + ".") + SchemaUtils.quote(name));
+  }
+
+  /** Row values of the table's columns read from a (possibly aliased) scan. */
+  public List<Column> targetValues(String alias) {
+    List<Column> out = new ArrayList<>();
+    for (StructField f : columns()) {
+      out.add(ref(alias, f.name()));
+    }
+    return out;
+  }
+}

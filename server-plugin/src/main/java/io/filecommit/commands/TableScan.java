@@ -1,0 +1,167 @@
+package io.filecommit.commands;
+
+import io.filecommit.delta.ColumnMapping;
+import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.KernelInternals;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.schema.SchemaUtils;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The rows of some of a table's active files as one DataFrame, as a Delta reader sees them:
+ * Parquet files read by Spark's Parquet reader with the table's data schema (columns absent from
+ * older files read as null), partition columns from each file's {@code partitionValues} (protocol
+ * "Partition Value Serialization"), physical column names mapped back to logical ones (protocol
+ * "Column Mapping"), and rows marked deleted by a file's deletion vector left out (protocol
+ * "Deletion Vectors", bitmaps read by Delta Kernel).
+ *
+ * <p>Each row also carries where it lives: {@link #FILE_COLUMN} (the file's log path) and {@link
+ * #ROW_COLUMN} (its 0-based position in the Parquet file, Spark's {@code _metadata.row_index}),
+ * which row-level changes use to find the files they touch and to identify target rows.
+ */
+public final class TableScan {
+  /** Column with the log path of the file a row was read from. */
+  public static final String FILE_COLUMN = "__fc_file";
+  /** Column with the row's index in its Parquet file (long, 0-based). */
+  public static final String ROW_COLUMN = "__fc_row";
+  private static final String URI_COLUMN = "__fc_uri";
+
+  private TableScan() {}
+
+  /**
+   * Reads the given files of a table.
+   *
+   * @param session Spark session
+   * @param log the table's log (resolves log paths, reads deletion vectors)
+   * @param md the table's metadata (schema, partition columns, column mapping)
+   * @param files active files of the snapshot being changed
+   * @return the table's columns in schema order (logical names and types), then {@link
+   *     #FILE_COLUMN} (string) and {@link #ROW_COLUMN} (long); empty with that schema when {@code
+   *     files} is empty
+   * @throws UncheckedIOException when the file system cannot be reached
+   */
+  public static Dataset<Row> read(SparkSession session, DeltaLog log, Metadata md, Collection<AddFile> files) {
+    StructType schema = md.schema();
+    List<String> partitionColumns = md.partitionColumns();
+    boolean mapped = ColumnMapping.enabled(md);
+    if (files.isEmpty()) {
+      List<StructField> out = new ArrayList<>();
+      for (StructField f : schema.fields()) {
+        out.add(new StructField(f.name(), f.dataType(), true, org.apache.spark.sql.types.Metadata.empty()));
+      }
+      out.add(new StructField(FILE_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()));
+      out.add(new StructField(ROW_COLUMN, DataTypes.LongType, false, org.apache.spark.sql.types.Metadata.empty()));
+      return session.createDataFrame(List.<Row>of(), new StructType(out.toArray(new StructField[0])));
+    }
+
+    // Data columns as stored: physical names (column mapping), no partition columns.
+    List<StructField> stored = new ArrayList<>();
+    for (StructField f : schema.fields()) {
+      if (!isPartition(partitionColumns, f.name())) {
+        StructField p = mapped ? ColumnMapping.physical(f) : f;
+        stored.add(new StructField(p.name(), p.dataType(), true, org.apache.spark.sql.types.Metadata.empty()));
+      }
+    }
+
+    // One row per file: the URI Spark reports as _metadata.file_path, the log path, partition values.
+    FileSystem fs = log.fs();
+    List<String> paths = new ArrayList<>();
+    List<Row> fileRows = new ArrayList<>();
+    List<Row> deleted = new ArrayList<>();
+    for (AddFile f : files) {
+      Path qualified = fs.makeQualified(log.absolutePath(f.path()));
+      String uri = qualified.toUri().toString();
+      paths.add(qualified.toString());
+      Object[] values = new Object[2 + partitionColumns.size()];
+      values[0] = uri;
+      values[1] = f.path();
+      for (int i = 0; i < partitionColumns.size(); i++) {
+        values[i + 2] = f.partitionValues().get(ColumnMapping.physicalName(md, partitionColumns.get(i)));
+      }
+      fileRows.add(RowFactory.create(values));
+      if (f.deletionVector() != null) {
+        for (long row : KernelInternals.deletedRowIndexes(log.engine(), log.tablePath().toString(), f.deletionVector())) {
+          deleted.add(RowFactory.create(uri, row));
+        }
+      }
+    }
+    List<StructField> fileFields = new ArrayList<>();
+    fileFields.add(new StructField(URI_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()));
+    fileFields.add(new StructField(FILE_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()));
+    for (String p : partitionColumns) {
+      fileFields.add(new StructField(p, DataTypes.StringType, true, org.apache.spark.sql.types.Metadata.empty()));
+    }
+    Dataset<Row> fileTable = session.createDataFrame(fileRows, new StructType(fileFields.toArray(new StructField[0])));
+
+    Dataset<Row> raw = session.read().schema(new StructType(stored.toArray(new StructField[0])))
+        .parquet(paths.toArray(new String[0]));
+    List<Column> rawCols = new ArrayList<>();
+    for (StructField s : stored) {
+      rawCols.add(functions.col(SchemaUtils.quote(s.name())));
+    }
+    rawCols.add(functions.col("_metadata.file_path").as(URI_COLUMN));
+    rawCols.add(functions.col("_metadata.row_index").as(ROW_COLUMN));
+    Dataset<Row> rows = raw.select(rawCols.toArray(new Column[0]));
+    if (!deleted.isEmpty()) {
+      StructType dvSchema = new StructType(new StructField[] {
+          new StructField(URI_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()),
+          new StructField(ROW_COLUMN, DataTypes.LongType, false, org.apache.spark.sql.types.Metadata.empty())});
+      rows = rows.join(session.createDataFrame(deleted, dvSchema),
+          scala.jdk.javaapi.CollectionConverters.asScala(List.of(URI_COLUMN, ROW_COLUMN)).toSeq(), "left_anti");
+    }
+    rows = rows.join(functions.broadcast(fileTable),
+        scala.jdk.javaapi.CollectionConverters.asScala(List.of(URI_COLUMN)).toSeq(), "inner");
+
+    List<Column> out = new ArrayList<>();
+    for (StructField f : schema.fields()) {
+      if (isPartition(partitionColumns, f.name())) {
+        String p = partitionColumns.stream().filter(c -> c.equalsIgnoreCase(f.name())).findFirst().orElseThrow();
+        out.add(functions.col(SchemaUtils.quote(p)).cast(f.dataType()).as(f.name()));
+      } else {
+        String storedName = mapped ? ColumnMapping.physical(f).name() : f.name();
+        Column c = functions.col(SchemaUtils.quote(storedName));
+        DataType t = f.dataType();
+        out.add((mapped ? c.cast(t) : c).as(f.name()));
+      }
+    }
+    out.add(functions.col(FILE_COLUMN));
+    out.add(functions.col(ROW_COLUMN));
+    return rows.select(out.toArray(new Column[0]));
+  }
+
+  /**
+   * Live rows in the files according to their statistics ({@code numRecords} minus the deletion
+   * vector's cardinality), or -1 when a file has no trustworthy count.
+   */
+  public static long statsRowCount(Collection<AddFile> files) {
+    long total = 0;
+    for (AddFile f : files) {
+      java.util.OptionalLong n = f.numLogicalRecords();
+      if (n.isEmpty()) {
+        return -1;
+      }
+      total += n.getAsLong();
+    }
+    return total;
+  }
+
+  private static boolean isPartition(List<String> partitionColumns, String name) {
+    return partitionColumns.stream().anyMatch(p -> p.equalsIgnoreCase(name));
+  }
+}

@@ -1,0 +1,295 @@
+package io.filecommit.commands;
+
+import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.Snapshot;
+import io.filecommit.delta.TableConfig;
+import io.filecommit.delta.TableFeatures;
+import io.filecommit.delta.actions.AddCDCFile;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.FileAction;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.RemoveFile;
+import io.filecommit.errors.DeltaErrors;
+import io.filecommit.errors.ErrorClass;
+import io.filecommit.files.TransactionalWrite;
+import io.filecommit.schema.PartitionPredicates;
+import io.filecommit.schema.SchemaUtils;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.OptimisticTransaction;
+import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.TransactionId;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * A DataFrame write into a Delta table with Spark's save modes, as one transaction (Delta's
+ * {@code WriteIntoDelta} command):
+ *
+ * <ul>
+ *   <li>append: create the table if absent, else add files (schema must match);
+ *   <li>overwrite: add files and remove every active file in the same commit; option {@code
+ *       overwriteSchema=true} replaces schema and partition columns; option {@code replaceWhere}
+ *       removes only the files of matching partitions;
+ *   <li>error-if-exists: fail if the table exists;
+ *   <li>ignore: do nothing if the table exists.
+ * </ul>
+ *
+ * Every check (path, schema, partition columns, properties, mode, change types, replaceWhere) runs
+ * before any file is written.
+ */
+public final class WriteIntoDelta {
+  /** Writer option that lets overwrite replace the schema and partition columns. */
+  public static final String OVERWRITE_SCHEMA = "overwriteSchema";
+  /** Writer option: overwrite only the partitions matching this predicate on partition columns. */
+  public static final String REPLACE_WHERE = "replaceWhere";
+  /** The change types a change record may carry (protocol "Change Data Files"). */
+  public static final List<String> CHANGE_TYPES = List.of("insert", "update_preimage", "update_postimage", "delete");
+
+  private WriteIntoDelta() {}
+
+  /**
+   * Runs the write.
+   *
+   * @param session Spark session
+   * @param data the rows to write
+   * @param path table root (any Hadoop path)
+   * @param mode the save mode
+   * @param partitionBy partition columns (empty: unpartitioned, or the existing table's)
+   * @param options writer options (Parquet options; {@code overwriteSchema}, {@code replaceWhere})
+   * @param tableProperties table properties for a new table or to add to an existing one
+   * @param changeData whether the input carries change records in {@code _change_type}
+   * @param txnId the application transaction of an idempotent write, or null: when the table's
+   *     latest version for its appId is already >= its version, nothing is written ({@code
+   *     committed=false}); else the commit carries {@code txn}
+   * @return what was committed
+   * @throws io.filecommit.errors.FileCommitException for bad input (empty path, non-table
+   *     directory, schema or partition mismatch, invalid properties, options or change types),
+   *     {@code DELTA_TABLE_ALREADY_EXISTS} in mode error-if-exists, the table's constraint classes, a
+   *     conflict class when a concurrent commit conflicts
+   */
+  public static CommandResult run(SparkSession session, Dataset<Row> data, String path, WriteMode mode,
+      List<String> partitionBy, Map<String, String> options, Map<String, String> tableProperties, boolean changeData,
+      TransactionId txnId) {
+    long start = System.currentTimeMillis();
+    if (path == null || path.isBlank()) {
+      throw DeltaErrors.blankPath(path);
+    }
+    TableConfig.validate(tableProperties);
+    boolean overwriteSchema = "true".equalsIgnoreCase(options.get(OVERWRITE_SCHEMA));
+    if (overwriteSchema && mode != WriteMode.OVERWRITE) {
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option overwriteSchema=true needs mode overwrite, got mode "
+          + mode.sparkName());
+    }
+    String replaceWhere = options.get(REPLACE_WHERE);
+    if (replaceWhere != null && (mode != WriteMode.OVERWRITE || overwriteSchema)) {
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option replaceWhere needs mode overwrite without overwriteSchema, "
+          + "got mode " + mode.sparkName() + (overwriteSchema ? " with overwriteSchema" : ""));
+    }
+    Map<String, String> writerOptions = new LinkedHashMap<>(options);
+    writerOptions.remove(OVERWRITE_SCHEMA);
+    writerOptions.remove(REPLACE_WHERE);
+
+    DeltaLog log = DeltaLog.forTable(session, path);
+    OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    Snapshot snapshot = txn.snapshot();
+    String table = txn.table();
+    if (!snapshot.exists() && isFileSinkDirectory(log)) {
+      throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error("Path " + table + " is a batch-id file sink (it has "
+          + "_spark_metadata), not a Delta table; refusing to write a table into it");
+    }
+    if (snapshot.exists()) {
+      TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
+      if (mode == WriteMode.ERROR_IF_EXISTS) {
+        throw ErrorClass.DELTA_TABLE_ALREADY_EXISTS.error(
+            "Delta table already exists at " + table + " (version " + snapshot.version() + ") and mode is 'error'");
+      }
+      if (mode == WriteMode.IGNORE) {
+        return CommandResult.nothingCommitted(snapshot.version(), table, start, 0);
+      }
+    }
+    if (txnId != null && txn.setTransaction(txnId)) {
+      return CommandResult.nothingCommitted(snapshot.version(), table, start, 0);
+    }
+
+    StructType inputSchema = data.schema();
+    Optional<StructField> changeTypeField = SchemaUtils.findField(inputSchema, TransactionalWrite.CDC_TYPE_COLUMN);
+    if (changeData && changeTypeField.isEmpty()) {
+      throw ErrorClass.DELTA_COLUMN_NOT_FOUND_IN_SCHEMA.error("change_data=True needs a "
+          + TransactionalWrite.CDC_TYPE_COLUMN + " column in the input; columns: " + List.of(inputSchema.fieldNames()));
+    }
+    StructType dataSchema = changeData ? SchemaUtils.withoutField(inputSchema, changeTypeField.get().name()) : inputSchema;
+    Map<String, String> futureConf = new LinkedHashMap<>(snapshot.exists() ? snapshot.metadata().configuration() : Map.of());
+    futureConf.putAll(tableProperties);
+    if (!changeData && changeTypeField.isPresent() && TableConfig.ENABLE_CHANGE_DATA_FEED.fromConfiguration(futureConf)) {
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Column " + TransactionalWrite.CDC_TYPE_COLUMN + " is reserved for "
+          + "change data on " + table + " (change data feed enabled): pass change_data=True to write change records");
+    }
+    if (replaceWhere != null && !snapshot.exists()) {
+      throw ErrorClass.DELTA_TABLE_NOT_FOUND.error("Option replaceWhere needs an existing table at " + table);
+    }
+    updateMetadata(txn, dataSchema, partitionBy, tableProperties, overwriteSchema);
+    if (mode == WriteMode.OVERWRITE && TableConfig.APPEND_ONLY.fromMetadata(txn.metadata())) {
+      throw DeltaErrors.appendOnly(table, "mode overwrite is not allowed");
+    }
+    boolean cdfEnabled = TableConfig.ENABLE_CHANGE_DATA_FEED.fromMetadata(txn.metadata());
+    if (changeData && !cdfEnabled) {
+      throw ErrorClass.DELTA_CHANGE_TABLE_FEED_DISABLED.error("change_data=True needs the change data feed on the "
+          + "table at " + table + ": set table property " + TableConfig.ENABLE_CHANGE_DATA_FEED
+          + "=true (table_properties or set_table_properties)");
+    }
+    if (changeData) {
+      checkChangeTypes(data, changeTypeField.get().name());
+    }
+    Set<String> replaced = null;
+    if (replaceWhere != null) {
+      replaced = PartitionPredicates.matching(session, snapshot.metadata(), snapshot.allFiles(), replaceWhere, table);
+      txn.readPartitions(replaceWhere, replaced);
+      checkRowsMatch(data, changeData ? changeTypeField.get().name() : null, replaceWhere, table);
+    }
+    if (mode == WriteMode.OVERWRITE && replaceWhere == null && snapshot.exists()) {
+      txn.readWholeTable();
+    }
+    try {
+      return writeAndCommit(txn, data, writerOptions, changeData, mode, replaced, replaceWhere, start);
+    } catch (RuntimeException | Error e) {
+      txn.abort();
+      throw e;
+    }
+  }
+
+  /** The metadata of a new table, an overwritten schema, or new table properties. */
+  private static void updateMetadata(OptimisticTransaction txn, StructType dataSchema, List<String> partitionBy,
+      Map<String, String> tableProperties, boolean overwriteSchema) {
+    Snapshot snapshot = txn.snapshot();
+    if (!snapshot.exists() || overwriteSchema) {
+      Map<String, String> conf = new LinkedHashMap<>(snapshot.exists() ? snapshot.metadata().configuration() : Map.of());
+      conf.putAll(tableProperties);
+      List<String> partitionColumns = new ArrayList<>();
+      for (String p : partitionBy) {
+        partitionColumns.add(SchemaUtils.findField(dataSchema, p).map(StructField::name).orElse(p));
+      }
+      txn.updateMetadata(new Metadata(snapshot.exists() ? snapshot.metadata().id() : UUID.randomUUID().toString(),
+          null, null, SchemaUtils.defaultCollationAsPlainString(dataSchema).json(), partitionColumns, conf,
+          System.currentTimeMillis()));
+      return;
+    }
+    Metadata md = snapshot.metadata();
+    checkPartitioning(md, partitionBy, txn.table());
+    checkSchema(md.schema(), dataSchema, txn.table());
+    Map<String, String> conf = new LinkedHashMap<>(md.configuration());
+    conf.putAll(tableProperties);
+    if (!conf.equals(md.configuration())) {
+      txn.updateMetadata(md.withConfiguration(conf));
+    }
+  }
+
+  /** Writes the files and commits them; the caller aborts the transaction when this throws. */
+  private static CommandResult writeAndCommit(OptimisticTransaction txn, Dataset<Row> data,
+      Map<String, String> writerOptions, boolean changeData, WriteMode mode, Set<String> replaced, String replaceWhere,
+      long start) {
+    Snapshot snapshot = txn.snapshot();
+    TransactionalWrite writer = new TransactionalWrite(txn);
+    List<AddFile> adds = writer.writeFiles(data, writerOptions, changeData);
+    List<AddCDCFile> cdc = writer.changeFiles();
+    List<RemoveFile> removes = new ArrayList<>();
+    long now = System.currentTimeMillis();
+    if (mode == WriteMode.OVERWRITE && snapshot.exists()) {
+      for (AddFile f : snapshot.allFiles()) {
+        if (replaced == null || replaced.contains(f.path())) {
+          removes.add(f.toRemove(now));
+        }
+      }
+    }
+    List<FileAction> actions = new ArrayList<>(adds);
+    actions.addAll(cdc);
+    actions.addAll(removes);
+    long[] totals = CommandResult.rowsAndBytes(adds);
+    long version = txn.commit(actions, new Operation.Write(mode.sparkName(), txn.metadata().partitionColumns(),
+        replaceWhere, adds.size(), totals[0], totals[1], removes.size(), cdc.size()));
+    if (!txn.committed()) {
+      txn.abort();
+      return CommandResult.nothingCommitted(version, txn.table(), start, txn.attempts());
+    }
+    return new CommandResult(version, true, txn.table(), adds, removes, cdc, totals[0], totals[1],
+        System.currentTimeMillis() - start, txn.attempts(), RowMetrics.NONE);
+  }
+
+  /**
+   * Whether the table root holds a Spark file-sink log ({@code _spark_metadata}): such a directory
+   * is a batch-id sink, not a place for a Delta table. Any other content that no Delta commit lists
+   * (leftovers, foreign files) does not stop a new table, as in Delta.
+   */
+  private static boolean isFileSinkDirectory(DeltaLog log) {
+    try {
+      return log.fs().exists(new Path(log.tablePath(), "_spark_metadata"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot list " + log.tablePath(), e);
+    }
+  }
+
+  /** Fails on the first change type outside {@link #CHANGE_TYPES}, naming it, before any write. */
+  private static void checkChangeTypes(Dataset<Row> data, String column) {
+    Column c = functions.col(SchemaUtils.quote(column));
+    Column allowed = c.isin(CHANGE_TYPES.toArray());
+    List<Row> bad = data.filter(c.isNotNull().and(functions.not(allowed))).select(c).limit(1).collectAsList();
+    if (!bad.isEmpty()) {
+      throw ErrorClass.FILECOMMIT_INVALID_CHANGE_TYPE.error("Invalid " + TransactionalWrite.CDC_TYPE_COLUMN + " value '"
+          + bad.get(0).get(0) + "'; allowed: " + CHANGE_TYPES + " (or null for table data)");
+    }
+  }
+
+  /** Fails if a table-data row does not satisfy the replaceWhere predicate (Delta's rule). */
+  private static void checkRowsMatch(Dataset<Row> data, String changeTypeColumn, String predicate, String table) {
+    Dataset<Row> rows = changeTypeColumn == null ? data
+        : data.filter(functions.col(SchemaUtils.quote(changeTypeColumn)).isNull());
+    Column matches = functions.coalesce(functions.expr(predicate), functions.lit(false));
+    if (!rows.filter(functions.not(matches)).limit(1).collectAsList().isEmpty()) {
+      throw ErrorClass.DELTA_REPLACE_WHERE_MISMATCH.error("Data written out does not match replaceWhere '" + predicate
+          + "' for " + table);
+    }
+  }
+
+  private static void checkPartitioning(Metadata md, List<String> partitionBy, String table) {
+    if (partitionBy.isEmpty()) {
+      return;
+    }
+    List<String> given = partitionBy.stream().map(s -> s.toLowerCase(Locale.ROOT)).toList();
+    List<String> existing = md.partitionColumns().stream().map(s -> s.toLowerCase(Locale.ROOT)).toList();
+    if (!given.equals(existing)) {
+      throw ErrorClass.DELTA_INVALID_PARTITION_COLUMN.error("Partition columns " + partitionBy
+          + " do not match the partition columns " + md.partitionColumns() + " of the table at " + table);
+    }
+  }
+
+  private static void checkSchema(StructType table, StructType data, String tablePath) {
+    for (StructField f : data.fields()) {
+      Optional<StructField> t = SchemaUtils.findField(table, f.name());
+      if (t.isEmpty()) {
+        throw ErrorClass.DELTA_METADATA_MISMATCH.error("Schema mismatch: column '" + f.name() + "' ("
+            + f.dataType().simpleString() + ") is not in the table at " + tablePath + " with columns "
+            + List.of(table.fieldNames()));
+      }
+      if (!SchemaUtils.sameTypeForWrite(t.get().dataType(), f.dataType())) {
+        throw ErrorClass.DELTA_METADATA_MISMATCH.error("Schema mismatch: column '" + f.name() + "' has type "
+            + f.dataType().simpleString() + " in the data but " + t.get().dataType().simpleString()
+            + " in the table at " + tablePath);
+      }
+    }
+  }
+}

@@ -1,0 +1,254 @@
+package io.filecommit.commands.merge;
+
+import io.filecommit.commands.CommandResult;
+import io.filecommit.commands.RowLevelChange;
+import io.filecommit.commands.RowLevelOutput;
+import io.filecommit.commands.TableScan;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.errors.DeltaErrors;
+import io.filecommit.errors.ErrorClass;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.TransactionId;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.util.LongAccumulator;
+
+/**
+ * {@code MERGE INTO table AS t USING source AS s ON condition WHEN ...} as one table version
+ * (Delta's {@code MergeIntoCommand}, a caller of {@code TransactionalWrite.writeFiles}; protocol
+ * "Add File and Remove File", "Change Data Files").
+ *
+ * <p>Two passes, as Delta's merge:
+ *
+ * <ol>
+ *   <li><b>Touched files.</b> The candidate target files (pruned by the ON condition's conjuncts on
+ *       partition columns) are joined with the source: a file is touched when one of its rows is
+ *       matched by a source row (and there are MATCHED clauses), or is not matched and satisfies a
+ *       NOT MATCHED BY SOURCE clause's condition. A target row matched by several source rows is
+ *       refused ({@code DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE}) when a MATCHED
+ *       clause may change it, unless the only MATCHED clause is an unconditional DELETE (Delta's
+ *       rule); nothing has been written then.
+ *   <li><b>Rewrite.</b> The rows of the touched files, each with its matching source row if any
+ *       (left outer join), go through the MATCHED or NOT MATCHED BY SOURCE clauses in order (the
+ *       first whose condition holds applies; none: the row is copied). Source rows without a match
+ *       in the target go through the NOT MATCHED clauses (insert). One output pass writes new rows
+ *       and, with the change data feed on, the change rows ({@code update_preimage}/{@code
+ *       update_postimage}, {@code delete}, {@code insert}).
+ * </ol>
+ *
+ * A MERGE with only NOT MATCHED clauses touches no file and is allowed on append-only tables.
+ * Row metrics (inserted, updated, deleted, copied) are counted by accumulators during the write.
+ */
+public final class MergeIntoCommand {
+  private static final String SOURCE_PRESENT = "__fc_src";
+
+  private MergeIntoCommand() {}
+
+  /**
+   * Runs the merge.
+   *
+   * @param session Spark session
+   * @param path table root
+   * @param source the source rows
+   * @param sourceAlias the source's name in expressions
+   * @param targetAlias the table's name in expressions
+   * @param on the ON condition
+   * @param clauses the WHEN clauses, at least one
+   * @param options Spark Parquet writer options for written files
+   * @param txnId application transaction of an idempotent change, or null
+   * @return what was committed; row metrics: deleted, updated, inserted, copied rows
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_MERGE_MISSING_WHEN} without
+   *     clauses, {@code DELTA_NON_LAST_*_CLAUSE_OMIT_CONDITION}, {@code
+   *     DELTA_MERGE_UNRESOLVED_EXPRESSION}, {@code
+   *     DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE}, {@code DELTA_MISSING_DELTA_TABLE},
+   *     {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}, the table's constraint classes, conflict classes;
+   *     Spark's analysis errors for expressions that do not resolve
+   */
+  public static CommandResult run(SparkSession session, String path, Dataset<Row> source, String sourceAlias,
+      String targetAlias, Column on, List<MergeClause> clauses, Map<String, String> options, TransactionId txnId) {
+    MergeClause.check(clauses);
+    if (on == null) {
+      throw DeltaErrors.malformed("MERGE into " + path + " needs an ON condition");
+    }
+    String s = sourceAlias == null || sourceAlias.isEmpty() ? "source" : sourceAlias;
+    String t = targetAlias == null || targetAlias.isEmpty() ? "target" : targetAlias;
+    if (s.equalsIgnoreCase(t)) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("MERGE source and target aliases must differ, both are '" + s + "'");
+    }
+    boolean hasMatched = clauses.stream().anyMatch(c -> c.kind().matched());
+    boolean hasBySource = clauses.stream().anyMatch(c -> c.kind().bySource());
+    boolean hasInsert = clauses.stream().anyMatch(c -> c.kind() == MergeClause.Kind.NOT_MATCHED_INSERT);
+    RowLevelChange change = RowLevelChange.open(session, path, "MERGE", txnId, hasMatched || hasBySource);
+    if (change.skipped()) {
+      return change.nothingCommitted();
+    }
+    // The source is read by both passes: materialized once, so both see the same rows even when
+    // its plan is not deterministic (as Delta's merge.materializeSource).
+    Dataset<Row> materialized = source.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK());
+    try {
+      return run(change, materialized, s, t, on, clauses, options, hasMatched, hasBySource, hasInsert);
+    } finally {
+      materialized.unpersist();
+    }
+  }
+
+  private static CommandResult run(RowLevelChange change, Dataset<Row> source, String s, String t, Column on,
+      List<MergeClause> clauses, Map<String, String> options, boolean hasMatched, boolean hasBySource, boolean hasInsert) {
+    Dataset<Row> src = source.withColumn(SOURCE_PRESENT, functions.lit(true)).as(s);
+    Column present = functions.col(SOURCE_PRESENT).isNotNull();
+
+    // Output rows per clause, built (and so resolved) before any work.
+    List<Column> targetRow = change.targetValues(t);
+    Column targetOutputs = null;
+    Column insertOutputs = null;
+    for (MergeClause c : clauses) {
+      Column when = c.kind().matched() ? present : c.kind().bySource() ? functions.not(present) : functions.lit(true);
+      if (c.condition() != null) {
+        when = when.and(functions.coalesce(c.condition(), functions.lit(false)));
+      }
+      List<Column> outputs;
+      if (c.kind().delete()) {
+        outputs = change.output().deleted(targetRow);
+      } else {
+        Set<String> recompute = new HashSet<>();
+        List<Column> values = values(change, c, targetRow, src, s, recompute);
+        outputs = c.kind() == MergeClause.Kind.NOT_MATCHED_INSERT
+            ? change.output().inserted(values, recompute) : change.output().updated(targetRow, values, recompute);
+      }
+      Column array = RowLevelOutput.array(outputs);
+      if (c.kind() == MergeClause.Kind.NOT_MATCHED_INSERT) {
+        insertOutputs = insertOutputs == null ? functions.when(when, array) : insertOutputs.when(when, array);
+      } else {
+        targetOutputs = targetOutputs == null ? functions.when(when, array) : targetOutputs.when(when, array);
+      }
+    }
+    Column copy = RowLevelOutput.array(change.output().copied(targetRow));
+    targetOutputs = targetOutputs == null ? copy : targetOutputs.otherwise(copy);
+    Dataset<Row> emptyTarget = change.scan(List.of()).as(t);
+    emptyTarget.join(src, on, "left_outer").select(targetOutputs);
+    if (insertOutputs != null) {
+      src.select(insertOutputs);
+    }
+
+    RowLevelChange.Candidates candidates = change.candidates(on, t);
+    Dataset<Row> target = change.scan(candidates.files()).as(t);
+    boolean multipleAllowed = !hasMatched || (clauses.stream().filter(c -> c.kind().matched()).count() == 1
+        && clauses.stream().anyMatch(c -> c.kind() == MergeClause.Kind.MATCHED_DELETE && c.condition() == null));
+
+    // Pass 1: the touched files.
+    Set<String> touched = new HashSet<>();
+    if (hasMatched || hasBySource) {
+      Column bySourceHit = functions.lit(false);
+      for (MergeClause c : clauses) {
+        if (c.kind().bySource()) {
+          bySourceHit = bySourceHit.or(c.condition() == null ? functions.lit(true)
+              : functions.coalesce(c.condition(), functions.lit(false)));
+        }
+      }
+      Dataset<Row> joined = target.join(src, on, hasBySource ? "left_outer" : "inner");
+      Dataset<Row> perRow = joined.groupBy(functions.col(TableScan.FILE_COLUMN), functions.col(TableScan.ROW_COLUMN))
+          .agg(functions.count(functions.col(SOURCE_PRESENT)).as("n"),
+              functions.max(bySourceHit.cast("int")).as("bs"));
+      List<Row> perFile = perRow.groupBy(TableScan.FILE_COLUMN)
+          .agg(functions.max("n").as("max_n"),
+              functions.max(functions.when(functions.col("n").gt(0), 1).otherwise(0)).as("matched"),
+              functions.max(functions.when(functions.col("n").equalTo(0).and(functions.col("bs").equalTo(1)), 1)
+                  .otherwise(0)).as("by_source"))
+          .collectAsList();
+      for (Row r : perFile) {
+        if (hasMatched && !multipleAllowed && r.getLong(1) > 1) {
+          throw ErrorClass.DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE.error("Cannot perform MERGE into "
+              + change.table + ": several source rows matched the same target row (in file " + r.getString(0)
+              + ") and a MATCHED clause could change it in conflicting ways; deduplicate the source. Nothing was committed",
+              Map.of("file", r.getString(0)));
+        }
+        if ((hasMatched && r.getInt(2) == 1) || (hasBySource && r.getInt(3) == 1)) {
+          touched.add(r.getString(0));
+        }
+      }
+    }
+    List<AddFile> rewritten = change.files(touched);
+
+    // Pass 2: rewrite the touched files, insert the unmatched source rows.
+    Dataset<Row> out = null;
+    Dataset<Row> touchedTarget = change.scan(rewritten).as(t);
+    if (!rewritten.isEmpty()) {
+      Dataset<Row> rows = touchedTarget.join(src, on, "left_outer");
+      if (multipleAllowed) {
+        rows = rows.dropDuplicates(new String[] {TableScan.FILE_COLUMN, TableScan.ROW_COLUMN});
+      }
+      out = rows.select(functions.explode(targetOutputs).as(RowLevelOutput.OUT));
+    }
+    if (hasInsert) {
+      Dataset<Row> against = hasMatched ? touchedTarget : target;
+      Dataset<Row> unmatched = src.join(against, on, "left_anti");
+      Dataset<Row> inserts = unmatched.select(functions.explode(insertOutputs).as(RowLevelOutput.OUT));
+      out = out == null ? inserts : out.union(inserts);
+    }
+    LongAccumulator[] counters = RowLevelOutput.counters(change.session, "MERGE");
+    Dataset<Row> toWrite = out == null ? null : change.output().finish(out, counters);
+
+    String predicate = RowLevelChange.sql(on);
+    String matched = MergeClause.describe(clauses, true, false);
+    String notMatched = MergeClause.describe(clauses, false, false);
+    String bySource = MergeClause.describe(clauses, false, true);
+    // Read after the write job ran: the accumulators count its output rows.
+    java.util.function.Supplier<RowMetrics> metrics = () -> new RowMetrics(
+        counters[RowLevelOutput.Kind.DELETE.ordinal()].value() + counters[RowLevelOutput.Kind.DROP.ordinal()].value(),
+        counters[RowLevelOutput.Kind.UPDATE.ordinal()].value(), counters[RowLevelOutput.Kind.INSERT.ordinal()].value(),
+        counters[RowLevelOutput.Kind.COPY.ordinal()].value());
+    return change.writeAndCommit(toWrite, rewritten, null, options,
+        stats -> new Operation.Merge(predicate, matched, notMatched, bySource, stats), metrics);
+  }
+
+  /** The values of an update or insert clause, one per table column. */
+  private static List<Column> values(RowLevelChange change, MergeClause c, List<Column> targetRow, Dataset<Row> src,
+      String sourceAlias, Set<String> recompute) {
+    Map<String, Column> set = change.assignments(c.assignments(), "MERGE");
+    boolean insert = c.kind() == MergeClause.Kind.NOT_MATCHED_INSERT;
+    List<Column> values = new ArrayList<>();
+    StructField[] fields = change.columns();
+    for (int i = 0; i < fields.length; i++) {
+      StructField f = fields[i];
+      Column v = set.get(f.name());
+      if (v == null && c.allColumns()) {
+        String name = sourceColumn(src, f.name());
+        if (name != null) {
+          v = RowLevelChange.ref(sourceAlias, name);
+        } else if (!change.isGenerated(f.name())) {
+          throw ErrorClass.DELTA_MERGE_UNRESOLVED_EXPRESSION.error("MERGE " + (insert ? "INSERT *" : "UPDATE SET *")
+              + ": the source has no column '" + f.name() + "' of the table " + change.table + "; source columns: "
+              + List.of(src.columns()), Map.of("column", f.name()));
+        }
+      }
+      if (v == null) {
+        if (change.isGenerated(f.name())) {
+          recompute.add(f.name());
+        }
+        v = insert ? functions.lit(null) : targetRow.get(i);
+      }
+      values.add(v);
+    }
+    return values;
+  }
+
+  private static String sourceColumn(Dataset<Row> src, String name) {
+    for (String c : src.columns()) {
+      if (c.equalsIgnoreCase(name) && !c.equals(SOURCE_PRESENT)) {
+        return c;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,133 @@
+package io.filecommit.connect;
+
+import io.filecommit.errors.DeltaErrors;
+import io.filecommit.errors.ErrorClass;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * Where remote clients may write: the server configuration {@value #CONF} (comma-separated URIs,
+ * e.g. {@code file:/data,s3a://bucket/tables}). Shared by table and sink commands; applied by the
+ * plugin before anything is touched.
+ *
+ * <ul>
+ *   <li>Unset: any absolute path is accepted (single-user servers, the embedded local server); a
+ *       relative path is refused, since it would resolve against the server's working directory.
+ *   <li>Set: a relative path is resolved against the first root; the path is qualified with its
+ *       file system, normalized ({@code ..} removed), and on the local file system resolved
+ *       through symbolic links (the deepest existing ancestor's real path); it must then be one
+ *       of the roots (resolved the same way) or below one, else it is refused.
+ * </ul>
+ *
+ * The value is read from the server's static Spark configuration (the SparkContext's), never from
+ * a session's runtime conf, so a client cannot widen it.
+ */
+public final class AllowedRoots {
+  /** Spark conf key of the allowed roots. */
+  public static final String CONF = "spark.filecommit.allowedRoots";
+
+  private AllowedRoots() {}
+
+  /**
+   * Parses the configured value.
+   *
+   * @param value the conf value, null or blank when unset
+   * @return the roots, empty when unset
+   */
+  public static List<String> parse(String value) {
+    if (value == null || value.isBlank()) {
+      return List.of();
+    }
+    return Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+  }
+
+  /**
+   * Resolves and checks a command's path.
+   *
+   * @param path the path the client sent
+   * @param roots the allowed roots (empty: no restriction but no relative paths)
+   * @param conf Hadoop configuration (file systems, default FS)
+   * @return the path to use: the qualified, normalized (and for local paths, real) path
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_RELATIVE_PATH} for a
+   *     relative path without roots, {@code FILECOMMIT_PATH_NOT_ALLOWED} for a path outside every
+   *     root; both name the path
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for a blank path
+   */
+  public static String resolve(String path, List<String> roots, Configuration conf) {
+    if (path == null || path.isBlank()) {
+      throw DeltaErrors.blankPath(path);
+    }
+    Path p = new Path(path);
+    if (!p.isAbsolute() && p.toUri().getScheme() == null) {
+      if (roots.isEmpty()) {
+        throw ErrorClass.FILECOMMIT_RELATIVE_PATH.error("Relative path '" + path + "' is refused: the server would "
+            + "resolve it against its own working directory; send an absolute path, or configure " + CONF
+            + " to resolve relative paths against its first root", Map.of("path", path));
+      }
+      p = new Path(new Path(roots.get(0)), path);
+    }
+    if (roots.isEmpty()) {
+      return path;
+    }
+    String resolved = canonical(p, conf);
+    List<String> canonicalRoots = new ArrayList<>();
+    for (String root : roots) {
+      String r = canonical(new Path(root), conf);
+      canonicalRoots.add(r);
+      if (resolved.equals(r) || resolved.startsWith(r.endsWith("/") ? r : r + "/")) {
+        return resolved;
+      }
+    }
+    throw ErrorClass.FILECOMMIT_PATH_NOT_ALLOWED.error("Path '" + path + "' (resolved to " + resolved
+        + ") is outside the roots this server allows (" + CONF + " = " + String.join(",", roots) + ")",
+        Map.of("path", path, "resolved", resolved));
+  }
+
+  /**
+   * The path a command may use: {@link #resolve} with the server's {@value #CONF} from the static
+   * Spark configuration (blank paths pass through to the command's own check).
+   *
+   * @param path the path the client sent
+   * @param session the command's session
+   * @return the path to use
+   */
+  static String allowedPath(String path, org.apache.spark.sql.classic.SparkSession session) {
+    if (path == null || path.isBlank()) {
+      return path;
+    }
+    List<String> roots = parse(session.sparkContext().getConf().get(CONF, ""));
+    return resolve(path, roots, session.sessionState().newHadoopConf());
+  }
+
+  /** Qualified, normalized, and (local file system) symlink-free form of a path. */
+  static String canonical(Path p, Configuration conf) {
+    try {
+      FileSystem fs = p.getFileSystem(conf);
+      Path q = fs.makeQualified(p);
+      URI uri = q.toUri().normalize();
+      if ("file".equals(uri.getScheme())) {
+        java.nio.file.Path local = java.nio.file.Paths.get(uri).normalize();
+        java.nio.file.Path existing = local;
+        while (existing != null && !Files.exists(existing)) {
+          existing = existing.getParent();
+        }
+        if (existing != null) {
+          local = existing.toRealPath().resolve(existing.relativize(local));
+        }
+        return new Path(local.toUri()).toString().replaceAll("/+$", "");
+      }
+      return new Path(uri).toString().replaceAll("/+$", "");
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot resolve path " + p, e);
+    }
+  }
+}

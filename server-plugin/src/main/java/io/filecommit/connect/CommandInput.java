@@ -1,0 +1,68 @@
+package io.filecommit.connect;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import io.filecommit.errors.DeltaErrors;
+import io.filecommit.errors.ErrorClass;
+import org.apache.spark.connect.proto.Relation;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.Dataset$;
+import org.apache.spark.sql.classic.ExpressionUtils;
+import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
+
+/**
+ * Turns the parts of a contract message into what commands take: the packed message itself, the
+ * input DataFrame of a {@code spark.connect.Relation} and the columns of {@code
+ * spark.connect.Expression}s, both built by the session's planner (Spark Connect's {@code
+ * SparkConnectPlanner.transformRelation} / {@code transformExpression}).
+ */
+final class CommandInput {
+  private CommandInput() {}
+
+  /**
+   * Unpacks a command.
+   *
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_MALFORMED_COMMAND} naming
+   *     the message when it does not parse
+   */
+  static <T extends Message> T unpack(Any any, Class<T> type) {
+    try {
+      return any.unpack(type);
+    } catch (InvalidProtocolBufferException e) {
+      String name = any.getTypeUrl().substring(any.getTypeUrl().lastIndexOf('/') + 1);
+      throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("Malformed " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The DataFrame of a command's input plan.
+   *
+   * @param planner the session's planner
+   * @param input the command's input relation, or null when the command has none
+   * @param command the command's name, for the error
+   * @return the input rows (not yet executed)
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_MALFORMED_COMMAND} when
+   *     {@code input} is null
+   */
+  static Dataset<Row> dataFrame(SparkConnectPlanner planner, Relation input, String command) {
+    if (input == null) {
+      throw DeltaErrors.malformed(command + ".input (the DataFrame plan) is missing");
+    }
+    LogicalPlan plan = planner.transformRelation(input);
+    return Dataset$.MODULE$.ofRows(planner.session(), plan);
+  }
+
+  /** The column of a Spark Connect expression. */
+  static Column column(SparkConnectPlanner planner, org.apache.spark.connect.proto.Expression e) {
+    return ExpressionUtils.column(planner.transformExpression(e));
+  }
+
+  /** The path a command may use ({@link AllowedRoots#allowedPath}). */
+  static String path(String path, SparkConnectPlanner planner) {
+    return AllowedRoots.allowedPath(path, planner.session());
+  }
+}

@@ -1,0 +1,66 @@
+package io.filecommit.connect;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.filecommit.commands.CommandResult;
+import io.filecommit.proto.v1.DeleteCommand;
+import io.filecommit.proto.v1.MergeCommand;
+import io.filecommit.proto.v1.SetTablePropertiesCommand;
+import io.filecommit.proto.v1.UpdateCommand;
+import io.filecommit.proto.v1.WriteBatchCommand;
+import io.filecommit.proto.v1.WriteCommand;
+import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
+import org.apache.spark.sql.connect.plugin.CommandPlugin;
+
+/**
+ * The Spark Connect command plugin (Spark's {@code org.apache.spark.sql.connect.plugin.CommandPlugin}):
+ * handles the {@code filecommit.v1} commands packed in {@code Command.extension} and streams the
+ * results back as {@code ExecutePlanResponse.extension} messages ({@link ResponseStream}).
+ *
+ * <p>Register on the server with {@code
+ * spark.connect.extensions.command.classes=io.filecommit.connect.FileCommitPlugin} and the jar on
+ * the server classpath. Errors reach the client as Spark Connect errors with their error class;
+ * nothing is streamed before a command finished.
+ */
+public final class FileCommitPlugin implements CommandPlugin {
+  /** Public no-arg constructor, used by Spark's plugin registry. */
+  public FileCommitPlugin() {}
+
+  /**
+   * Handles a command if it is one of ours.
+   *
+   * @param command a serialized {@code google.protobuf.Any}
+   * @param planner the session's planner
+   * @return true if handled, false for another plugin's command
+   * @throws io.filecommit.errors.FileCommitException for a malformed command, and the classes of
+   *     the command
+   */
+  @Override
+  public boolean process(byte[] command, SparkConnectPlanner planner) {
+    Any any;
+    try {
+      any = Any.parseFrom(command);
+    } catch (InvalidProtocolBufferException e) {
+      return false;
+    }
+    CommandResult result;
+    if (any.is(WriteCommand.class)) {
+      result = TableCommands.write(CommandInput.unpack(any, WriteCommand.class), planner);
+    } else if (any.is(SetTablePropertiesCommand.class)) {
+      result = TableCommands.setTableProperties(CommandInput.unpack(any, SetTablePropertiesCommand.class), planner);
+    } else if (any.is(DeleteCommand.class)) {
+      result = RowLevelCommands.delete(CommandInput.unpack(any, DeleteCommand.class), planner);
+    } else if (any.is(UpdateCommand.class)) {
+      result = RowLevelCommands.update(CommandInput.unpack(any, UpdateCommand.class), planner);
+    } else if (any.is(MergeCommand.class)) {
+      result = RowLevelCommands.merge(CommandInput.unpack(any, MergeCommand.class), planner);
+    } else if (any.is(WriteBatchCommand.class)) {
+      SinkCommands.writeBatch(CommandInput.unpack(any, WriteBatchCommand.class), planner);
+      return true;
+    } else {
+      return false;
+    }
+    ResponseStream.respond(result, ResponseStream.of(planner));
+    return true;
+  }
+}

@@ -1,0 +1,31 @@
+package io.filecommit.connect;
+
+import io.filecommit.commands.CommandResult;
+import io.filecommit.commands.SetTablePropertiesCommand;
+import io.filecommit.commands.WriteIntoDelta;
+import io.filecommit.proto.v1.WriteCommand;
+import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
+
+/**
+ * Serves the table commands of the contract ({@code commands.proto}: {@code WriteCommand}, {@code
+ * SetTablePropertiesCommand}) with {@link WriteIntoDelta} and {@link SetTablePropertiesCommand}.
+ */
+final class TableCommands {
+  private TableCommands() {}
+
+  /** Runs a {@code WriteCommand}. */
+  static CommandResult write(WriteCommand cmd, SparkConnectPlanner planner) {
+    return WriteIntoDelta.run(planner.session(),
+        CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
+        CommandInput.path(cmd.getPath(), planner), ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
+        cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData(),
+        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+  }
+
+  /** Runs a {@code SetTablePropertiesCommand}. */
+  static CommandResult setTableProperties(io.filecommit.proto.v1.SetTablePropertiesCommand cmd,
+      SparkConnectPlanner planner) {
+    return SetTablePropertiesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner),
+        cmd.getPropertiesMap(), ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+  }
+}

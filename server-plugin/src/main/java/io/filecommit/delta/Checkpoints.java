@@ -1,0 +1,108 @@
+package io.filecommit.delta;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.delta.kernel.Table;
+import io.delta.kernel.exceptions.CheckpointAlreadyExistsException;
+import io.delta.kernel.exceptions.TableNotFoundException;
+import io.delta.kernel.exceptions.UnsupportedTableFeatureException;
+import io.filecommit.delta.actions.Actions;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.util.List;
+import java.util.Set;
+import org.apache.hadoop.fs.Path;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
+
+/**
+ * Writes checkpoints of a table (protocol "Checkpoints", "Last Checkpoint File") with Delta
+ * Kernel's public {@code Table.checkpoint}. Kernel refuses that for tables whose write-time rules
+ * it cannot enforce itself (CHECK constraints, invariants, generated columns) although a checkpoint
+ * only restates the log; for those, and only those, the same Kernel pieces are called through
+ * {@link KernelInternals} — the rules are ours to enforce on writes.
+ */
+final class Checkpoints {
+  /** Writer features Kernel will not checkpoint but whose rules filecommit enforces. */
+  private static final Set<String> OWN_RULES = Set.of("checkConstraints", "invariants", "generatedColumns");
+
+  private Checkpoints() {}
+
+  /**
+   * Writes a checkpoint of {@code version} and {@code _last_checkpoint}. A checkpoint that already
+   * exists is fine.
+   *
+   * @param log the table's log
+   * @param version a committed version
+   * @return true when written, false when it existed
+   * @throws IOException when writing fails
+   * @throws RuntimeException (Kernel's) when Kernel cannot read the table at that version
+   */
+  static boolean write(DeltaLog log, long version) throws IOException {
+    boolean written = writeCheckpoint(log, version);
+    if (written) {
+      fixLastCheckpointSize(log, version);
+    }
+    return written;
+  }
+
+  private static boolean writeCheckpoint(DeltaLog log, long version) throws IOException {
+    Table table = Table.forPath(log.engine(), log.tablePath().toString());
+    try {
+      table.checkpoint(log.engine(), version);
+      return true;
+    } catch (CheckpointAlreadyExistsException e) {
+      return false;
+    } catch (TableNotFoundException e) {
+      throw new FileNotFoundException("No Delta table at " + log.tablePath() + ": " + e.getMessage());
+    } catch (UnsupportedTableFeatureException e) {
+      if (!OWN_RULES.containsAll(e.getUnsupportedFeatures())) {
+        throw e;
+      }
+    }
+    io.delta.kernel.Snapshot snapshot;
+    try {
+      snapshot = table.getSnapshotAsOfVersion(log.engine(), version);
+    } catch (TableNotFoundException e) {
+      throw new FileNotFoundException("No Delta table at " + log.tablePath() + ": " + e.getMessage());
+    }
+    return KernelInternals.writeCheckpoint(log.engine(), snapshot, checkpointFile(log, version), version);
+  }
+
+  private static Path checkpointFile(DeltaLog log, long version) {
+    return new Path(log.logPath(), String.format("%020d.checkpoint.parquet", version));
+  }
+
+  /**
+   * Rewrites {@code _last_checkpoint} of {@code version} with {@code size} = the number of actions
+   * in the checkpoint (protocol "Last Checkpoint File": "the number of actions that are stored in
+   * the checkpoint"), counted from the Parquet footer (one row per action) — Kernel 4.4 writes
+   * another count there. Only when the file still names {@code version}; best effort.
+   */
+  private static void fixLastCheckpointSize(DeltaLog log, long version) {
+    Path last = new Path(log.logPath(), "_last_checkpoint");
+    Path file = checkpointFile(log, version);
+    try {
+      JsonNode current;
+      try (io.delta.storage.CloseableIterator<String> lines = log.logStore().read(last, log.conf())) {
+        current = lines.hasNext() ? Actions.MAPPER.readTree(lines.next()) : null;
+      }
+      if (current == null || current.path("version").asLong(-1) != version || !log.fs().exists(file)) {
+        return;
+      }
+      long rows;
+      try (ParquetFileReader reader = ParquetFileReader.open(HadoopInputFile.fromPath(file, log.conf()))) {
+        rows = reader.getRecordCount();
+      }
+      if (current.path("size").asLong(-1) == rows) {
+        return;
+      }
+      ObjectNode fixed = ((ObjectNode) current).deepCopy();
+      fixed.put("size", rows);
+      log.logStore().write(last, List.of(Actions.MAPPER.writeValueAsString(fixed)).iterator(), true, log.conf());
+    } catch (IOException | RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(Checkpoints.class).warn("filecommit: _last_checkpoint size of "
+          + log.tablePath() + " left as written: " + e);
+    }
+  }
+}

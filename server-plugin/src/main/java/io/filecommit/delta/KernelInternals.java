@@ -1,0 +1,93 @@
+package io.filecommit.delta;
+
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.internal.SnapshotImpl;
+import io.delta.kernel.internal.checkpoints.CheckpointMetaData;
+import io.delta.kernel.internal.checkpoints.Checkpointer;
+import io.delta.kernel.internal.deletionvectors.Base85Codec;
+import io.delta.kernel.internal.deletionvectors.DeletionVectorUtils;
+import io.delta.kernel.internal.replay.CreateCheckpointIterator;
+import io.filecommit.delta.actions.DeletionVectorDescriptor;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.Protocol;
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.util.Optional;
+import java.util.UUID;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * The one adapter for what filecommit needs from Delta Kernel's {@code io.delta.kernel.internal}
+ * packages, which Kernel 4.4's public API does not offer: the protocol's feature lists, the
+ * metadata's id and creation time, the latest {@code txn} version of an application, deletion
+ * vector bitmaps and the Z85 form of a UUID, and the checkpoint pieces for tables whose write-time
+ * rules Kernel will not checkpoint. Keeping every such call here bounds what a Kernel upgrade can
+ * break to this class.
+ */
+public final class KernelInternals {
+  private KernelInternals() {}
+
+  /** The protocol of a Kernel snapshot (protocol "Protocol Evolution"). */
+  static Protocol protocol(io.delta.kernel.Snapshot ks) {
+    io.delta.kernel.internal.actions.Protocol kp = ((SnapshotImpl) ks).getProtocol();
+    return new Protocol(kp.getMinReaderVersion(), kp.getMinWriterVersion(),
+        kp.supportsReaderFeatures() ? kp.getReaderFeatures() : null,
+        kp.supportsWriterFeatures() ? kp.getWriterFeatures() : null);
+  }
+
+  /** The metadata of a Kernel snapshot (protocol "Change Metadata"). */
+  static Metadata metadata(io.delta.kernel.Snapshot ks) {
+    io.delta.kernel.internal.actions.Metadata km = ((SnapshotImpl) ks).getMetadata();
+    return new Metadata(km.getId(), km.getName().orElse(null), km.getDescription().orElse(null),
+        km.getSchemaString(), ks.getPartitionColumnNames(), ks.getTableProperties(),
+        km.getCreatedTime().orElse(null));
+  }
+
+  /** The latest {@code txn} version of {@code appId} at a Kernel snapshot (protocol "Transaction Identifiers"). */
+  static Optional<Long> latestTransactionVersion(io.delta.kernel.Snapshot ks, Engine engine, String appId) {
+    return ((SnapshotImpl) ks).getLatestTransactionVersion(engine, appId);
+  }
+
+  /**
+   * The row indexes a deletion vector marks deleted (protocol "Deletion Vector Format"; inline,
+   * UUID-relative and absolute DVs).
+   *
+   * @param engine the engine that reads the DV file
+   * @param tablePath the table root
+   * @param dv the descriptor
+   * @return deleted row indexes, ascending
+   */
+  public static long[] deletedRowIndexes(Engine engine, String tablePath, DeletionVectorDescriptor dv) {
+    io.delta.kernel.internal.actions.DeletionVectorDescriptor descriptor =
+        new io.delta.kernel.internal.actions.DeletionVectorDescriptor(dv.storageType(), dv.pathOrInlineDv(),
+            Optional.ofNullable(dv.offset()), dv.sizeInBytes(), dv.cardinality());
+    return DeletionVectorUtils.loadNewDvAndBitmap(engine, tablePath, descriptor)._2.toArray();
+  }
+
+  /** The Z85 form of a UUID that a {@code u} deletion vector descriptor carries (protocol "Deletion Vector Descriptor Schema"). */
+  public static String encodeUuid(UUID uuid) {
+    return Base85Codec.encodeUUID(uuid);
+  }
+
+  /**
+   * Writes a classic checkpoint of {@code version} and {@code _last_checkpoint} with Kernel's own
+   * checkpoint iterator, through the engine's public Parquet writer (protocol "Checkpoints").
+   *
+   * @return true when written, false when the checkpoint file already existed
+   * @throws IOException when writing fails
+   */
+  static boolean writeCheckpoint(Engine engine, io.delta.kernel.Snapshot snapshot, Path file, long version)
+      throws IOException {
+    SnapshotImpl impl = (SnapshotImpl) snapshot;
+    long adds;
+    try (CreateCheckpointIterator actions = impl.getCreateCheckpointIterator(engine)) {
+      engine.getParquetHandler().writeParquetFileAtomically(file.toString(), actions);
+      adds = actions.getNumberOfAddActions();
+    } catch (FileAlreadyExistsException e) {
+      return false;
+    }
+    new Checkpointer(impl.getLogPath()).writeLastCheckpointFile(engine, new CheckpointMetaData(version, adds,
+        Optional.empty()));
+    return true;
+  }
+}

@@ -1,0 +1,94 @@
+package io.filecommit.delta;
+
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.Protocol;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
+
+/**
+ * The latest state per table root, kept across commands in this server, as Delta's writer keeps
+ * its {@code DeltaLog} cache. Bounded, because one server serves many tables: at most
+ * {@link #MAX_ENTRIES} tables, least recently used first out, and an entry unused for
+ * {@link #IDLE_MS} ms is dropped. An entry is only a shortcut: {@link DeltaLog#snapshot()} uses it
+ * only while its commit file is unchanged and the next one absent.
+ */
+final class SnapshotCache {
+  /** Tables kept at most. */
+  static final int MAX_ENTRIES = 256;
+  /** An entry unused for this long (ms) is dropped. */
+  static final long IDLE_MS = 10 * 60 * 1000L;
+
+  /**
+   * One entry.
+   *
+   * @param version latest version
+   * @param mtime modification time of its commit file, ms
+   * @param protocol protocol at {@code version}
+   * @param metadata metadata at {@code version}
+   * @param kernel Kernel's snapshot at some version {@code <= version}
+   * @param ownTxns txn versions this process committed after {@code kernel}'s version
+   */
+  record Entry(long version, long mtime, Protocol protocol, Metadata metadata, io.delta.kernel.Snapshot kernel,
+      Map<String, Long> ownTxns) {}
+
+  private record Timed(Entry entry, long lastUsed) {}
+
+  private final int maxEntries;
+  private final long idleMs;
+  private final LongSupplier clock;
+  private final LinkedHashMap<String, Timed> entries = new LinkedHashMap<>(16, 0.75f, true);
+
+  SnapshotCache(int maxEntries, long idleMs, LongSupplier clock) {
+    this.maxEntries = maxEntries;
+    this.idleMs = idleMs;
+    this.clock = clock;
+  }
+
+  /** The process-wide cache. */
+  static final SnapshotCache INSTANCE = new SnapshotCache(MAX_ENTRIES, IDLE_MS, System::currentTimeMillis);
+
+  /** The entry of a table, or null (absent or idle too long). */
+  synchronized Entry get(String table) {
+    long now = clock.getAsLong();
+    Timed t = entries.get(table);
+    if (t == null) {
+      return null;
+    }
+    if (now - t.lastUsed() > idleMs) {
+      entries.remove(table);
+      return null;
+    }
+    entries.put(table, new Timed(t.entry(), now));
+    return t.entry();
+  }
+
+  /** Stores a table's entry, evicting idle and least recently used ones beyond the bound. */
+  synchronized void put(String table, Entry entry) {
+    long now = clock.getAsLong();
+    entries.put(table, new Timed(entry, now));
+    entries.values().removeIf(t -> now - t.lastUsed() > idleMs);
+    while (entries.size() > maxEntries) {
+      String eldest = entries.keySet().iterator().next();
+      entries.remove(eldest);
+    }
+  }
+
+  /** Replaces a table's entry only if it is still {@code expected}. */
+  synchronized void replace(String table, Entry expected, Entry entry) {
+    Timed t = entries.get(table);
+    if (t != null && t.entry() == expected) {
+      entries.put(table, new Timed(entry, clock.getAsLong()));
+    }
+  }
+
+  /** Drops a table's entry. */
+  synchronized void remove(String table) {
+    entries.remove(table);
+  }
+
+  /** Tables held now. */
+  synchronized int size() {
+    return entries.size();
+  }
+}

@@ -1,0 +1,213 @@
+package io.filecommit.delta;
+
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.errors.ErrorClass;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+/**
+ * One {@code delta.*} table property: its key, default, parser and the check of a value a user sets
+ * (as Delta's {@code DeltaConfig} / Kernel's {@code TableConfig}). The registry ({@link #ALL}) is the
+ * only place that names a property; other {@code delta.*} keys a user sets are refused, so a
+ * misspelt property never silently does nothing. Keys outside {@code delta.} are stored as given.
+ *
+ * <p>Reading is lenient (a value another writer left that does not parse reads as the default);
+ * user-set values are checked strictly by {@link #validate}.
+ *
+ * @param <T> the value type
+ */
+public final class TableConfig<T> {
+  private static final List<TableConfig<?>> REGISTRY = new ArrayList<>();
+
+  /** Writes files under random directory prefixes instead of partition directories. */
+  public static final TableConfig<Boolean> RANDOMIZE_FILE_PREFIXES = bool("delta.randomizeFilePrefixes", true);
+  /** Length of the random prefix. */
+  public static final TableConfig<Integer> RANDOM_PREFIX_LENGTH = positiveInt("delta.randomPrefixLength", 2);
+  /** Leaf columns with per-file statistics; -1 for all (protocol "Per-file Statistics"). */
+  public static final TableConfig<Integer> DATA_SKIPPING_NUM_INDEXED_COLS = register(new TableConfig<>(
+      "delta.dataSkippingNumIndexedCols", 32, v -> Integer.parseInt(v.trim()), v -> v >= -1, null, "an integer >= -1",
+      true));
+  /** Refuses removes of data (protocol "Append-only Tables"). */
+  public static final TableConfig<Boolean> APPEND_ONLY = bool("delta.appendOnly", true);
+  /** Change data feed (protocol "Change Data Files"); needs writer feature changeDataFeed. */
+  public static final TableConfig<Boolean> ENABLE_CHANGE_DATA_FEED = bool("delta.enableChangeDataFeed", true);
+  /** Commits between checkpoints (protocol "Checkpoints"; Delta's default 10). */
+  public static final TableConfig<Integer> CHECKPOINT_INTERVAL = positiveInt("delta.checkpointInterval", 10);
+  /** In-commit timestamps (writer feature inCommitTimestamp); only when a table is created. */
+  public static final TableConfig<Boolean> IN_COMMIT_TIMESTAMPS = bool("delta.enableInCommitTimestamps", true);
+  /** Isolation level of writes: {@code Serializable} or {@code WriteSerializable}. */
+  public static final TableConfig<String> ISOLATION_LEVEL = register(new TableConfig<>("delta.isolationLevel",
+      IsolationLevel.WRITE_SERIALIZABLE, v -> v.trim().equalsIgnoreCase(IsolationLevel.SERIALIZABLE)
+          ? IsolationLevel.SERIALIZABLE : IsolationLevel.WRITE_SERIALIZABLE, v -> true,
+      raw -> IsolationLevel.SERIALIZABLE.equals(raw) || IsolationLevel.WRITE_SERIALIZABLE.equals(raw),
+      "'Serializable' or 'WriteSerializable'", true));
+  /** How long log entries are kept, an interval string such as {@code interval 30 days}. */
+  public static final TableConfig<String> LOG_RETENTION = interval("delta.logRetentionDuration", "interval 30 days");
+  /** How long removed files are kept for VACUUM, an interval string. */
+  public static final TableConfig<String> DELETED_FILE_RETENTION =
+      interval("delta.deletedFileRetentionDuration", "interval 1 week");
+  /**
+   * Whether writers may add deletion vectors (protocol "Deletion Vectors"). Read from tables that
+   * others made; filecommit does not set it itself.
+   */
+  public static final TableConfig<Boolean> ENABLE_DELETION_VECTORS = bool("delta.enableDeletionVectors", false);
+  /** Column mapping mode: {@code none}, {@code name} or {@code id} (protocol "Column Mapping"); read only. */
+  public static final TableConfig<String> COLUMN_MAPPING_MODE = register(new TableConfig<>("delta.columnMapping.mode",
+      "none", v -> v.trim().toLowerCase(Locale.ROOT), v -> true, null, "none, name or id", false));
+
+  /** Prefix of a CHECK constraint's key: {@code delta.constraints.<name>} (protocol "CHECK Constraints"). */
+  public static final String CONSTRAINT_PREFIX = "delta.constraints.";
+
+  /** Every registered property. */
+  public static final List<TableConfig<?>> ALL = Collections.unmodifiableList(REGISTRY);
+
+  private final String key;
+  private final T defaultValue;
+  private final Function<String, T> parser;
+  private final Predicate<T> valid;
+  private final Predicate<String> rawCheck;
+  private final String expected;
+  private final boolean userSettable;
+
+  private TableConfig(String key, T defaultValue, Function<String, T> parser, Predicate<T> valid,
+      Predicate<String> rawCheck, String expected, boolean userSettable) {
+    this.key = key;
+    this.defaultValue = defaultValue;
+    this.parser = parser;
+    this.valid = valid;
+    this.rawCheck = rawCheck;
+    this.expected = expected;
+    this.userSettable = userSettable;
+  }
+
+  private static <T> TableConfig<T> register(TableConfig<T> c) {
+    REGISTRY.add(c);
+    return c;
+  }
+
+  private static TableConfig<Boolean> bool(String key, boolean userSettable) {
+    return register(new TableConfig<>(key, false, v -> v.trim().equalsIgnoreCase("true"), v -> true,
+        raw -> raw.equalsIgnoreCase("true") || raw.equalsIgnoreCase("false"), "'true' or 'false'", userSettable));
+  }
+
+  private static TableConfig<Integer> positiveInt(String key, int defaultValue) {
+    return register(new TableConfig<>(key, defaultValue, v -> Integer.parseInt(v.trim()), v -> v > 0, null,
+        "a positive integer", true));
+  }
+
+  private static TableConfig<String> interval(String key, String defaultValue) {
+    return register(new TableConfig<>(key, defaultValue, String::trim,
+        v -> v.toLowerCase(Locale.ROOT).startsWith("interval "), null, "an interval such as 'interval 30 days'",
+        true));
+  }
+
+  /** The property key. */
+  public String key() {
+    return key;
+  }
+
+  /** The value when the property is absent. */
+  public T defaultValue() {
+    return defaultValue;
+  }
+
+  /**
+   * The value in a table configuration: parsed, or the default when absent or unparsable.
+   *
+   * @param configuration a {@code metaData.configuration} map (null: empty)
+   * @return the value
+   */
+  public T fromConfiguration(Map<String, String> configuration) {
+    String raw = configuration == null ? null : configuration.get(key);
+    if (raw == null) {
+      return defaultValue;
+    }
+    try {
+      T v = parser.apply(raw);
+      return valid.test(v) ? v : defaultValue;
+    } catch (RuntimeException e) {
+      return defaultValue;
+    }
+  }
+
+  /** The value in a table's metadata (the default for null metadata: no table yet). */
+  public T fromMetadata(Metadata md) {
+    return fromConfiguration(md == null ? null : md.configuration());
+  }
+
+  /** Whether a raw user value is acceptable (before parsing). */
+  boolean accepts(String raw) {
+    if (rawCheck != null) {
+      return rawCheck.test(raw);
+    }
+    try {
+      return valid.test(parser.apply(raw));
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Checks table properties a user sets, before anything is written. Properties a table already
+   * has (set by another writer) are not checked here: they are the table's, and the feature gate
+   * ({@link TableFeatures}) decides whether we can honour them. {@code delta.constraints.<name>}
+   * keys must have a name and an expression; their expressions are checked against the schema by
+   * the constraints package.
+   *
+   * @param props the properties being set
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_UNKNOWN_CONFIGURATION} for a
+   *     {@code delta.*} key that is not registered or not user-settable, {@code DELTA_ILLEGAL_OPTION}
+   *     for an invalid value, {@code DELTA_NON_BOOLEAN_CHECK_CONSTRAINT} for a constraint without
+   *     name or expression; each names the key and value
+   */
+  public static void validate(Map<String, String> props) {
+    for (Map.Entry<String, String> e : props.entrySet()) {
+      String key = e.getKey();
+      String value = e.getValue();
+      if (!key.startsWith("delta.")) {
+        continue;
+      }
+      if (key.startsWith(CONSTRAINT_PREFIX)) {
+        if (key.length() == CONSTRAINT_PREFIX.length() || value == null || value.isBlank()) {
+          throw ErrorClass.DELTA_NON_BOOLEAN_CHECK_CONSTRAINT.error(
+              "CHECK constraint '" + key + "' needs a name and a SQL expression, got '" + value + "'");
+        }
+        continue;
+      }
+      TableConfig<?> config = REGISTRY.stream().filter(c -> c.userSettable && c.key.equals(key)).findFirst()
+          .orElseThrow(() -> ErrorClass.DELTA_UNKNOWN_CONFIGURATION.error("Unknown Delta table property '" + key
+              + "' (value '" + value + "'); supported: " + userSettableKeys()));
+      if (value == null || !config.accepts(value)) {
+        throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + key + " must be " + config.expected
+            + ", got '" + value + "'");
+      }
+    }
+  }
+
+  private static TreeSet<String> userSettableKeys() {
+    TreeSet<String> keys = new TreeSet<>();
+    REGISTRY.stream().filter(c -> c.userSettable).forEach(c -> keys.add(c.key));
+    return keys;
+  }
+
+  /** The isolation levels of {@link #ISOLATION_LEVEL} (protocol "Conflict detection"; Delta's IsolationLevel). */
+  public static final class IsolationLevel {
+    /** Every concurrent data change conflicts with what the transaction read. */
+    public static final String SERIALIZABLE = "Serializable";
+    /** The default: blind appends do not conflict with a transaction that only reads. */
+    public static final String WRITE_SERIALIZABLE = "WriteSerializable";
+
+    private IsolationLevel() {}
+  }
+
+  @Override
+  public String toString() {
+    return key;
+  }
+}

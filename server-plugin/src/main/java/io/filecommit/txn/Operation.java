@@ -1,0 +1,221 @@
+package io.filecommit.txn;
+
+import io.filecommit.delta.actions.Actions;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a commit does, as {@code commitInfo} records it (protocol "Commit Provenance Information";
+ * Delta's {@code DeltaOperations}): the operation name, its parameters and its metrics, with
+ * Delta's names. One record per command; {@link OptimisticTransaction#commit} puts them in the one
+ * {@code commitInfo} it builds.
+ */
+public sealed interface Operation {
+  /** {@code commitInfo.operation}, e.g. {@code WRITE}. */
+  String name();
+
+  /** {@code commitInfo.operationParameters}. */
+  Map<String, String> parameters();
+
+  /** {@code commitInfo.operationMetrics} (empty: none written). */
+  Map<String, String> metrics();
+
+  /** Whether the operation only adds files without reading the table (a blind append). */
+  default boolean isBlindAppend() {
+    return false;
+  }
+
+  /**
+   * A DataFrame write (Delta's {@code WRITE}).
+   *
+   * @param mode Spark's save mode name ({@code Append}, {@code Overwrite}, ...)
+   * @param partitionBy the table's partition columns
+   * @param predicate the replaceWhere predicate, or null
+   * @param numFiles data files added
+   * @param numOutputRows rows in them
+   * @param numOutputBytes their bytes
+   * @param numRemovedFiles files removed (overwrite)
+   * @param numAddedChangeFiles change-data files added
+   */
+  record Write(String mode, List<String> partitionBy, String predicate, int numFiles, long numOutputRows,
+      long numOutputBytes, int numRemovedFiles, int numAddedChangeFiles) implements Operation {
+    @Override
+    public String name() {
+      return "WRITE";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("mode", mode);
+      if (predicate != null) {
+        p.put("predicate", predicate);
+      }
+      p.put("partitionBy", Actions.MAPPER.valueToTree(partitionBy).toString());
+      return p;
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      Map<String, String> m = new LinkedHashMap<>();
+      m.put("numFiles", Integer.toString(numFiles));
+      m.put("numOutputRows", Long.toString(numOutputRows));
+      m.put("numOutputBytes", Long.toString(numOutputBytes));
+      if (numRemovedFiles > 0) {
+        m.put("numRemovedFiles", Integer.toString(numRemovedFiles));
+      }
+      if (numAddedChangeFiles > 0) {
+        m.put("numAddedChangeFiles", Integer.toString(numAddedChangeFiles));
+      }
+      return m;
+    }
+
+    @Override
+    public boolean isBlindAppend() {
+      return mode.equals("Append");
+    }
+  }
+
+  /**
+   * A metadata-only commit that sets table properties (Delta's {@code SET TBLPROPERTIES}).
+   *
+   * @param properties the properties set
+   */
+  record SetTableProperties(Map<String, String> properties) implements Operation {
+    @Override
+    public String name() {
+      return "SET TBLPROPERTIES";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      return Map.of("properties", Actions.MAPPER.valueToTree(properties).toString());
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      return Map.of();
+    }
+  }
+
+  /**
+   * What a row-level change wrote.
+   *
+   * @param rows the row metrics
+   * @param removedFiles files removed
+   * @param addedFiles files added (rewritten, or kept with a new deletion vector)
+   * @param addedChangeFiles change-data files added
+   * @param outputRows rows in the written data files
+   * @param outputBytes their bytes
+   * @param executionTimeMs the command's time so far, ms
+   */
+  record RowLevelStats(RowMetrics rows, int removedFiles, int addedFiles, int addedChangeFiles, long outputRows,
+      long outputBytes, long executionTimeMs) {}
+
+  /** The metrics every row-level change writes, with the file-metric names of DELETE / UPDATE or MERGE. */
+  private static Map<String, String> rowLevelMetrics(Map<String, String> rowMetrics, RowLevelStats s, boolean merge) {
+    Map<String, String> m = new LinkedHashMap<>(rowMetrics);
+    m.put(merge ? "numTargetFilesRemoved" : "numRemovedFiles", Integer.toString(s.removedFiles()));
+    m.put(merge ? "numTargetFilesAdded" : "numAddedFiles", Integer.toString(s.addedFiles()));
+    m.put(merge ? "numTargetChangeFilesAdded" : "numAddedChangeFiles", Integer.toString(s.addedChangeFiles()));
+    m.put("numOutputRows", Long.toString(s.outputRows()));
+    m.put("numOutputBytes", Long.toString(s.outputBytes()));
+    m.put("executionTimeMs", Long.toString(s.executionTimeMs()));
+    return m;
+  }
+
+  /** The {@code predicate} parameter of a row-level change: a JSON array of the condition's SQL, as Delta writes. */
+  private static String predicateJson(String sql) {
+    return Actions.MAPPER.createArrayNode().add(sql).toString();
+  }
+
+  /**
+   * {@code DELETE FROM ... WHERE predicate} (Delta's {@code DELETE}).
+   *
+   * @param predicate the condition's SQL ({@code true} for none)
+   * @param stats what was written
+   */
+  record Delete(String predicate, RowLevelStats stats) implements Operation {
+    @Override
+    public String name() {
+      return "DELETE";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      return Map.of("predicate", predicateJson(predicate));
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      Map<String, String> rows = new LinkedHashMap<>();
+      rows.put("numDeletedRows", Long.toString(stats.rows().deleted()));
+      rows.put("numCopiedRows", Long.toString(stats.rows().copied()));
+      return rowLevelMetrics(rows, stats, false);
+    }
+  }
+
+  /**
+   * {@code UPDATE ... SET ... WHERE predicate} (Delta's {@code UPDATE}).
+   *
+   * @param predicate the condition's SQL ({@code true} for none)
+   * @param stats what was written
+   */
+  record Update(String predicate, RowLevelStats stats) implements Operation {
+    @Override
+    public String name() {
+      return "UPDATE";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      return Map.of("predicate", predicateJson(predicate));
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      Map<String, String> rows = new LinkedHashMap<>();
+      rows.put("numUpdatedRows", Long.toString(stats.rows().updated()));
+      rows.put("numCopiedRows", Long.toString(stats.rows().copied()));
+      return rowLevelMetrics(rows, stats, false);
+    }
+  }
+
+  /**
+   * {@code MERGE INTO ... USING ... ON predicate WHEN ...} (Delta's {@code MERGE}).
+   *
+   * @param predicate the ON condition's SQL
+   * @param matchedPredicates JSON array of the MATCHED clauses ({@code predicate}, {@code actionType})
+   * @param notMatchedPredicates JSON array of the NOT MATCHED clauses
+   * @param notMatchedBySourcePredicates JSON array of the NOT MATCHED BY SOURCE clauses
+   * @param stats what was written
+   */
+  record Merge(String predicate, String matchedPredicates, String notMatchedPredicates,
+      String notMatchedBySourcePredicates, RowLevelStats stats) implements Operation {
+    @Override
+    public String name() {
+      return "MERGE";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("predicate", predicateJson(predicate));
+      p.put("matchedPredicates", matchedPredicates);
+      p.put("notMatchedPredicates", notMatchedPredicates);
+      p.put("notMatchedBySourcePredicates", notMatchedBySourcePredicates);
+      return p;
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      Map<String, String> rows = new LinkedHashMap<>();
+      rows.put("numTargetRowsDeleted", Long.toString(stats.rows().deleted()));
+      rows.put("numTargetRowsUpdated", Long.toString(stats.rows().updated()));
+      rows.put("numTargetRowsInserted", Long.toString(stats.rows().inserted()));
+      rows.put("numTargetRowsCopied", Long.toString(stats.rows().copied()));
+      return rowLevelMetrics(rows, stats, true);
+    }
+  }
+}

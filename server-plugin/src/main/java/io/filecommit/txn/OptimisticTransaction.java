@@ -1,0 +1,397 @@
+package io.filecommit.txn;
+
+import io.filecommit.constraints.ConstraintValidation;
+import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.Snapshot;
+import io.filecommit.delta.TableConfig;
+import io.filecommit.delta.TableFeatures;
+import io.filecommit.delta.actions.Action;
+import io.filecommit.delta.actions.AddCDCFile;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.CommitInfo;
+import io.filecommit.delta.actions.FileAction;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.Protocol;
+import io.filecommit.delta.actions.RemoveFile;
+import io.filecommit.delta.actions.SetTransaction;
+import io.filecommit.errors.DeltaErrors;
+import io.filecommit.errors.ErrorClass;
+import io.filecommit.schema.SchemaUtils;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.functions;
+
+/**
+ * One optimistic transaction on a Delta table (protocol "Optimistic Concurrency Control"; Delta's
+ * {@code OptimisticTransaction}): reads a snapshot, may change metadata, records what it read, and
+ * commits actions as the next version. Version {@code readVersion + 1} is created only if absent;
+ * when another writer took it, the winning commit is read and judged by the {@link
+ * ConflictChecker}: no conflict -> retry at the next version; a conflict -> a typed error.
+ *
+ * <p>Files the command wrote are registered with {@link #onAbort}; {@link #abort} deletes them only
+ * while the transaction has not committed. Not thread-safe: one transaction per command.
+ */
+public final class OptimisticTransaction {
+  /** Upper bound of commit attempts before giving up. */
+  static final int MAX_COMMIT_ATTEMPTS = 200;
+
+  private final SparkSession session;
+  private final DeltaLog deltaLog;
+  private final Snapshot snapshot;
+  private final String txnId = UUID.randomUUID().toString();
+  private Metadata newMetadata;
+  private Protocol newProtocol;
+  private boolean hasWritten;
+  private int attempts;
+  private boolean committed;
+  private boolean readWholeTable;
+  private final List<ConflictChecker.ReadPredicate> readPredicates = new ArrayList<>();
+  private final Set<String> readFiles = new HashSet<>();
+  private final Map<String, Long> txns = new LinkedHashMap<>();
+  private final List<Runnable> cleanups = new ArrayList<>();
+
+  /**
+   * Starts a transaction at the table's latest snapshot.
+   *
+   * @param session the Spark session that runs the command
+   * @param deltaLog the table's log
+   */
+  public OptimisticTransaction(SparkSession session, DeltaLog deltaLog) {
+    this.session = session;
+    this.deltaLog = deltaLog;
+    this.snapshot = deltaLog.snapshot();
+  }
+
+  /** The snapshot this transaction read (its version is the read version). */
+  public Snapshot snapshot() {
+    return snapshot;
+  }
+
+  /** The log of the table. */
+  public DeltaLog deltaLog() {
+    return deltaLog;
+  }
+
+  /** The Spark session of the command. */
+  public SparkSession session() {
+    return session;
+  }
+
+  /** The table root, for messages. */
+  public String table() {
+    return deltaLog.tablePath().toString();
+  }
+
+  /** The metadata in force: the updated one, else the snapshot's (null for a new table). */
+  public Metadata metadata() {
+    return newMetadata != null ? newMetadata : snapshot.metadata();
+  }
+
+  /** The protocol in force: the updated one, else the snapshot's (null for a new table). */
+  public Protocol protocol() {
+    return newProtocol != null ? newProtocol : snapshot.protocol();
+  }
+
+  /** Whether data files have been written in this transaction. */
+  public boolean hasWritten() {
+    return hasWritten;
+  }
+
+  /**
+   * Records that data files are being written (Delta's {@code hasWritten}): from now on the
+   * metadata cannot change.
+   */
+  public void markWritten() {
+    hasWritten = true;
+  }
+
+  /**
+   * Registers how to delete files this transaction's command wrote, should it not commit.
+   *
+   * @param cleanup deletes the files; best effort, must not throw
+   */
+  public void onAbort(Runnable cleanup) {
+    cleanups.add(cleanup);
+  }
+
+  /**
+   * Deletes the files registered with {@link #onAbort}, for a command that fails (or turns out to
+   * be a duplicate) before its commit landed. Does nothing once this transaction has committed: the
+   * committed version references those files. Best effort; calling twice is harmless.
+   */
+  public void abort() {
+    if (committed) {
+      return;
+    }
+    List<Runnable> todo = new ArrayList<>(cleanups);
+    cleanups.clear();
+    for (Runnable r : todo) {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(OptimisticTransaction.class).warn(
+            "filecommit: cleanup of an aborted write to " + table() + " failed: " + e);
+      }
+    }
+  }
+
+  /**
+   * Records that this transaction read every active file (an overwrite): any concurrent
+   * data-changing add or remove conflicts with it ({@link ConflictChecker}).
+   */
+  public void readWholeTable() {
+    readWholeTable = true;
+    snapshot.allFiles().forEach(f -> readFiles.add(f.path()));
+  }
+
+  /**
+   * Records that this transaction read the partitions matching {@code predicate} (replaceWhere),
+   * which held {@code files}.
+   *
+   * @param predicate SQL predicate over partition columns
+   * @param files log paths of the files it matched
+   */
+  public void readPartitions(String predicate, Collection<String> files) {
+    readPartitions(functions.expr(predicate), null, files);
+  }
+
+  /**
+   * Records that this transaction read the partitions matching {@code predicate} (the partition
+   * part of a row-level change's condition), which held {@code files}.
+   *
+   * @param predicate predicate over partition columns
+   * @param alias the table's name in {@code predicate}, or null
+   * @param files log paths of the files it matched
+   */
+  public void readPartitions(Column predicate, String alias, Collection<String> files) {
+    readPredicates.add(new ConflictChecker.ReadPredicate(predicate, alias));
+    readFiles.addAll(files);
+  }
+
+  /**
+   * Makes this transaction idempotent for an application (protocol "Transaction Identifiers");
+   * the commit will carry {@code txn(appId, version)}.
+   *
+   * @param id the application transaction
+   * @return true when the table's latest version for the app id is already >= the version: the
+   *     caller must not write
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
+   *     empty app id or a negative version
+   */
+  public boolean setTransaction(TransactionId id) {
+    if (id.appId() == null || id.appId().isEmpty()) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("txn app id must be a non-empty string, got '" + id.appId() + "'");
+    }
+    if (id.version() < 0) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("txn version must be >= 0, got " + id.version());
+    }
+    txns.put(id.appId(), id.version());
+    return snapshot.latestTransactionVersion(id.appId()).map(v -> v >= id.version()).orElse(false);
+  }
+
+  /** Whether {@link #setTransaction} was called: the commit carries a {@code txn} action. */
+  public boolean hasTransactionId() {
+    return !txns.isEmpty();
+  }
+
+  /**
+   * Whether the last {@link #commit} committed; false when a concurrent commit of the same
+   * application's txn at an equal or higher version made this write a duplicate.
+   */
+  public boolean committed() {
+    return committed;
+  }
+
+  /** Commit attempts of the last {@link #commit} (1 when it landed at once). */
+  public int attempts() {
+    return attempts;
+  }
+
+  /**
+   * Sets new metadata (and the protocol it requires) to commit with this transaction.
+   *
+   * @param metadata the new metadata
+   * @throws IllegalStateException when data has already been written in this transaction
+   * @throws io.filecommit.errors.FileCommitException when the schema, partition columns or
+   *     properties are invalid
+   */
+  public void updateMetadata(Metadata metadata) {
+    if (hasWritten) {
+      throw new IllegalStateException(
+          "Cannot change the metadata of " + table() + " after this transaction has written data (hasWritten)");
+    }
+    SchemaUtils.validateSchemaAndPartitioning(metadata.schema(), metadata.partitionColumns());
+    Map<String, String> before = snapshot.exists() ? snapshot.metadata().configuration() : Map.of();
+    Map<String, String> changed = new LinkedHashMap<>();
+    metadata.configuration().forEach((k, v) -> {
+      if (!Objects.equals(before.get(k), v)) {
+        changed.put(k, v);
+      }
+    });
+    TableConfig.validate(changed);
+    ConstraintValidation.validateConstraintProperties(session, metadata.schema(), changed);
+    if (snapshot.exists() && changed.keySet().stream().anyMatch(k -> k.startsWith(TableConfig.CONSTRAINT_PREFIX))
+        && !snapshot.allFiles().isEmpty()) {
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Adding a CHECK constraint to the existing table "
+          + table() + " that holds data is not supported by filecommit (its rows would have to be "
+          + "checked first); declare constraints when the table is created, or add them with Delta's ALTER TABLE");
+    }
+    if (snapshot.exists() && TableConfig.IN_COMMIT_TIMESTAMPS.fromConfiguration(changed)) {
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Enabling " + TableConfig.IN_COMMIT_TIMESTAMPS
+          + " on the existing table " + table() + " is not supported by filecommit; set it when the table is created");
+    }
+    Protocol current = protocol();
+    Protocol required = TableFeatures.required(current, metadata);
+    if (!required.equals(current)) {
+      newProtocol = required;
+    }
+    newMetadata = metadata;
+  }
+
+  /**
+   * Commits the actions (with any metadata and protocol change) as the next table version.
+   *
+   * @param actions file actions to commit
+   * @param operation what the commit does (commitInfo operation, parameters, metrics)
+   * @return the committed version; when the write turned out to be a duplicate of a concurrent
+   *     commit of the same {@code txn}, that commit's version ({@link #committed()} is false)
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_CANNOT_MODIFY_APPEND_ONLY} when a
+   *     data-changing remove meets an append-only table; a conflict class when a concurrent commit
+   *     conflicts
+   */
+  public long commit(List<? extends FileAction> actions, Operation operation) {
+    Metadata md = newMetadata;
+    Protocol pr = newProtocol;
+    Metadata effective = metadata();
+    if (TableConfig.APPEND_ONLY.fromMetadata(effective)
+        && actions.stream().anyMatch(a -> a instanceof RemoveFile r && r.dataChange())) {
+      throw DeltaErrors.appendOnly(table(), "this write would remove files");
+    }
+    boolean ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromMetadata(effective);
+    long lastTimestamp = ict && snapshot.exists() ? snapshot.timestamp() : Long.MIN_VALUE;
+    boolean blind = operation.isBlindAppend() && md == null && pr == null && onlyAdds(actions);
+    long version = snapshot.version() + 1;
+    String isolation = TableConfig.ISOLATION_LEVEL.fromMetadata(effective);
+    Set<String> removed = new HashSet<>();
+    for (FileAction a : actions) {
+      if (a instanceof RemoveFile r) {
+        removed.add(r.path());
+      }
+    }
+    committed = false;
+    for (attempts = 1; attempts <= MAX_COMMIT_ATTEMPTS; attempts++) {
+      long now = System.currentTimeMillis();
+      Long inCommit = null;
+      if (ict) {
+        // Protocol "In-Commit Timestamps": commitInfo first, strictly greater than the previous one.
+        inCommit = Math.max(now, lastTimestamp + 1);
+        now = inCommit;
+      }
+      List<Action> lines = new ArrayList<>();
+      lines.add(commitInfo(operation, inCommit, now, isolation, blind));
+      if (pr != null) {
+        lines.add(pr);
+      }
+      if (md != null) {
+        lines.add(md);
+      }
+      for (Map.Entry<String, Long> t : txns.entrySet()) {
+        lines.add(new SetTransaction(t.getKey(), t.getValue(), now));
+      }
+      lines.addAll(actions);
+      if (publish(version, lines)) {
+        committed = true;
+        PostCommitHooks.run(deltaLog, version, pr, md, md != null ? md : effective, txns);
+        return version;
+      }
+      WinningCommitSummary winner = WinningCommitSummary.of(version, deltaLog.readCommit(version));
+      if (winner.inCommitTimestamp() != null) {
+        lastTimestamp = Math.max(lastTimestamp, winner.inCommitTimestamp());
+      }
+      boolean createdOurTable = false;
+      if (!snapshot.exists()) {
+        if (operation.isBlindAppend() && version == 0 && sameTableCreated(winner, md, pr)) {
+          // Two appends created the same table at once: ours becomes a blind append on theirs.
+          md = null;
+          pr = null;
+          blind = onlyAdds(actions);
+          version++;
+          continue;
+        }
+        if (version == 0) {
+          throw DeltaErrors.conflict(ErrorClass.DELTA_PROTOCOL_CHANGED, "another writer created the Delta table",
+              0, table(), "CREATE");
+        }
+      }
+      ConflictChecker.ReadState state = new ConflictChecker.ReadState(md != null || pr != null, readWholeTable,
+          readPredicates, readFiles, removed, txns, isolation);
+      if (new ConflictChecker(session, effective, state, winner, table()).check(createdOurTable)) {
+        return version;
+      }
+      version++;
+      backoff(attempts);
+    }
+    throw DeltaErrors.conflict(ErrorClass.DELTA_CONCURRENT_TRANSACTION, "gave up after " + MAX_COMMIT_ATTEMPTS
+        + " attempts without a conflict-free version", version, table(), "RETRIES");
+  }
+
+  /** Publishes one attempt; false when another writer holds the version. */
+  private boolean publish(long version, List<Action> lines) {
+    try {
+      deltaLog.writeCommit(version, lines);
+      return true;
+    } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
+      return false;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot write Delta commit " + deltaLog.commitFile(version), e);
+    }
+  }
+
+  /** The one {@code commitInfo} of this transaction's commits. */
+  private CommitInfo commitInfo(Operation operation, Long inCommitTimestamp, long timestamp, String isolation,
+      boolean blind) {
+    Map<String, String> metrics = operation.metrics();
+    return new CommitInfo(inCommitTimestamp, timestamp, operation.name(), new LinkedHashMap<>(operation.parameters()),
+        snapshot.exists() ? snapshot.version() : null, isolation, blind,
+        metrics.isEmpty() ? null : new LinkedHashMap<>(metrics),
+        CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId);
+  }
+
+  private static boolean onlyAdds(List<? extends FileAction> actions) {
+    return actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
+  }
+
+  /** Short randomized pause after the 4th lost race in a row, at most ~50 ms, so hot tables settle. */
+  private static void backoff(int lost) {
+    if (lost < 4) {
+      return;
+    }
+    long ms = Math.min(50, 1L << Math.min(lost - 3, 6));
+    try {
+      Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(ms / 2, ms + 1));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static boolean sameTableCreated(WinningCommitSummary winner, Metadata ours, Protocol ourProtocol) {
+    Metadata theirs = winner.metadata();
+    return ours != null && theirs != null && !winner.hasRemoves() && ourProtocol != null
+        && ourProtocol.equals(winner.protocol())
+        && theirs.schema().equals(ours.schema())
+        && theirs.partitionColumns().equals(ours.partitionColumns())
+        && theirs.configuration().equals(ours.configuration());
+  }
+}

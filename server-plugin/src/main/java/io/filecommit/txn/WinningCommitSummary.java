@@ -1,0 +1,86 @@
+package io.filecommit.txn;
+
+import io.filecommit.delta.actions.Action;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.CommitInfo;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.Protocol;
+import io.filecommit.delta.actions.RemoveFile;
+import io.filecommit.delta.actions.SetTransaction;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a concurrent commit did, read from its actions (Delta's {@code WinningCommitSummary}).
+ *
+ * @param version the commit's version
+ * @param protocol its protocol action, or null
+ * @param metadata its metaData action, or null
+ * @param commitInfo its commitInfo, or null
+ * @param dataAdds its {@code add}s with {@code dataChange=true}
+ * @param removedPaths the paths of its {@code remove}s
+ * @param txns appId -> version of its {@code txn} actions
+ */
+public record WinningCommitSummary(long version, Protocol protocol, Metadata metadata, CommitInfo commitInfo,
+    List<AddFile> dataAdds, List<String> removedPaths, Map<String, Long> txns) {
+
+  /**
+   * Summarizes one commit.
+   *
+   * @param version its version
+   * @param actions its actions
+   * @return the summary
+   */
+  public static WinningCommitSummary of(long version, List<Action> actions) {
+    Protocol protocol = null;
+    Metadata metadata = null;
+    CommitInfo info = null;
+    List<AddFile> adds = new ArrayList<>();
+    List<String> removes = new ArrayList<>();
+    Map<String, Long> txns = new LinkedHashMap<>();
+    for (Action a : actions) {
+      if (a instanceof Protocol p) {
+        protocol = p;
+      } else if (a instanceof Metadata m) {
+        metadata = m;
+      } else if (a instanceof CommitInfo ci) {
+        info = ci;
+      } else if (a instanceof AddFile f && f.dataChange()) {
+        adds.add(f);
+      } else if (a instanceof RemoveFile r) {
+        removes.add(r.path());
+      } else if (a instanceof SetTransaction t) {
+        txns.put(t.appId(), t.version());
+      }
+    }
+    return new WinningCommitSummary(version, protocol, metadata, info, List.copyOf(adds), List.copyOf(removes),
+        Map.copyOf(txns));
+  }
+
+  /** Whether the commit says it was a blind append. */
+  public boolean isBlindAppend() {
+    return commitInfo != null && Boolean.TRUE.equals(commitInfo.isBlindAppend());
+  }
+
+  /** The commit's operation name, {@code ?} when unknown. */
+  public String operation() {
+    return commitInfo == null || commitInfo.operation() == null ? "?" : commitInfo.operation();
+  }
+
+  /** The transaction id the commit carries, or null. */
+  public String txnId() {
+    return commitInfo == null ? null : commitInfo.txnId();
+  }
+
+  /** The commit's in-commit timestamp, or null. */
+  public Long inCommitTimestamp() {
+    return commitInfo == null ? null : commitInfo.inCommitTimestamp();
+  }
+
+  /** Whether the commit removes files. */
+  public boolean hasRemoves() {
+    return !removedPaths.isEmpty();
+  }
+}
