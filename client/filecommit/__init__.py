@@ -12,18 +12,21 @@ Public API::
     filecommit.update(spark, "/data/t", set={"v": "v + 1"}, condition="id = 7")
     filecommit.merge(updates, "/data/t", "target.id = source.id") \
         .when_matched_update_all().when_not_matched_insert_all().execute()
+    e.getCondition() == filecommit.errors.DELTA_CONCURRENT_APPEND         # error classes of failures
 
 Importing the package checks the installed pyspark (``_connect.SUPPORTED_PYSPARK_VERSIONS``) and
 raises ImportError for another release.
 """
 
 # _connect first: it refuses an unsupported pyspark before anything else imports pyspark modules.
-from filecommit import _connect  # noqa: F401
-from filecommit.actions import AddCDCFile, AddFile, CommitResult, DeletionVector, RemoveFile, WriteMetrics
+from filecommit import _connect, errors  # noqa: F401
+from filecommit._typing import SaveMode
+from filecommit.actions import AddCDCFile, AddFile, DeletionVector, RemoveFile
+from filecommit.results import BatchResult, CommitResult, SinkFileStatus, WriteMetrics
 from filecommit.rowlevel import MergeBuilder, delete, merge, update
 from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
-from filecommit.sink import BatchResult, SinkFileStatus, write_batch
-from filecommit.writer import SaveMode, set_table_properties, write
+from filecommit.sink import write_batch
+from filecommit.writer import set_table_properties, write
 
 __all__ = [
     "PLUGIN_CLASS",
@@ -38,6 +41,7 @@ __all__ = [
     "SinkFileStatus",
     "WriteMetrics",
     "delete",
+    "errors",
     "find_plugin_jar",
     "local_session",
     "merge",

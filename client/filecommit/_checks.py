@@ -1,39 +1,33 @@
 """Argument checks of the public functions, raising pyspark's own error classes.
 
 Every check raises ``pyspark.errors.PySparkValueError`` (a ``ValueError``) or
-``pyspark.errors.PySparkTypeError`` (a ``TypeError``) with an error class of pyspark's registry
+``pyspark.errors.PySparkTypeError`` (a ``TypeError``) with a class of pyspark's registry
 (``pyspark/errors/error-conditions.json``) and its message parameters, as pyspark's own argument
-checks do, so callers match ``e.getCondition()`` and ``e.getMessageParameters()``, never the text.
-The classes used here (all exist in pyspark 4.3.0; pyspark turns an unknown class into a plain
-``ValueError`` and a missing parameter into an ``AssertionError``, so tests/test_errors.py raises
-each one):
-
-- ``VALUE_NOT_NON_EMPTY_STR`` (ValueError): path, txn app id, partition column names, master.
-- ``VALUE_NOT_ALLOWED`` (ValueError): save mode.
-- ``NEGATIVE_VALUE`` (ValueError): batch id, txn version, port below 0.
-- ``VALUE_OUT_OF_BOUNDS`` (ValueError): batch id, txn version at or above 2**63 (int64); port above 65535.
-- ``CANNOT_BE_EMPTY`` (ValueError): empty table properties.
-- ``NOT_EXPECTED_TYPE`` (TypeError): any argument of the wrong type.
+checks do (e.g. ``DataStreamWriter.queryName``). The classes are :data:`filecommit.errors.CLIENT`.
+pyspark turns an unknown class into a plain ``ValueError`` and a missing parameter into an
+``AssertionError``, so tests/test_client_checks.py raises each one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import NoReturn
+from collections.abc import Iterable, Mapping, Sized
+from typing import NoReturn, TypeVar
 
 from pyspark.errors import PySparkTypeError, PySparkValueError
+
+from filecommit import errors
+from filecommit._typing import PartitionBy, StrMap, WriteTxn
 
 INT64_MAX = 2**63 - 1
 """Largest value of a protobuf ``int64`` field (batch ids, txn versions)."""
 
-WriteTxn = tuple[str, int]
-"""An idempotent write's transaction identifier: ``(app_id, version)``."""
+_SizedT = TypeVar("_SizedT", bound=Sized)
 
 
 def type_error(arg_name: str, expected_type: str, value: object) -> NoReturn:
     """Raise ``PySparkTypeError`` ``NOT_EXPECTED_TYPE`` for ``value`` given as ``arg_name``."""
     raise PySparkTypeError(
-        errorClass="NOT_EXPECTED_TYPE",
+        errorClass=errors.NOT_EXPECTED_TYPE,
         messageParameters={"arg_name": arg_name, "expected_type": expected_type, "arg_type": type(value).__name__},
     )
 
@@ -46,7 +40,7 @@ def non_empty_str(arg_name: str, value: object) -> str:
     """
     if not isinstance(value, str) or not value.strip():
         raise PySparkValueError(
-            errorClass="VALUE_NOT_NON_EMPTY_STR",
+            errorClass=errors.VALUE_NOT_NON_EMPTY_STR,
             messageParameters={"arg_name": arg_name, "arg_value": str(value)},
         )
     return value
@@ -64,7 +58,7 @@ def flag(arg_name: str, value: object) -> bool:
     return value
 
 
-def string_map(arg_name: str, value: Mapping[str, object] | None) -> dict[str, str]:
+def string_map(arg_name: str, value: StrMap | None) -> dict[str, str]:
     """A str -> str map for the wire (options, table properties); ``None`` is empty.
 
     Values may be str, int, float or bool; bools are written "true" / "false", numbers with str().
@@ -89,7 +83,7 @@ def string_map(arg_name: str, value: Mapping[str, object] | None) -> dict[str, s
     return out
 
 
-def partition_columns(partition_by: str | Iterable[str] | None) -> list[str]:
+def partition_columns(partition_by: PartitionBy) -> list[str]:
     """Partition column names in directory order; one str is one column, ``None`` is none.
 
     Raises:
@@ -117,11 +111,11 @@ def int_in_range(arg_name: str, value: object, lower: int, upper: int) -> int:
         type_error(arg_name, "int", value)
     if value < 0 <= lower:
         raise PySparkValueError(
-            errorClass="NEGATIVE_VALUE", messageParameters={"arg_name": arg_name, "arg_value": str(value)}
+            errorClass=errors.NEGATIVE_VALUE, messageParameters={"arg_name": arg_name, "arg_value": str(value)}
         )
     if not lower <= value <= upper:
         raise PySparkValueError(
-            errorClass="VALUE_OUT_OF_BOUNDS",
+            errorClass=errors.VALUE_OUT_OF_BOUNDS,
             messageParameters={
                 "arg_name": arg_name,
                 "lower_bound": str(lower),
@@ -157,8 +151,16 @@ def txn(value: object) -> WriteTxn | None:
     return non_empty_str("txn app_id", app_id), int64_at_least_zero("txn version", version)
 
 
-def not_empty(item: str, value: Mapping[str, str]) -> Mapping[str, str]:
+def not_empty(item: str, value: _SizedT) -> _SizedT:
     """``value`` if it has at least one entry, else ``CANNOT_BE_EMPTY`` naming ``item``."""
     if not value:
-        raise PySparkValueError(errorClass="CANNOT_BE_EMPTY", messageParameters={"item": item})
+        raise PySparkValueError(errorClass=errors.CANNOT_BE_EMPTY, messageParameters={"item": item})
     return value
+
+
+def not_allowed(arg_name: str, allowed_values: str) -> NoReturn:
+    """Raise ``PySparkValueError`` ``VALUE_NOT_ALLOWED`` for ``arg_name``, naming the allowed values."""
+    raise PySparkValueError(
+        errorClass=errors.VALUE_NOT_ALLOWED,
+        messageParameters={"arg_name": arg_name, "allowed_values": allowed_values},
+    )

@@ -2,8 +2,9 @@
 
 ``SparkConnectClient.execute_command`` cannot read ``ExecutePlanResponse.extension`` answers (it
 raises UNKNOWN_RESPONSE after the server already ran the command), so commands are sent through
-the iterator path, which keeps reattach, session hooks and server-error conversion (reference
-spark-connect-plugins.md, "The Python side"). tests/test_connect_internals.py covers these names.
+the iterator path, which keeps reattach, session hooks and server-error conversion (pyspark's
+``SparkConnectClient`` in ``pyspark/sql/connect/client/core.py``). tests/test_connect_internals.py
+covers these names.
 
 Private names differ between pyspark releases, so the client supports exactly the pyspark
 versions in :data:`SUPPORTED_PYSPARK_VERSIONS` (pinned in pyproject.toml): importing
@@ -22,7 +23,6 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.dataframe import DataFrame
     from pyspark.sql.connect.session import SparkSession
 
 SUPPORTED_PYSPARK_VERSIONS = ("4.3.0",)
@@ -56,20 +56,17 @@ def check_pyspark_version(version: str | None = None) -> None:
 check_pyspark_version()
 
 
-def relation_of(df: DataFrame) -> Message:
-    """The ``spark.connect.Relation`` plan of a Spark Connect DataFrame.
+def relation_of(df: object) -> Message | None:
+    """The ``spark.connect.Relation`` plan of a Spark Connect DataFrame (``df._plan.plan(client)``),
+    or None when ``df`` is anything else (e.g. a classic pyspark or a pandas DataFrame).
 
-    Raises:
-        pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` (a ``TypeError``) if ``df`` is not a
-            Spark Connect DataFrame (e.g. a classic pyspark or a pandas DataFrame).
+    ``filecommit._wire.relation`` turns None into the caller's ``NOT_EXPECTED_TYPE`` error.
     """
-    from filecommit._checks import type_error
-
     plan = getattr(df, "_plan", None)
     session = getattr(df, "sparkSession", None)
     client = getattr(session, "client", None)
     if plan is None or client is None:
-        type_error("df", "a Spark Connect DataFrame (from SparkSession.builder.remote(...))", df)
+        return None
     relation: Message = plan.plan(client)
     return relation
 

@@ -1,8 +1,9 @@
-"""Typed file actions and write results returned by the server (contract proto/filecommit/v1).
+"""The file actions of a commit, as the server returns them (contract proto/filecommit/v1).
 
+They mirror Delta's ``add``, ``remove`` and ``cdc`` actions and deletion vector descriptors
+(PROTOCOL.md "Add File and Remove File", "Add CDC File", "Deletion Vector Descriptor Schema").
 Paths are relative to the table root and URI-encoded exactly as in the Delta log; sizes are bytes;
-times are milliseconds since the Unix epoch. Partition values are strings, ``None`` for SQL NULL
-(Delta protocol, "Add File and Remove File").
+times are milliseconds since the Unix epoch. Partition values are strings, ``None`` for SQL NULL.
 """
 
 from __future__ import annotations
@@ -155,60 +156,3 @@ class AddCDCFile:
             size=m.size,
             tags=dict(m.tags),
         )
-
-
-@dataclass(frozen=True)
-class WriteMetrics:
-    """Counters of one write.
-
-    Attributes:
-        rows: rows written to data files.
-        files: data files added.
-        bytes: bytes of the data files added.
-        removed_files: files removed (overwrite).
-        cdc_files: change-data files added.
-        duration_ms: server-side wall time of write and commit, ms.
-        attempts: commit attempts (1 + retries after concurrent blind appends).
-        num_deleted_rows: rows deleted by ``delete`` / ``merge`` (0 for other writes).
-        num_updated_rows: rows updated by ``update`` / ``merge``.
-        num_inserted_rows: rows inserted by ``merge``.
-        num_copied_rows: unchanged rows copied from rewritten files into new files.
-    """
-
-    rows: int
-    files: int
-    bytes: int
-    removed_files: int
-    duration_ms: int
-    attempts: int
-    cdc_files: int = 0
-    num_deleted_rows: int = 0
-    num_updated_rows: int = 0
-    num_inserted_rows: int = 0
-    num_copied_rows: int = 0
-
-
-@dataclass(frozen=True)
-class CommitResult:
-    """What a ``filecommit.write``, ``delete``, ``update`` or ``merge`` committed.
-
-    Attributes:
-        version: the table version this write committed (when ``committed`` is False: the
-            table's current version).
-        committed: False when nothing was committed: mode "ignore" on an existing table,
-            properties already set, or a ``txn`` whose version the table already has for its
-            app id (the table's latest txn version for the app id is >= the write's).
-        table_path: fully qualified table root as the server resolved it.
-        add_files: the AddFiles of the commit.
-        remove_files: the RemoveFiles of the commit (overwrite).
-        metrics: counters.
-        cdc_files: the AddCDCFiles of the commit (writes with ``change_data=True``).
-    """
-
-    version: int
-    committed: bool
-    table_path: str
-    add_files: list[AddFile]
-    remove_files: list[RemoveFile]
-    metrics: WriteMetrics
-    cdc_files: list[AddCDCFile] = field(default_factory=list)

@@ -19,21 +19,16 @@ The merge builder follows delta-spark's ``DeltaMergeBuilder``::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
-from filecommit import _checks, _connect
-from filecommit._checks import WriteTxn
-from filecommit.actions import CommitResult
+from filecommit import _checks, _wire
+from filecommit._typing import ColumnOrSql, StrMap, WriteTxn
 from filecommit.proto.v1 import rowlevel_pb2 as rl
-from filecommit.writer import _collect, _transaction
+from filecommit.results import CommitResult
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.column import Column
     from pyspark.sql.connect.dataframe import DataFrame
     from pyspark.sql.connect.session import SparkSession
-
-ColumnOrSql = Union[str, "Column"]
-"""A SQL expression string (``"id > 5"``) or a Spark Connect column (``F.col("id") > 5``)."""
 
 
 def _expression(spark: SparkSession, arg_name: str, value: object) -> Any:
@@ -64,10 +59,7 @@ def _assignments(spark: SparkSession, arg_name: str, values: object) -> list[Any
     """
     if not isinstance(values, Mapping):
         _checks.type_error(arg_name, "a mapping of column name -> SQL str or Column", values)
-    if not values:
-        from pyspark.errors import PySparkValueError
-
-        raise PySparkValueError(errorClass="CANNOT_BE_EMPTY", messageParameters={"item": f"assignment in `{arg_name}`"})
+    _checks.not_empty(f"assignment in `{arg_name}`", values)
     out = []
     for column, value in values.items():
         name = _checks.non_empty_str(f"column name in `{arg_name}`", column)
@@ -80,12 +72,12 @@ def delete(
     path: str,
     condition: ColumnOrSql | None = None,
     *,
-    options: Mapping[str, object] | None = None,
+    options: StrMap | None = None,
     txn: WriteTxn | None = None,
 ) -> CommitResult:
     """Delete the rows of the Delta table at ``path`` that satisfy ``condition``, as one version.
 
-    Follows rowlevel.proto ``DeleteCommand`` and Delta's DELETE: a condition on partition columns
+    Follows rowlevel.proto ``DeleteCommand`` and delta-spark's ``DeleteCommand``: a condition on partition columns
     only (or none: every row) removes whole files without rewriting them; otherwise only the files
     holding matching rows are rewritten without them. With ``delta.enableChangeDataFeed=true`` the
     deleted rows are written as ``delete`` change rows. Rows where ``condition`` is NULL stay.
@@ -108,9 +100,10 @@ def delete(
         pyspark.errors.PySparkValueError, pyspark.errors.PySparkTypeError: invalid arguments,
             before anything is sent.
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): the server's
-            error, with ``getCondition()``: ``DELTA_MISSING_DELTA_TABLE``,
-            ``DELTA_CANNOT_MODIFY_APPEND_ONLY``, ``UNRESOLVED_COLUMN...`` for an unknown column,
-            conflict classes (``DELTA_CONCURRENT_DELETE_READ``, ...). Nothing is committed then.
+            error, with ``getCondition()`` (:mod:`filecommit.errors`): ``DELTA_MISSING_DELTA_TABLE``,
+            ``DELTA_CANNOT_MODIFY_APPEND_ONLY``, ``INVALID_NON_DETERMINISTIC_EXPRESSIONS``,
+            Spark's ``UNRESOLVED_COLUMN...`` for an unknown column, conflict classes
+            (``DELTA_CONCURRENT_DELETE_READ``, ...). Nothing is committed then.
     """
     _checks.check_path(path)
     command = rl.DeleteCommand(path=path, options=_checks.string_map("options", options))
@@ -121,10 +114,8 @@ def _execute(spark: SparkSession, command: Any, condition: ColumnOrSql | None, t
     """Set ``condition`` and ``txn`` on a Delete/UpdateCommand, send it, collect the result."""
     if condition is not None:
         command.condition.CopyFrom(_expression(spark, "condition", condition))
-    transaction = _transaction(txn)
-    if transaction is not None:
-        command.txn.CopyFrom(transaction)
-    return _collect(_connect.execute_extension_command(spark, command))
+    _wire.set_txn(command, txn)
+    return _wire.execute_commit(spark, command)
 
 
 def update(
@@ -133,12 +124,12 @@ def update(
     set: Mapping[str, ColumnOrSql],
     condition: ColumnOrSql | None = None,
     *,
-    options: Mapping[str, object] | None = None,
+    options: StrMap | None = None,
     txn: WriteTxn | None = None,
 ) -> CommitResult:
     """Update the rows of the Delta table at ``path`` that satisfy ``condition``, as one version.
 
-    Follows rowlevel.proto ``UpdateCommand`` and Delta's UPDATE: only files holding matching rows
+    Follows rowlevel.proto ``UpdateCommand`` and delta-spark's ``UpdateCommand``: only files holding matching rows
     are rewritten; values are evaluated on the row before the update and cast to the column types;
     generated columns that are not assigned are computed from the new values; the table's
     constraints hold. With the change data feed on, every updated row gives an
@@ -162,7 +153,8 @@ def update(
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): the server's
             error class, e.g. ``DELTA_MERGE_UNRESOLVED_EXPRESSION`` (unknown column in ``set``),
             ``DELTA_VIOLATE_CONSTRAINT_WITH_VALUES``, ``DELTA_NOT_NULL_CONSTRAINT_VIOLATED``,
-            ``DELTA_CANNOT_MODIFY_APPEND_ONLY``, conflict classes. Nothing is committed then.
+            ``DELTA_CANNOT_MODIFY_APPEND_ONLY``, ``INVALID_NON_DETERMINISTIC_EXPRESSIONS``, conflict
+            classes (:mod:`filecommit.errors`). Nothing is committed then.
     """
     _checks.check_path(path)
     command = rl.UpdateCommand(
@@ -246,14 +238,9 @@ class MergeBuilder:
         """WHEN NOT MATCHED BY SOURCE [AND condition] THEN DELETE."""
         return self._add(rl.MergeClause.NOT_MATCHED_BY_SOURCE_DELETE, condition)
 
-    def build_command(self, *, options: Mapping[str, object] | None = None, txn: WriteTxn | None = None) -> Any:
+    def build_command(self, *, options: StrMap | None = None, txn: WriteTxn | None = None) -> Any:
         """The ``filecommit.v1.MergeCommand`` of this builder (arguments as :meth:`execute`)."""
-        if not self._clauses:
-            from pyspark.errors import PySparkValueError
-
-            raise PySparkValueError(
-                errorClass="CANNOT_BE_EMPTY", messageParameters={"item": "WHEN clause of the merge"}
-            )
+        _checks.not_empty("WHEN clause of the merge", self._clauses)
         command = rl.MergeCommand(
             path=self._path,
             clauses=self._clauses,
@@ -261,14 +248,12 @@ class MergeBuilder:
             target_alias=self._target_alias,
             options=_checks.string_map("options", options),
         )
-        command.source.CopyFrom(_connect.relation_of(self._source))
+        command.source.CopyFrom(_wire.relation(self._source))
         command.condition.CopyFrom(self._on)
-        transaction = _transaction(txn)
-        if transaction is not None:
-            command.txn.CopyFrom(transaction)
+        _wire.set_txn(command, txn)
         return command
 
-    def execute(self, *, options: Mapping[str, object] | None = None, txn: WriteTxn | None = None) -> CommitResult:
+    def execute(self, *, options: StrMap | None = None, txn: WriteTxn | None = None) -> CommitResult:
         """Run the merge as one table version.
 
         Args:
@@ -284,10 +269,10 @@ class MergeBuilder:
             pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): the
                 server's error class, e.g. ``DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE``
                 (a target row matched by several source rows), ``DELTA_NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION``,
-                ``DELTA_MERGE_UNRESOLVED_EXPRESSION``, constraint and conflict classes. Nothing is
-                committed then.
+                ``DELTA_MERGE_UNRESOLVED_EXPRESSION``, ``DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED``,
+                constraint and conflict classes (:mod:`filecommit.errors`). Nothing is committed then.
         """
-        return _collect(_connect.execute_extension_command(self._spark, self.build_command(options=options, txn=txn)))
+        return _wire.execute_commit(self._spark, self.build_command(options=options, txn=txn))
 
 
 def merge(
@@ -298,7 +283,8 @@ def merge(
     source_alias: str = "source",
     target_alias: str = "target",
 ) -> MergeBuilder:
-    """Start a MERGE of ``source`` into the Delta table at ``path`` (rowlevel.proto ``MergeCommand``).
+    """Start a MERGE of ``source`` into the Delta table at ``path`` (rowlevel.proto ``MergeCommand``,
+    delta-spark's ``DeltaTable.merge`` and ``MergeIntoCommand``).
 
     Args:
         source: a Spark Connect DataFrame (its plan runs on the server).
@@ -316,15 +302,10 @@ def merge(
         pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` for a non-Connect DataFrame or an
             ``on`` that is neither str nor Column.
     """
-    _connect.relation_of(source)  # type check first
+    _wire.relation(source)  # type check first
     _checks.check_path(path)
     s = _checks.non_empty_str("source_alias", source_alias)
     t = _checks.non_empty_str("target_alias", target_alias)
     if s.lower() == t.lower():
-        from pyspark.errors import PySparkValueError
-
-        raise PySparkValueError(
-            errorClass="VALUE_NOT_ALLOWED",
-            messageParameters={"arg_name": "source_alias", "allowed_values": f"a name other than target_alias '{t}'"},
-        )
+        _checks.not_allowed("source_alias", f"a name other than target_alias '{t}'")
     return MergeBuilder(source, path, on, s, t)

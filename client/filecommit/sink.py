@@ -1,88 +1,24 @@
 """``filecommit.write_batch``: exactly-once batch writes into a Spark streaming file sink directory.
 
-Follows issue 4 and the contract proto/filecommit/v1/sink.proto (``WriteBatchCommand``): the
-DataFrame's plan, sink path, batch id, partition columns and writer options go to the server
-plugin, which writes Parquet files with ``io.filecommit.sink.ManifestFileCommitProtocol`` and
-records them as batch ``batch_id`` in ``<path>/_spark_metadata`` -- the log of Spark's own
-streaming file sink (seed ManifestFileCommitProtocol.txt; reference table-formats.md "Streaming
-file sink"). Spark's readers (``spark.read.parquet(path)``) list only the files of that log.
+Follows the contract proto/filecommit/v1/sink.proto (``WriteBatchCommand``): the DataFrame's plan,
+sink path, batch id, partition columns and writer options go to the server plugin, which writes
+Parquet files with ``io.filecommit.sink.ManifestFileCommitProtocol`` and records them as batch
+``batch_id`` in ``<path>/_spark_metadata``, the log of Spark's own streaming file sink (Spark's
+``ManifestFileCommitProtocol`` and ``FileStreamSinkLog``). Spark's readers
+(``spark.read.parquet(path)``) list only the files of that log.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from filecommit import _checks, _connect
+from filecommit import _checks, _wire
+from filecommit._typing import PartitionBy, StrMap
 from filecommit.proto.v1 import sink_pb2 as pb
-from filecommit.writer import _unpacked
+from filecommit.results import BatchResult
 
 if TYPE_CHECKING:
-    from google.protobuf import any_pb2
     from pyspark.sql.connect.dataframe import DataFrame
-
-
-@dataclasses.dataclass(frozen=True)
-class SinkFileStatus:
-    """One entry of the sink log (Spark's ``SinkFileStatus``, a line of ``_spark_metadata/<batch>``).
-
-    Attributes:
-        path: fully qualified, URI-encoded file path as in the log (e.g. ``file:/data/sink/part-...``).
-        size: file size in bytes.
-        is_dir: whether the entry is a directory (always False for files written by the sink).
-        modification_time: last modification time, ms since the Unix epoch.
-        block_replication: the file system's block replication (1 on a local file system).
-        block_size: block size in bytes.
-        action: log action, ``"add"``.
-    """
-
-    path: str
-    size: int
-    is_dir: bool
-    modification_time: int
-    block_replication: int
-    block_size: int
-    action: str
-
-    @classmethod
-    def from_proto(cls, message: pb.SinkFileStatus) -> SinkFileStatus:
-        """Build from the contract message ``filecommit.v1.SinkFileStatus``."""
-        return cls(
-            path=message.path,
-            size=message.size,
-            is_dir=message.is_dir,
-            modification_time=message.modification_time,
-            block_replication=message.block_replication,
-            block_size=message.block_size,
-            action=message.action,
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class BatchResult:
-    """Outcome of :func:`write_batch`.
-
-    Attributes:
-        batch_id: the requested batch id.
-        committed: True when this call committed the batch; False when the sink already had a batch
-            at or above ``batch_id`` and the write was skipped.
-        files: the batch's files: those this call committed, or for a skipped batch the files that
-            batch committed earlier (empty if its own log file was already cleaned up after a
-            compaction, see docs/sink.md).
-        path: fully qualified sink root.
-        latest_batch_id: the latest batch id in the sink log after the call.
-        num_output_bytes: sum of ``files`` sizes, bytes.
-        duration_ms: server wall time of the call, ms.
-    """
-
-    batch_id: int
-    committed: bool
-    files: list[SinkFileStatus]
-    path: str
-    latest_batch_id: int
-    num_output_bytes: int
-    duration_ms: int
 
 
 def build_write_batch_command(
@@ -90,8 +26,8 @@ def build_write_batch_command(
     path: str,
     *,
     batch_id: int,
-    partition_by: str | Iterable[str] | None = None,
-    options: Mapping[str, object] | None = None,
+    partition_by: PartitionBy = None,
+    options: StrMap | None = None,
 ) -> pb.WriteBatchCommand:
     """Validate the arguments of :func:`write_batch` and build its ``WriteBatchCommand`` message.
 
@@ -115,7 +51,7 @@ def build_write_batch_command(
         partition_by=_checks.partition_columns(partition_by),
         options=_checks.string_map("options", options),
     )
-    command.input.CopyFrom(_connect.relation_of(df))
+    command.input.CopyFrom(_wire.relation(df))
     return command
 
 
@@ -124,8 +60,8 @@ def write_batch(
     path: str,
     *,
     batch_id: int,
-    partition_by: str | Iterable[str] | None = None,
-    options: Mapping[str, object] | None = None,
+    partition_by: PartitionBy = None,
+    options: StrMap | None = None,
 ) -> BatchResult:
     """Write a DataFrame as batch ``batch_id`` of the file sink at ``path``, exactly once.
 
@@ -163,35 +99,14 @@ def write_batch(
         pyspark.errors.PySparkValueError, pyspark.errors.PySparkTypeError: invalid arguments (a
             ``ValueError`` / ``TypeError`` with an error class, see
             :func:`build_write_batch_command`), before anything is sent.
-        pyspark.errors.exceptions.connect.IllegalArgumentException: bad input found by the server
-            (a batch id that leaves a gap, an unknown partition column, a path that is a file, an
-            invalid retention), before anything is written.
+        pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): bad input
+            found by the server, before anything is written, ``e.getCondition()`` a class of
+            :mod:`filecommit.errors`: ``FILECOMMIT_INVALID_ARGUMENT`` (a batch id that leaves a gap,
+            a path that is a file), ``DELTA_PARTITION_COLUMN_NOT_FOUND``, ``DELTA_ILLEGAL_OPTION``
+            (an invalid retention).
         pyspark.errors.exceptions.connect.SparkConnectGrpcException: ``Race while writing batch
             <id>: ...`` when another writer committed the same batch id first; this call's files
             were deleted and calling again returns ``committed=False``.
     """
     command = build_write_batch_command(df, path, batch_id=batch_id, partition_by=partition_by, options=options)
-    return _collect(_connect.execute_extension_command(df.sparkSession, command))
-
-
-def _collect(payloads: Iterable[any_pb2.Any]) -> BatchResult:
-    files: list[SinkFileStatus] = []
-    summary = None
-    for response in _unpacked(payloads, pb.WriteBatchResponse):
-        if response.HasField("files"):
-            files.extend(SinkFileStatus.from_proto(f) for f in response.files.files)
-        elif response.HasField("summary"):
-            summary = response.summary
-    if summary is None:
-        raise RuntimeError("the server finished the batch write without a summary")
-    if summary.num_files != len(files):
-        raise RuntimeError(f"the server announced {summary.num_files} files but streamed {len(files)}")
-    return BatchResult(
-        batch_id=summary.batch_id,
-        committed=summary.committed,
-        files=files,
-        path=summary.path,
-        latest_batch_id=summary.latest_batch_id,
-        num_output_bytes=summary.num_output_bytes,
-        duration_ms=summary.duration_ms,
-    )
+    return _wire.execute_batch(df.sparkSession, command)

@@ -1,31 +1,25 @@
-"""``filecommit.write``: a transactional Delta write of a Spark Connect DataFrame.
+"""``filecommit.write`` and ``filecommit.set_table_properties``: one Delta table version each.
 
-Follows the foundation contract (proto/filecommit/v1/commands.proto, ``WriteCommand``): the
-DataFrame's plan, path, save mode, partition columns, writer options, table properties and an
-optional transaction identifier (``txn``) go to the server plugin, which writes Parquet files
-through Spark's writer with DelayedCommitProtocol and commits one Delta version; the committed file
-actions stream back.
+Follows the contract proto/filecommit/v1/commands.proto (``WriteCommand``,
+``SetTablePropertiesCommand``): the DataFrame's plan, path, save mode, partition columns, writer
+options, table properties and an optional transaction identifier (``txn``) go to the server
+plugin, which writes Parquet files through Spark's writer with a delayed commit protocol and
+commits one Delta version (PROTOCOL.md "Delta Log Entries"); the committed file actions stream
+back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pyspark.errors import PySparkValueError
-
-from filecommit import _checks, _connect
-from filecommit._checks import WriteTxn
-from filecommit.actions import AddCDCFile, AddFile, CommitResult, RemoveFile, WriteMetrics
+from filecommit import _checks, _wire
+from filecommit._typing import PartitionBy, SaveMode, StrMap, WriteTxn
 from filecommit.proto.v1 import commands_pb2 as pb
+from filecommit.results import CommitResult
 
 if TYPE_CHECKING:
-    from google.protobuf import any_pb2
     from pyspark.sql.connect.dataframe import DataFrame
     from pyspark.sql.connect.session import SparkSession
-
-SaveMode = Literal["append", "overwrite", "error", "errorifexists", "ignore"]
-"""Spark's save modes (case-insensitive at run time): what a write does when the table exists."""
 
 _MODES = {
     "append": pb.SAVE_MODE_APPEND,
@@ -37,33 +31,10 @@ _MODES = {
 
 
 def _save_mode(mode: object) -> Any:
+    """The contract's ``SaveMode`` of a Spark save mode name (case-insensitive)."""
     if not isinstance(mode, str) or mode.lower() not in _MODES:
-        raise PySparkValueError(
-            errorClass="VALUE_NOT_ALLOWED",
-            messageParameters={"arg_name": "mode", "allowed_values": str(list(_MODES))},
-        )
+        _checks.not_allowed("mode", str(list(_MODES)))
     return _MODES[mode.lower()]
-
-
-def _transaction(txn: object) -> Any:
-    """The contract's ``Transaction`` for a validated ``txn`` pair, or None."""
-    checked = _checks.txn(txn)
-    if checked is None:
-        return None
-    return pb.Transaction(app_id=checked[0], version=checked[1])
-
-
-def _unpacked(payloads: Iterable[any_pb2.Any], message_type: Any) -> Iterator[Any]:
-    """Each extension payload (``google.protobuf.Any``) unpacked as ``message_type``.
-
-    Raises:
-        RuntimeError: a payload of another type (a server that speaks another contract version).
-    """
-    for payload in payloads:
-        response = message_type()
-        if not payload.Unpack(response):
-            raise RuntimeError(f"unexpected response type from the server: {payload.type_url}")
-        yield response
 
 
 def build_write_command(
@@ -71,9 +42,9 @@ def build_write_command(
     path: str,
     *,
     mode: SaveMode = "append",
-    partition_by: str | Iterable[str] | None = None,
-    options: Mapping[str, object] | None = None,
-    table_properties: Mapping[str, object] | None = None,
+    partition_by: PartitionBy = None,
+    options: StrMap | None = None,
+    table_properties: StrMap | None = None,
     change_data: bool = False,
     txn: WriteTxn | None = None,
 ) -> pb.WriteCommand:
@@ -102,10 +73,8 @@ def build_write_command(
         table_properties=_checks.string_map("table_properties", table_properties),
         change_data=_checks.flag("change_data", change_data),
     )
-    transaction = _transaction(txn)
-    if transaction is not None:
-        command.txn.CopyFrom(transaction)
-    command.input.CopyFrom(_connect.relation_of(df))
+    _wire.set_txn(command, txn)
+    command.input.CopyFrom(_wire.relation(df))
     return command
 
 
@@ -114,9 +83,9 @@ def write(
     path: str,
     *,
     mode: SaveMode = "append",
-    partition_by: str | Iterable[str] | None = None,
-    options: Mapping[str, object] | None = None,
-    table_properties: Mapping[str, object] | None = None,
+    partition_by: PartitionBy = None,
+    options: StrMap | None = None,
+    table_properties: StrMap | None = None,
     change_data: bool = False,
     txn: WriteTxn | None = None,
 ) -> CommitResult:
@@ -158,14 +127,15 @@ def write(
         pyspark.errors.PySparkValueError, pyspark.errors.PySparkTypeError: invalid arguments
             (a ``ValueError`` / ``TypeError`` with an error class, see :func:`build_write_command`),
             before anything is sent.
-        pyspark.errors.exceptions.connect.IllegalArgumentException: bad input found by the
-            server (non-table directory, schema or partition mismatch, invalid table property).
-        pyspark.errors.exceptions.connect.SparkConnectGrpcException: table exists in mode
-            "error", conflicting concurrent commit (``e.getCondition()``, e.g.
-            ``DELTA_CONCURRENT_APPEND``, ``DELTA_CONCURRENT_TRANSACTION`` for a concurrent commit
-            of the same txn app id: call again, the write is then skipped if that commit applied
-            this version).
-        Nothing is committed when an exception is raised.
+        pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): the
+            server's error, ``e.getCondition()`` a class of :mod:`filecommit.errors`, e.g.
+            ``DELTA_TABLE_ALREADY_EXISTS`` (mode "error"), ``DELTA_METADATA_MISMATCH``,
+            ``DELTA_INVALID_PARTITION_COLUMN``, ``DELTA_UNKNOWN_CONFIGURATION``, a table rule
+            (``errors.TABLE_RULES``) or a lost race (``errors.CONCURRENCY``;
+            ``DELTA_CONCURRENT_TRANSACTION`` for a concurrent commit of the same txn app id: call
+            again, the write is then skipped if that commit applied this version).
+        Nothing is committed when an exception is raised, except with
+        ``FILECOMMIT_COMMIT_STATE_UNKNOWN``: call again with the same ``txn``.
     """
     command = build_write_command(
         df,
@@ -177,55 +147,13 @@ def write(
         change_data=change_data,
         txn=txn,
     )
-    return _collect(_connect.execute_extension_command(df.sparkSession, command))
-
-
-def _collect(payloads: Iterable[any_pb2.Any]) -> CommitResult:
-    adds: list[AddFile] = []
-    removes: list[RemoveFile] = []
-    cdc: list[AddCDCFile] = []
-    summary = None
-    for response in _unpacked(payloads, pb.WriteResponse):
-        if response.HasField("actions"):
-            for action in response.actions.actions:
-                kind = action.WhichOneof("action")
-                if kind == "add":
-                    adds.append(AddFile.from_proto(action.add))
-                elif kind == "remove":
-                    removes.append(RemoveFile.from_proto(action.remove))
-                elif kind == "cdc":
-                    cdc.append(AddCDCFile.from_proto(action.cdc))
-        elif response.HasField("summary"):
-            summary = response.summary
-    if summary is None:
-        raise RuntimeError("the server finished the write without a commit summary")
-    return CommitResult(
-        version=summary.version,
-        committed=summary.committed,
-        table_path=summary.table_path,
-        add_files=adds,
-        remove_files=removes,
-        metrics=WriteMetrics(
-            rows=summary.num_output_rows,
-            files=summary.num_add_files,
-            bytes=summary.num_output_bytes,
-            removed_files=summary.num_remove_files,
-            duration_ms=summary.duration_ms,
-            attempts=summary.attempts,
-            cdc_files=summary.num_cdc_files,
-            num_deleted_rows=summary.num_deleted_rows,
-            num_updated_rows=summary.num_updated_rows,
-            num_inserted_rows=summary.num_inserted_rows,
-            num_copied_rows=summary.num_copied_rows,
-        ),
-        cdc_files=cdc,
-    )
+    return _wire.execute_commit(df.sparkSession, command)
 
 
 def set_table_properties(
     spark: SparkSession,
     path: str,
-    properties: Mapping[str, object],
+    properties: StrMap,
     *,
     txn: WriteTxn | None = None,
 ) -> CommitResult:
@@ -256,15 +184,14 @@ def set_table_properties(
             ``VALUE_OUT_OF_BOUNDS`` for a txn version; before anything is sent.
         pyspark.errors.PySparkTypeError: (a ``TypeError``) ``NOT_EXPECTED_TYPE`` for properties
             that are not a str -> str map or a malformed txn; before anything is sent.
-        pyspark.errors.exceptions.connect.IllegalArgumentException: no table at ``path``, or an
-            unknown / invalid ``delta.*`` property.
-        pyspark.errors.exceptions.connect.SparkConnectGrpcException: conflicting concurrent
-            commit (``e.getCondition()``, e.g. ``DELTA_METADATA_CHANGED``).
+        pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): the
+            server's error, ``e.getCondition()`` a class of :mod:`filecommit.errors`, e.g.
+            ``DELTA_TABLE_NOT_FOUND`` (no table at ``path``), ``DELTA_UNKNOWN_CONFIGURATION``,
+            ``DELTA_ILLEGAL_OPTION`` (an invalid ``delta.*`` value), ``DELTA_METADATA_CHANGED``
+            (a concurrent metadata change).
     """
     _checks.check_path(path)
     props = _checks.not_empty("table property in `properties`", _checks.string_map("properties", properties))
     command = pb.SetTablePropertiesCommand(path=path, properties=props)
-    transaction = _transaction(txn)
-    if transaction is not None:
-        command.txn.CopyFrom(transaction)
-    return _collect(_connect.execute_extension_command(spark, command))
+    _wire.set_txn(command, txn)
+    return _wire.execute_commit(spark, command)

@@ -1,0 +1,341 @@
+"""The error classes a caller matches on: ``e.getCondition()``, never the message text.
+
+Server classes arrive as ``pyspark.errors.exceptions.connect.SparkConnectGrpcException`` (or a
+subclass) with ``getCondition()`` the class, ``getSqlState()`` its SQLSTATE and
+``getMessageParameters()``. Nothing is committed when one is raised, except that after
+``FILECOMMIT_COMMIT_STATE_UNKNOWN`` the commit may have landed. They are the server's
+catalogue (Java enum ``ErrorClass``): Delta Lake's names and SQLSTATEs wherever Delta has a class
+for the condition (Delta's ``delta-error-classes.json``), Spark's where Spark has one (Spark's
+``error-conditions.json``), ``FILECOMMIT_*`` otherwise.
+
+Client classes are pyspark's own (``pyspark/errors/error-conditions.json``), raised as
+``PySparkValueError`` (a ``ValueError``) or ``PySparkTypeError`` (a ``TypeError``) by the
+argument checks, before anything is sent.
+
+Example::
+
+    try:
+        filecommit.write(df, path, mode="overwrite")
+    except SparkConnectGrpcException as e:
+        if e.getCondition() in filecommit.errors.CONCURRENCY:
+            ...  # another writer won: read the table again and retry
+
+Each constant's value is its name; its docstring starts with its SQLSTATE.
+"""
+
+from __future__ import annotations
+
+# ----------------------------------------------------------------- concurrency (SQLSTATE class 2D)
+# Delta's conflict rules, PROTOCOL.md "Conflict detection" (Delta's ConflictChecker).
+
+DELTA_CONCURRENT_APPEND = "DELTA_CONCURRENT_APPEND"
+"""SQLSTATE 2D521. Files were added to partitions (or a table) this write read, e.g. an overwrite
+racing an append under ``delta.isolationLevel=Serializable``."""
+
+DELTA_CONCURRENT_DELETE_READ = "DELTA_CONCURRENT_DELETE_READ"
+"""SQLSTATE 2D521. A file this write read was removed by a concurrent commit."""
+
+DELTA_CONCURRENT_DELETE_DELETE = "DELTA_CONCURRENT_DELETE_DELETE"
+"""SQLSTATE 2D521. A file this write removes was removed by a concurrent commit."""
+
+DELTA_METADATA_CHANGED = "DELTA_METADATA_CHANGED"
+"""SQLSTATE 2D521. A concurrent commit changed the table's metadata (schema, properties)."""
+
+DELTA_PROTOCOL_CHANGED = "DELTA_PROTOCOL_CHANGED"
+"""SQLSTATE 2D521. A concurrent commit changed the protocol, or created the table."""
+
+DELTA_CONCURRENT_TRANSACTION = "DELTA_CONCURRENT_TRANSACTION"
+"""SQLSTATE 2D521. A concurrent commit of the same ``txn`` app id, or no conflict-free version was
+found: call again (a ``txn`` write is then skipped if the other commit applied its version)."""
+
+CONCURRENCY = frozenset({
+    DELTA_CONCURRENT_APPEND,
+    DELTA_CONCURRENT_DELETE_READ,
+    DELTA_CONCURRENT_DELETE_DELETE,
+    DELTA_METADATA_CHANGED,
+    DELTA_PROTOCOL_CHANGED,
+    DELTA_CONCURRENT_TRANSACTION,
+})
+"""Lost a commit race: nothing was committed; the same call may succeed on a fresh snapshot."""
+
+# ----------------------------------------------------------------- the table's rules
+# PROTOCOL.md "Column Invariants", "CHECK Constraints", "Generated Columns", "Append-only Tables",
+# "Table Features".
+
+DELTA_NOT_NULL_CONSTRAINT_VIOLATED = "DELTA_NOT_NULL_CONSTRAINT_VIOLATED"
+"""SQLSTATE 23502. A written row has a null in a NOT NULL column."""
+
+DELTA_VIOLATE_CONSTRAINT_WITH_VALUES = "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
+"""SQLSTATE 23001. A written row violates a CHECK constraint, a column invariant or a generated
+column's expression; the message names the constraint and the values."""
+
+DELTA_NON_BOOLEAN_CHECK_CONSTRAINT = "DELTA_NON_BOOLEAN_CHECK_CONSTRAINT"
+"""SQLSTATE 42621. A CHECK constraint (``delta.constraints.<name>``) is not a boolean expression."""
+
+DELTA_INVALID_CHECK_CONSTRAINT_REFERENCES = "DELTA_INVALID_CHECK_CONSTRAINT_REFERENCES"
+"""SQLSTATE 42621. A CHECK constraint references a column the table does not have."""
+
+DELTA_UNSUPPORTED_EXPRESSION_CHECK_CONSTRAINT = "DELTA_UNSUPPORTED_EXPRESSION_CHECK_CONSTRAINT"
+"""SQLSTATE 42621. A CHECK constraint does not parse, or uses an expression a constraint cannot."""
+
+DELTA_NON_DETERMINISTIC_EXPRESSION_IN_CHECK_CONSTRAINT = "DELTA_NON_DETERMINISTIC_EXPRESSION_IN_CHECK_CONSTRAINT"
+"""SQLSTATE 42621. A CHECK constraint has a non-deterministic expression."""
+
+DELTA_AGGREGATE_IN_CHECK_CONSTRAINT = "DELTA_AGGREGATE_IN_CHECK_CONSTRAINT"
+"""SQLSTATE 42621. A CHECK constraint has an aggregate expression."""
+
+DELTA_UDF_IN_CHECK_CONSTRAINT = "DELTA_UDF_IN_CHECK_CONSTRAINT"
+"""SQLSTATE 42621. A CHECK constraint calls a user-defined function."""
+
+DELTA_UNRECOGNIZED_INVARIANT = "DELTA_UNRECOGNIZED_INVARIANT"
+"""SQLSTATE 56038. A column invariant (``delta.invariants`` field metadata) of an unknown form."""
+
+DELTA_INVALID_GENERATED_COLUMN_REFERENCES = "DELTA_INVALID_GENERATED_COLUMN_REFERENCES"
+"""SQLSTATE 42621. A generation expression references a column the table does not have."""
+
+DELTA_UNSUPPORTED_EXPRESSION_GENERATED_COLUMN = "DELTA_UNSUPPORTED_EXPRESSION_GENERATED_COLUMN"
+"""SQLSTATE 42621. A generation expression does not parse or cannot be evaluated."""
+
+DELTA_GENERATED_COLUMNS_EXPR_TYPE_MISMATCH = "DELTA_GENERATED_COLUMNS_EXPR_TYPE_MISMATCH"
+"""SQLSTATE 42K09. A generation expression's type cannot be cast to its column's type."""
+
+DELTA_UNSUPPORTED_FEATURES_FOR_WRITE = "DELTA_UNSUPPORTED_FEATURES_FOR_WRITE"
+"""SQLSTATE 56038. The table needs a feature filecommit cannot honour for writes (named in the
+message), e.g. identity columns or row tracking."""
+
+DELTA_UNSUPPORTED_FEATURES_FOR_READ = "DELTA_UNSUPPORTED_FEATURES_FOR_READ"
+"""SQLSTATE 56038. The table needs a reader feature Delta Kernel cannot read."""
+
+DELTA_CANNOT_MODIFY_APPEND_ONLY = "DELTA_CANNOT_MODIFY_APPEND_ONLY"
+"""SQLSTATE 42809. An overwrite, DELETE, UPDATE or MERGE would remove data from a
+``delta.appendOnly=true`` table."""
+
+TABLE_RULES = frozenset({
+    DELTA_NOT_NULL_CONSTRAINT_VIOLATED,
+    DELTA_VIOLATE_CONSTRAINT_WITH_VALUES,
+    DELTA_NON_BOOLEAN_CHECK_CONSTRAINT,
+    DELTA_INVALID_CHECK_CONSTRAINT_REFERENCES,
+    DELTA_UNSUPPORTED_EXPRESSION_CHECK_CONSTRAINT,
+    DELTA_NON_DETERMINISTIC_EXPRESSION_IN_CHECK_CONSTRAINT,
+    DELTA_AGGREGATE_IN_CHECK_CONSTRAINT,
+    DELTA_UDF_IN_CHECK_CONSTRAINT,
+    DELTA_UNRECOGNIZED_INVARIANT,
+    DELTA_INVALID_GENERATED_COLUMN_REFERENCES,
+    DELTA_UNSUPPORTED_EXPRESSION_GENERATED_COLUMN,
+    DELTA_GENERATED_COLUMNS_EXPR_TYPE_MISMATCH,
+    DELTA_UNSUPPORTED_FEATURES_FOR_WRITE,
+    DELTA_UNSUPPORTED_FEATURES_FOR_READ,
+    DELTA_CANNOT_MODIFY_APPEND_ONLY,
+})
+"""The data or the table breaks a rule the table declares: retrying the same call fails again."""
+
+# ----------------------------------------------------------------- table, schema and options
+
+DELTA_TABLE_ALREADY_EXISTS = "DELTA_TABLE_ALREADY_EXISTS"
+"""SQLSTATE 42P07. Mode "error" (``errorifexists``) on an existing table."""
+
+DELTA_TABLE_NOT_FOUND = "DELTA_TABLE_NOT_FOUND"
+"""SQLSTATE 42P01. No Delta table at the path for ``set_table_properties`` or the ``replaceWhere``
+option."""
+
+DELTA_MISSING_DELTA_TABLE = "DELTA_MISSING_DELTA_TABLE"
+"""SQLSTATE 42P01. The path holds no Delta table (DELETE / UPDATE / MERGE) or something else,
+such as a batch-id file sink."""
+
+DELTA_METADATA_MISMATCH = "DELTA_METADATA_MISMATCH"
+"""SQLSTATE 42KDG. The data's schema does not match the table's (use ``overwriteSchema`` with mode
+"overwrite" to replace it)."""
+
+DELTA_PARTITION_COLUMN_NOT_FOUND = "DELTA_PARTITION_COLUMN_NOT_FOUND"
+"""SQLSTATE 42703. A partition column is missing from the data or the schema."""
+
+DELTA_INVALID_PARTITION_COLUMN = "DELTA_INVALID_PARTITION_COLUMN"
+"""SQLSTATE 42996. ``partition_by`` differs from the existing table's partition columns."""
+
+DELTA_INVALID_PARTITION_COLUMN_TYPE = "DELTA_INVALID_PARTITION_COLUMN_TYPE"
+"""SQLSTATE 42996. A partition column of a complex type (struct, array, map)."""
+
+DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION = "DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION"
+"""SQLSTATE 428FT. Every column is a partition column."""
+
+DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES = "DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES"
+"""SQLSTATE 42K05. A column name holds one of `` ,;{}()\\n\\t=``."""
+
+DELTA_DUPLICATE_COLUMNS_FOUND = "DELTA_DUPLICATE_COLUMNS_FOUND"
+"""SQLSTATE 42711. Duplicate column names (case-insensitive)."""
+
+DELTA_COLUMN_NOT_FOUND_IN_SCHEMA = "DELTA_COLUMN_NOT_FOUND_IN_SCHEMA"
+"""SQLSTATE 42703. A column the write needs is absent, e.g. ``_change_type`` with
+``change_data=True``."""
+
+DELTA_REPLACE_WHERE_MISMATCH = "DELTA_REPLACE_WHERE_MISMATCH"
+"""SQLSTATE 44000. Written rows do not satisfy the ``replaceWhere`` predicate."""
+
+DELTA_ILLEGAL_OPTION = "DELTA_ILLEGAL_OPTION"
+"""SQLSTATE 42616. An invalid writer option, option value or combination of options."""
+
+DELTA_UNKNOWN_CONFIGURATION = "DELTA_UNKNOWN_CONFIGURATION"
+"""SQLSTATE F0000. An unknown ``delta.*`` table property."""
+
+DELTA_CHANGE_TABLE_FEED_DISABLED = "DELTA_CHANGE_TABLE_FEED_DISABLED"
+"""SQLSTATE 42807. Change records (``change_data=True``) for a table without
+``delta.enableChangeDataFeed=true``."""
+
+CANNOT_MODIFY_STATIC_CONFIG = "CANNOT_MODIFY_STATIC_CONFIG"
+"""SQLSTATE 46110. A client session set a server-owned setting such as ``spark.delta.logStore.*``
+(Spark's class; set it in the server's configuration instead)."""
+
+TABLE_SCHEMA_OPTIONS = frozenset({
+    DELTA_TABLE_ALREADY_EXISTS,
+    DELTA_TABLE_NOT_FOUND,
+    DELTA_MISSING_DELTA_TABLE,
+    DELTA_METADATA_MISMATCH,
+    DELTA_PARTITION_COLUMN_NOT_FOUND,
+    DELTA_INVALID_PARTITION_COLUMN,
+    DELTA_INVALID_PARTITION_COLUMN_TYPE,
+    DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION,
+    DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES,
+    DELTA_DUPLICATE_COLUMNS_FOUND,
+    DELTA_COLUMN_NOT_FOUND_IN_SCHEMA,
+    DELTA_REPLACE_WHERE_MISMATCH,
+    DELTA_ILLEGAL_OPTION,
+    DELTA_UNKNOWN_CONFIGURATION,
+    DELTA_CHANGE_TABLE_FEED_DISABLED,
+    CANNOT_MODIFY_STATIC_CONFIG,
+})
+"""The path, the data's schema, partitioning, options or properties do not fit the table."""
+
+# ----------------------------------------------------------------- row-level changes
+# DELETE, UPDATE, MERGE (Delta's DeleteCommand, UpdateCommand, MergeIntoCommand).
+
+DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE = "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"
+"""SQLSTATE 21506. MERGE: a target row matched by several source rows while a MATCHED clause could
+change it."""
+
+DELTA_NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION = "DELTA_NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION"
+"""SQLSTATE 42601. MERGE: a MATCHED clause without condition is not the last MATCHED clause."""
+
+DELTA_NON_LAST_NOT_MATCHED_CLAUSE_OMIT_CONDITION = "DELTA_NON_LAST_NOT_MATCHED_CLAUSE_OMIT_CONDITION"
+"""SQLSTATE 42601. MERGE: a NOT MATCHED clause without condition is not the last NOT MATCHED clause."""
+
+DELTA_NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION = (
+    "DELTA_NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION"
+)
+"""SQLSTATE 42601. MERGE: a NOT MATCHED BY SOURCE clause without condition is not the last of its
+kind."""
+
+DELTA_MERGE_MISSING_WHEN = "DELTA_MERGE_MISSING_WHEN"
+"""SQLSTATE 42601. MERGE: a clause whose action does not fit its kind, or no clause at all."""
+
+DELTA_MERGE_UNRESOLVED_EXPRESSION = "DELTA_MERGE_UNRESOLVED_EXPRESSION"
+"""SQLSTATE 42601. UPDATE / MERGE: an assignment to a column the table does not have, or to one
+column twice."""
+
+INVALID_NON_DETERMINISTIC_EXPRESSIONS = "INVALID_NON_DETERMINISTIC_EXPRESSIONS"
+"""SQLSTATE 42K0E. DELETE / UPDATE: a non-deterministic condition or assignment (Spark's class),
+e.g. ``rand() < 0.1``."""
+
+DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED = "DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED"
+"""SQLSTATE 0AKDC. MERGE: a non-deterministic expression in the ON condition, a clause condition
+or an assignment."""
+
+ROW_LEVEL = frozenset({
+    DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE,
+    DELTA_NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION,
+    DELTA_NON_LAST_NOT_MATCHED_CLAUSE_OMIT_CONDITION,
+    DELTA_NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION,
+    DELTA_MERGE_MISSING_WHEN,
+    DELTA_MERGE_UNRESOLVED_EXPRESSION,
+    INVALID_NON_DETERMINISTIC_EXPRESSIONS,
+    DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED,
+})
+"""A DELETE, UPDATE or MERGE statement the server refuses as written."""
+
+# ----------------------------------------------------------------- filecommit's own conditions
+# Conditions Delta and Spark have no class for; standard SQLSTATEs.
+
+FILECOMMIT_INVALID_CHANGE_TYPE = "FILECOMMIT_INVALID_CHANGE_TYPE"
+"""SQLSTATE 22023. A ``_change_type`` value other than insert, update_preimage, update_postimage
+or delete (``change_data=True``)."""
+
+FILECOMMIT_INVALID_ARGUMENT = "FILECOMMIT_INVALID_ARGUMENT"
+"""SQLSTATE 22023. A command argument the server refuses (a batch id leaving a gap, a sink path
+that is a file, ...); the message names it."""
+
+FILECOMMIT_MALFORMED_COMMAND = "FILECOMMIT_MALFORMED_COMMAND"
+"""SQLSTATE 22023. A command that cannot be parsed or lacks a required part (a client of another
+contract version)."""
+
+FILECOMMIT_RELATIVE_PATH = "FILECOMMIT_RELATIVE_PATH"
+"""SQLSTATE 42501. A relative path and no ``spark.filecommit.allowedRoots`` to resolve it against."""
+
+FILECOMMIT_PATH_NOT_ALLOWED = "FILECOMMIT_PATH_NOT_ALLOWED"
+"""SQLSTATE 42501. A path outside the server's ``spark.filecommit.allowedRoots``."""
+
+FILECOMMIT_LOGSTORE_UNAVAILABLE = "FILECOMMIT_LOGSTORE_UNAVAILABLE"
+"""SQLSTATE 0A000. The configured LogStore class (``spark.delta.logStore.*``) cannot be used."""
+
+FILECOMMIT_UNSUPPORTED_OPERATION = "FILECOMMIT_UNSUPPORTED_OPERATION"
+"""SQLSTATE 0A000. Something filecommit does not do (named in the message), e.g. adding a CHECK
+constraint to a table that holds data."""
+
+FILECOMMIT_COMMIT_STATE_UNKNOWN = "FILECOMMIT_COMMIT_STATE_UNKNOWN"
+"""SQLSTATE 40003. The commit's outcome could not be read from the log; every written file was
+kept. Retry with the same ``txn``: it is then skipped if the commit landed."""
+
+FILECOMMIT_LOG_WRITE_FAILED = "FILECOMMIT_LOG_WRITE_FAILED"
+"""SQLSTATE 58030. The storage failed to publish the commit and the log shows it did not land:
+nothing was committed."""
+
+FILECOMMIT = frozenset({
+    FILECOMMIT_INVALID_CHANGE_TYPE,
+    FILECOMMIT_INVALID_ARGUMENT,
+    FILECOMMIT_MALFORMED_COMMAND,
+    FILECOMMIT_RELATIVE_PATH,
+    FILECOMMIT_PATH_NOT_ALLOWED,
+    FILECOMMIT_LOGSTORE_UNAVAILABLE,
+    FILECOMMIT_UNSUPPORTED_OPERATION,
+    FILECOMMIT_COMMIT_STATE_UNKNOWN,
+    FILECOMMIT_LOG_WRITE_FAILED,
+})
+"""filecommit's own conditions (``FILECOMMIT_*``)."""
+
+SERVER = CONCURRENCY | TABLE_RULES | TABLE_SCHEMA_OPTIONS | ROW_LEVEL | FILECOMMIT
+"""Every class the server raises for a user."""
+
+# ----------------------------------------------------------------- client side (pyspark's classes)
+# Raised by the argument checks before anything is sent; pyspark's registry gives most of them no
+# SQLSTATE (``getSqlState()`` is None). ``getMessageParameters()["arg_name"]`` names the argument.
+
+VALUE_NOT_NON_EMPTY_STR = "VALUE_NOT_NON_EMPTY_STR"
+"""SQLSTATE none; ``PySparkValueError``. An empty or blank str, or a non-str, where a name is
+needed: path, partition column, ``txn`` app id, alias, column name, SQL string, master."""
+
+VALUE_NOT_ALLOWED = "VALUE_NOT_ALLOWED"
+"""SQLSTATE none; ``PySparkValueError``. A value outside the allowed ones: an unknown save mode,
+or MERGE aliases that are equal."""
+
+NEGATIVE_VALUE = "NEGATIVE_VALUE"
+"""SQLSTATE none; ``PySparkValueError``. A negative batch id, ``txn`` version or port."""
+
+VALUE_OUT_OF_BOUNDS = "VALUE_OUT_OF_BOUNDS"
+"""SQLSTATE none; ``PySparkValueError``. A batch id or ``txn`` version above 2**63 - 1 (int64),
+or a port above 65535."""
+
+CANNOT_BE_EMPTY = "CANNOT_BE_EMPTY"
+"""SQLSTATE none; ``PySparkValueError``. No table property, no assignment in ``set`` /
+``values``, or a MERGE without WHEN clause."""
+
+NOT_EXPECTED_TYPE = "NOT_EXPECTED_TYPE"
+"""SQLSTATE 42K09; ``PySparkTypeError``. An argument of the wrong type, e.g. a DataFrame that is
+not a Spark Connect one, a non-bool flag, a bool where an int is needed."""
+
+CLIENT = frozenset({
+    VALUE_NOT_NON_EMPTY_STR,
+    VALUE_NOT_ALLOWED,
+    NEGATIVE_VALUE,
+    VALUE_OUT_OF_BOUNDS,
+    CANNOT_BE_EMPTY,
+    NOT_EXPECTED_TYPE,
+})
+"""Every class the client's own argument checks raise."""

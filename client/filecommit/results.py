@@ -1,0 +1,135 @@
+"""What the commands return: :class:`CommitResult` with its :class:`WriteMetrics` (Delta tables)
+and :class:`BatchResult` with its :class:`SinkFileStatus` entries (batch-id file sinks).
+
+Sizes are bytes; times are milliseconds (durations) or milliseconds since the Unix epoch.
+``filecommit._wire`` builds them from the server's responses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from filecommit.actions import AddCDCFile, AddFile, RemoveFile
+from filecommit.proto.v1 import sink_pb2
+
+
+@dataclass(frozen=True)
+class WriteMetrics:
+    """Counters of one commit, from the server's commit summary (``filecommit.v1.CommitSummary``).
+
+    Attributes:
+        rows: rows written to data files.
+        files: data files added.
+        bytes: bytes of the data files added.
+        removed_files: files removed (overwrite, DELETE, UPDATE, MERGE).
+        duration_ms: server-side wall time of write and commit, ms.
+        attempts: commit attempts (1 + retries after losing a version race without conflict).
+        cdc_files: change-data files added.
+        num_deleted_rows: rows deleted by ``delete`` / ``merge`` (0 for other commands).
+        num_updated_rows: rows updated by ``update`` / ``merge``.
+        num_inserted_rows: rows inserted by ``merge``.
+        num_copied_rows: unchanged rows copied from rewritten files into new files.
+    """
+
+    rows: int
+    files: int
+    bytes: int
+    removed_files: int
+    duration_ms: int
+    attempts: int
+    cdc_files: int = 0
+    num_deleted_rows: int = 0
+    num_updated_rows: int = 0
+    num_inserted_rows: int = 0
+    num_copied_rows: int = 0
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What ``write``, ``set_table_properties``, ``delete``, ``update`` or ``merge`` committed: one
+    Delta table version and its file actions (PROTOCOL.md "Actions").
+
+    Attributes:
+        version: the table version committed (when ``committed`` is False: the table's current
+            version).
+        committed: False when nothing was committed: mode "ignore" on an existing table,
+            properties already set, no row matched, or a ``txn`` whose version the table already
+            has for its app id (the table's latest txn version for the app id is >= the write's).
+        table_path: fully qualified table root as the server resolved it.
+        add_files: the AddFiles of the commit.
+        remove_files: the RemoveFiles of the commit.
+        metrics: counters.
+        cdc_files: the AddCDCFiles of the commit (``change_data=True``, or row-level changes on a
+            table with the change data feed on).
+    """
+
+    version: int
+    committed: bool
+    table_path: str
+    add_files: list[AddFile]
+    remove_files: list[RemoveFile]
+    metrics: WriteMetrics
+    cdc_files: list[AddCDCFile] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SinkFileStatus:
+    """One entry of a file sink's log: Spark's ``SinkFileStatus``, a JSON line of
+    ``_spark_metadata/<batch id>`` (Spark's ``FileStreamSinkLog``).
+
+    Attributes:
+        path: fully qualified, URI-encoded file path as in the log (e.g. ``file:/data/sink/part-...``).
+        size: file size in bytes.
+        is_dir: whether the entry is a directory (always False for files written by the sink).
+        modification_time: last modification time, ms since the Unix epoch.
+        block_replication: the file system's block replication (1 on a local file system).
+        block_size: block size in bytes.
+        action: log action, ``"add"``.
+    """
+
+    path: str
+    size: int
+    is_dir: bool
+    modification_time: int
+    block_replication: int
+    block_size: int
+    action: str
+
+    @classmethod
+    def from_proto(cls, message: sink_pb2.SinkFileStatus) -> SinkFileStatus:
+        """Build from the contract message ``filecommit.v1.SinkFileStatus``."""
+        return cls(
+            path=message.path,
+            size=message.size,
+            is_dir=message.is_dir,
+            modification_time=message.modification_time,
+            block_replication=message.block_replication,
+            block_size=message.block_size,
+            action=message.action,
+        )
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Outcome of ``write_batch``: one batch of a file sink's log.
+
+    Attributes:
+        batch_id: the requested batch id.
+        committed: True when this call committed the batch; False when the sink already had a batch
+            at or above ``batch_id`` and the write was skipped.
+        files: the batch's files: those this call committed, or for a skipped batch the files that
+            batch committed earlier (empty if its own log file was already cleaned up after a
+            compaction, see docs/sink.md).
+        path: fully qualified sink root.
+        latest_batch_id: the latest batch id in the sink log after the call.
+        num_output_bytes: sum of ``files`` sizes, bytes.
+        duration_ms: server wall time of the call, ms.
+    """
+
+    batch_id: int
+    committed: bool
+    files: list[SinkFileStatus]
+    path: str
+    latest_batch_id: int
+    num_output_bytes: int
+    duration_ms: int
