@@ -9,7 +9,7 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     """The pytest session's Spark Connect session.
 
     ``FILECOMMIT_REMOTE=sc://host:15002`` runs the suite against an existing server (started with
@@ -17,8 +17,15 @@ def spark():
     master ``FILECOMMIT_TEST_MASTER`` (default ``local[2]``) and ``spark.filecommit.allowedRoots``
     set to the temp directory (and ``$FILECOMMIT_TEST_DIR``), where every test writes. Table paths
     must be visible to both the server and the tests (same machine or shared volume).
+
+    The embedded server also loads the fault-injection jar (``tests/faults.py``): every local table
+    of the suite is committed through ``FaultInjectingLogStore`` and every sink log through
+    ``FaultInjectingCheckpointFileManager``, which are plain delegates until a test arms a fault, so
+    the whole suite also checks that they are transparent.
     """
     import tempfile
+
+    import faults
 
     import filecommit
     from filecommit import _connect
@@ -30,8 +37,9 @@ def spark():
         roots = [os.path.realpath(tempfile.gettempdir())]
         if os.environ.get("FILECOMMIT_TEST_DIR"):
             roots.append(os.environ["FILECOMMIT_TEST_DIR"])
-        session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"),
-                                           conf={"spark.filecommit.allowedRoots": ",".join(roots)})
+        conf = {"spark.filecommit.allowedRoots": ",".join(roots)}
+        conf.update(faults.server_conf(filecommit.find_plugin_jar(), str(tmp_path_factory.mktemp("faults"))))
+        session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"), conf=conf)
     yield session
     session.stop()
 

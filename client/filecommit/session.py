@@ -29,6 +29,12 @@ PLUGIN_CLASS = "io.filecommit.connect.FileCommitPlugin"
 _JAR_GLOB = "filecommit-server-plugin-*.jar"
 
 
+def _is_plugin_jar(path: str) -> bool:
+    """Not Maven's pre-shading copy (``original-...``) nor the test jar (``...-tests.jar``)."""
+    name = os.path.basename(path)
+    return not name.startswith("original-") and not name.endswith("-tests.jar")
+
+
 def find_plugin_jar() -> str:
     """Locate the server plugin jar.
 
@@ -49,10 +55,10 @@ def find_plugin_jar() -> str:
             raise FileNotFoundError(f"FILECOMMIT_JAR points to a missing file: {env}")
         return os.path.abspath(env)
     here = Path(__file__).resolve().parent
-    candidates = sorted(glob.glob(str(here / "jars" / _JAR_GLOB)))
+    candidates = sorted(p for p in glob.glob(str(here / "jars" / _JAR_GLOB)) if _is_plugin_jar(p))
     candidates += sorted(
         p for p in glob.glob(str(here.parent.parent / "server-plugin" / "target" / _JAR_GLOB))
-        if not os.path.basename(p).startswith("original-")
+        if _is_plugin_jar(p)
     )
     if not candidates:
         raise FileNotFoundError(
