@@ -189,3 +189,46 @@ def test_two_sessions_with_the_same_app_id_commit_each_version_once(spark, table
 
     expected = sorted(i for v in range(n) for i in range(10 * v, 10 * v + 3))
     assert _ids(table_path) == expected, "rows exact: no version lost or duplicated"
+
+
+def test_four_clients_racing_the_same_txn_on_a_new_path_commit_once(spark, tmp_path):
+    """Four sessions write ``txn=("loader", 1)`` to the same new path at once, 20 times over.
+
+    Each round exactly one write commits (the one that created the table); the others are
+    duplicates (``committed=False``) or, having lost the race to a concurrent creation of another
+    table, refused with a conflict class, never committed again. Checked in the raw log (one
+    ``txn`` action in all) and with delta-rs (the rows once).
+    """
+    sessions = [spark] + [second_session(spark) for _ in range(3)]
+    try:
+        for round_ in range(20):
+            path = str(tmp_path / f"round_{round_}")
+            barrier = threading.Barrier(len(sessions))
+            outcomes = [None] * len(sessions)
+
+            def worker(k):
+                session = sessions[k]
+                df = _rows(session, range(3), f"w{k}")
+                barrier.wait()
+                try:
+                    r = filecommit.write(df, path, txn=("loader", 1))
+                    outcomes[k] = ("committed" if r.committed else "duplicate", r.version)
+                except Exception as e:  # noqa: BLE001 - classified below
+                    outcomes[k] = ("error", getattr(e, "getCondition", lambda: type(e).__name__)())
+
+            threads = [threading.Thread(target=worker, args=(k,)) for k in range(len(sessions))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=300)
+            committed = [o for o in outcomes if o[0] == "committed"]
+            assert len(committed) == 1, f"round {round_}: {outcomes}"
+            for o in outcomes:
+                assert o[0] in ("committed", "duplicate") or o[1] in (
+                    "DELTA_CONCURRENT_TRANSACTION", "DELTA_PROTOCOL_CHANGED"), f"round {round_}: {outcomes}"
+            txns = [t for actions in _txn_actions(path).values() for t in actions]
+            assert [(t["appId"], t["version"]) for t in txns] == [("loader", 1)], f"round {round_}: {txns}"
+            assert _ids(path) == [0, 1, 2], f"round {round_}: rows once"
+    finally:
+        for s in sessions[1:]:
+            s.stop()

@@ -109,7 +109,7 @@ public final class RowLevelChange {
     }
     TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
     if (removesRows && TableConfig.APPEND_ONLY.fromMetadata(snapshot.metadata())) {
-      throw DeltaErrors.appendOnly(table, operation + " of existing rows is not allowed");
+      throw DeltaErrors.appendOnly(table, TableConfig.APPEND_ONLY.key(), operation + " of existing rows is not allowed");
     }
     boolean skipped = txnId != null && txn.setTransaction(txnId);
     return new RowLevelChange(session, log, txn, skipped);

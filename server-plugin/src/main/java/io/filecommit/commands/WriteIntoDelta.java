@@ -145,7 +145,7 @@ public final class WriteIntoDelta {
     }
     updateMetadata(txn, dataSchema, partitionBy, tableProperties, overwriteSchema);
     if (mode == WriteMode.OVERWRITE && TableConfig.APPEND_ONLY.fromMetadata(txn.metadata())) {
-      throw DeltaErrors.appendOnly(table, "mode overwrite is not allowed");
+      throw DeltaErrors.appendOnly(table, TableConfig.APPEND_ONLY.key(), "mode overwrite is not allowed");
     }
     boolean cdfEnabled = TableConfig.ENABLE_CHANGE_DATA_FEED.fromMetadata(txn.metadata());
     if (changeData && !cdfEnabled) {

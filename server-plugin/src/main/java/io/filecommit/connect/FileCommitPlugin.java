@@ -20,7 +20,8 @@ import org.apache.spark.sql.connect.plugin.CommandPlugin;
  * <p>Register on the server with {@code
  * spark.connect.extensions.command.classes=io.filecommit.connect.FileCommitPlugin} and the jar on
  * the server classpath. Errors reach the client as Spark Connect errors with their error class;
- * nothing is streamed before a command finished.
+ * nothing is streamed before a command finished. A session that changed a server-owned setting
+ * is refused first ({@link ServerSettings}).
  */
 public final class FileCommitPlugin implements CommandPlugin {
   /** Public no-arg constructor, used by Spark's plugin registry. */
@@ -43,6 +44,10 @@ public final class FileCommitPlugin implements CommandPlugin {
     } catch (InvalidProtocolBufferException e) {
       return false;
     }
+    if (!any.getTypeUrl().contains("/filecommit.v1.")) {
+      return false;
+    }
+    ServerSettings.check(planner.session());
     CommandResult result;
     if (any.is(WriteCommand.class)) {
       result = TableCommands.write(CommandInput.unpack(any, WriteCommand.class), planner);

@@ -89,16 +89,18 @@ public final class DeltaLog {
   }
 
   /**
-   * The log of the table at {@code path}, configured from the session (Hadoop conf and the
-   * {@code spark.delta.logStore.*} keys).
+   * The log of the table at {@code path}: the session's Hadoop conf, and the LogStore named by the
+   * server's static Spark conf ({@code spark.delta.logStore.*} of the SparkContext, never a
+   * session's runtime conf: how commits are published is the server's decision).
    *
    * @param session the Spark session
    * @param path table root
    * @return the log
    */
   public static DeltaLog forTable(org.apache.spark.sql.classic.SparkSession session, String path) {
+    org.apache.spark.SparkConf serverConf = session.sparkContext().getConf();
     return new DeltaLog(new Path(path), session.sessionState().newHadoopConf(),
-        key -> session.conf().getOption(key).getOrElse(() -> null));
+        key -> serverConf.getOption(key).getOrElse(() -> null));
   }
 
   /** The qualified table root. */
@@ -188,7 +190,44 @@ public final class DeltaLog {
    * @throws UncheckedIOException if the file is missing or unreadable
    */
   public List<Action> readCommit(long version) {
+    try {
+      return read(commitFile(version));
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot read Delta commit " + commitFile(version), e);
+    }
+  }
+
+  /**
+   * Reads one commit if it exists, as a writer does to learn the outcome of a commit attempt.
+   * Existence is asked of the LogStore's own listing ({@code listFrom}), so a store that publishes
+   * in several steps (S3 with DynamoDB) completes a commit it had recorded before answering.
+   *
+   * @param version the version
+   * @return its actions, or empty when the version does not exist
+   * @throws IOException when the log cannot be listed or the commit cannot be read
+   */
+  public Optional<List<Action>> readCommitIfExists(long version) throws IOException {
     Path file = commitFile(version);
+    boolean exists = false;
+    try {
+      java.util.Iterator<FileStatus> listed = logStore.listFrom(file, conf);
+      while (listed.hasNext()) {
+        String name = listed.next().getPath().getName();
+        if (name.equals(file.getName())) {
+          exists = true;
+          break;
+        }
+        if (name.compareTo(file.getName()) > 0) {
+          break;
+        }
+      }
+    } catch (FileNotFoundException e) {
+      return Optional.empty();
+    }
+    return exists ? Optional.of(read(file)) : Optional.empty();
+  }
+
+  private List<Action> read(Path file) throws IOException {
     List<Action> actions = new ArrayList<>();
     try (io.delta.storage.CloseableIterator<String> lines = logStore.read(file, conf)) {
       while (lines.hasNext()) {
@@ -200,8 +239,8 @@ public final class DeltaLog {
           }
         }
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot read Delta commit " + file, e);
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
     }
     return actions;
   }

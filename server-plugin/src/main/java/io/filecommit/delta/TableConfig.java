@@ -141,6 +141,19 @@ public final class TableConfig<T> {
     return fromConfiguration(md == null ? null : md.configuration());
   }
 
+  /** What is wrong with an unacceptable user value, for the message. */
+  private String problem(String raw) {
+    if (defaultValue instanceof Integer && raw != null) {
+      try {
+        Integer.parseInt(raw.trim());
+        return "is out of range: '" + raw + "' (must be " + expected + ")";
+      } catch (NumberFormatException e) {
+        return "must be an integer, got '" + raw + "'";
+      }
+    }
+    return "must be " + expected + ", got '" + raw + "'";
+  }
+
   /** Whether a raw user value is acceptable (before parsing). */
   boolean accepts(String raw) {
     if (rawCheck != null) {
@@ -184,8 +197,7 @@ public final class TableConfig<T> {
           .orElseThrow(() -> ErrorClass.DELTA_UNKNOWN_CONFIGURATION.error("Unknown Delta table property '" + key
               + "' (value '" + value + "'); supported: " + userSettableKeys()));
       if (value == null || !config.accepts(value)) {
-        throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + key + " must be " + config.expected
-            + ", got '" + value + "'");
+        throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + key + " " + config.problem(value));
       }
     }
   }

@@ -9,9 +9,6 @@ import java.util.Map;
 public final class DeltaErrors {
   private DeltaErrors() {}
 
-  /** Table property that makes a table append-only (protocol "Append-only Tables"). */
-  private static final String APPEND_ONLY = "delta.appendOnly";
-
   /**
    * A blank table or sink path.
    *
@@ -26,13 +23,14 @@ public final class DeltaErrors {
    * A change that would remove data from an append-only table.
    *
    * @param table the table path
+   * @param property the table property that makes it append-only ({@code delta.appendOnly})
    * @param what what the write would do, e.g. "mode overwrite is not allowed"
    * @return {@code DELTA_CANNOT_MODIFY_APPEND_ONLY} with Delta's parameters {@code table_name} and
    *     {@code config}
    */
-  public static FileCommitException appendOnly(String table, String what) {
-    return ErrorClass.DELTA_CANNOT_MODIFY_APPEND_ONLY.error("Table " + table + " is append-only (" + APPEND_ONLY
-        + "=true): " + what, Map.of("table_name", table, "config", APPEND_ONLY + "=false"));
+  public static FileCommitException appendOnly(String table, String property, String what) {
+    return ErrorClass.DELTA_CANNOT_MODIFY_APPEND_ONLY.error("Table " + table + " is append-only (" + property
+        + "=true): " + what, Map.of("table_name", table, "config", property + "=false"));
   }
 
   /**

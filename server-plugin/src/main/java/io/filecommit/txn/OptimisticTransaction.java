@@ -18,7 +18,6 @@ import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.schema.SchemaUtils;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -40,6 +39,13 @@ import org.apache.spark.sql.functions;
  * when another writer took it, the winning commit is read and judged by the {@link
  * ConflictChecker}: no conflict -> retry at the next version; a conflict -> a typed error.
  *
+ * <p>A commit's outcome is read from the log, never guessed from an exception (as Delta's {@code
+ * detectIdempotentSelfCommit}): every commit carries this transaction's {@code commitInfo.txnId},
+ * and after any failure of the store the version tried is read back — holding our {@code txnId}
+ * it is our commit (the store's answer was lost); absent, the same version is tried again; held by
+ * another writer, the conflict rules apply. When the log cannot be read, the command fails with
+ * {@code FILECOMMIT_COMMIT_STATE_UNKNOWN} and keeps every file.
+ *
  * <p>Files the command wrote are registered with {@link #onAbort}; {@link #abort} deletes them only
  * while the transaction has not committed. Not thread-safe: one transaction per command.
  */
@@ -56,6 +62,8 @@ public final class OptimisticTransaction {
   private boolean hasWritten;
   private int attempts;
   private boolean committed;
+  /** Set when a commit's outcome could not be read from the log: every written file must stay. */
+  private boolean outcomeUnknown;
   private boolean readWholeTable;
   private final List<ConflictChecker.ReadPredicate> readPredicates = new ArrayList<>();
   private final Set<String> readFiles = new HashSet<>();
@@ -128,11 +136,13 @@ public final class OptimisticTransaction {
 
   /**
    * Deletes the files registered with {@link #onAbort}, for a command that fails (or turns out to
-   * be a duplicate) before its commit landed. Does nothing once this transaction has committed: the
-   * committed version references those files. Best effort; calling twice is harmless.
+   * be a duplicate) before its commit landed. Does nothing once this transaction has committed (the
+   * committed version references those files) or when the outcome of a commit attempt could not be
+   * read from the log (it may have landed): files are deleted only when the log proves that no
+   * version references them. Best effort; calling twice is harmless.
    */
   public void abort() {
-    if (committed) {
+    if (committed || outcomeUnknown) {
       return;
     }
     List<Runnable> todo = new ArrayList<>(cleanups);
@@ -277,7 +287,7 @@ public final class OptimisticTransaction {
     Metadata effective = metadata();
     if (TableConfig.APPEND_ONLY.fromMetadata(effective)
         && actions.stream().anyMatch(a -> a instanceof RemoveFile r && r.dataChange())) {
-      throw DeltaErrors.appendOnly(table(), "this write would remove files");
+      throw DeltaErrors.appendOnly(table(), TableConfig.APPEND_ONLY.key(), "this write would remove files");
     }
     boolean ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromMetadata(effective);
     long lastTimestamp = ict && snapshot.exists() ? snapshot.timestamp() : Long.MIN_VALUE;
@@ -311,26 +321,23 @@ public final class OptimisticTransaction {
         lines.add(new SetTransaction(t.getKey(), t.getValue(), now));
       }
       lines.addAll(actions);
-      if (publish(version, lines)) {
+      List<Action> winning = publish(version, lines);
+      if (winning == null) {
         committed = true;
         PostCommitHooks.run(deltaLog, version, pr, md, md != null ? md : effective, txns);
         return version;
       }
-      WinningCommitSummary winner = WinningCommitSummary.of(version, deltaLog.readCommit(version));
+      WinningCommitSummary winner = WinningCommitSummary.of(version, winning);
       if (winner.inCommitTimestamp() != null) {
         lastTimestamp = Math.max(lastTimestamp, winner.inCommitTimestamp());
       }
       boolean createdOurTable = false;
-      if (!snapshot.exists()) {
-        if (operation.isBlindAppend() && version == 0 && sameTableCreated(winner, md, pr)) {
-          // Two appends created the same table at once: ours becomes a blind append on theirs.
-          md = null;
-          pr = null;
-          blind = onlyAdds(actions);
-          version++;
-          continue;
-        }
-        if (version == 0) {
+      if (!snapshot.exists() && version == 0) {
+        // Two writers created the table at once. The same table (an append of ours would have
+        // made the same one): ours continues as a blind append on theirs, after the conflict
+        // check (its txn may be ours). Another table: ours cannot go on.
+        createdOurTable = operation.isBlindAppend() && sameTableCreated(winner, md, pr);
+        if (!createdOurTable) {
           throw DeltaErrors.conflict(ErrorClass.DELTA_PROTOCOL_CHANGED, "another writer created the Delta table",
               0, table(), "CREATE");
         }
@@ -340,6 +347,11 @@ public final class OptimisticTransaction {
       if (new ConflictChecker(session, effective, state, winner, table()).check(createdOurTable)) {
         return version;
       }
+      if (createdOurTable) {
+        md = null;
+        pr = null;
+        blind = onlyAdds(actions);
+      }
       version++;
       backoff(attempts);
     }
@@ -347,17 +359,97 @@ public final class OptimisticTransaction {
         + " attempts without a conflict-free version", version, table(), "RETRIES");
   }
 
-  /** Publishes one attempt; false when another writer holds the version. */
-  private boolean publish(long version, List<Action> lines) {
-    try {
-      deltaLog.writeCommit(version, lines);
-      return true;
-    } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
-      return false;
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot write Delta commit " + deltaLog.commitFile(version), e);
+  /** Times one version is tried again while the store fails and the version stays absent. */
+  static final int MAX_WRITE_RETRIES = 3;
+  /** Times the log is read before a commit's outcome is declared unknown. */
+  static final int MAX_READ_ATTEMPTS = 3;
+
+  /**
+   * Publishes one attempt and decides its outcome from the log.
+   *
+   * @param version the version to create
+   * @param lines the commit's actions
+   * @return null when the commit is ours (written, or found holding our {@code txnId} after the
+   *     store failed); else the actions of the other writer's commit that holds the version
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_WRITE_FAILED} when the
+   *     store keeps failing and the version stays absent (nothing committed); {@code
+   *     FILECOMMIT_COMMIT_STATE_UNKNOWN} when the version cannot be read (files must be kept)
+   */
+  private List<Action> publish(long version, List<Action> lines) {
+    Exception failure = null;
+    for (int tries = 0; ; tries++) {
+      try {
+        deltaLog.writeCommit(version, lines);
+        return null;
+      } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
+        failure = null;
+      } catch (IOException | RuntimeException e) {
+        failure = e;
+      }
+      List<Action> present = readOutcome(version, failure);
+      if (present != null) {
+        if (isOurs(present)) {
+          LOG.warn("filecommit: the store reported a failure for commit " + version + " of " + table()
+              + ", but the log holds this transaction's commit (txnId " + txnId + "): committed",
+              failure);
+          return null;
+        }
+        return present;
+      }
+      if (tries + 1 >= MAX_WRITE_RETRIES) {
+        throw ErrorClass.FILECOMMIT_LOG_WRITE_FAILED.error("The store failed to publish commit " + version + " of "
+            + table() + " " + (tries + 1) + " times and the log shows it did not land; nothing was committed: "
+            + failure, failure, Map.of("version", Long.toString(version), "table", table()));
+      }
+      pause(tries);
     }
   }
+
+  /**
+   * Reads commit {@code version} after a failed or refused write.
+   *
+   * @return its actions, or null when the version does not exist
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_COMMIT_STATE_UNKNOWN} after
+   *     {@link #MAX_READ_ATTEMPTS} failed reads; the transaction then keeps every written file
+   */
+  private List<Action> readOutcome(long version, Exception writeFailure) {
+    Exception last = null;
+    for (int i = 0; i < MAX_READ_ATTEMPTS; i++) {
+      try {
+        return deltaLog.readCommitIfExists(version).orElse(null);
+      } catch (IOException | RuntimeException e) {
+        last = e;
+        pause(i);
+      }
+    }
+    outcomeUnknown = true;
+    Exception cause = writeFailure != null ? writeFailure : last;
+    throw ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.error("Cannot tell whether commit " + version + " of " + table()
+        + " landed: the store failed (" + (writeFailure == null ? "the version was taken" : writeFailure)
+        + ") and reading the version back failed (" + last + "). Every written file was kept; call again with the "
+        + "same txn to converge", cause, Map.of("version", Long.toString(version), "table", table(), "txnId", txnId));
+  }
+
+  /** Whether a commit's commitInfo carries this transaction's id. */
+  private boolean isOurs(List<Action> commit) {
+    for (Action a : commit) {
+      if (a instanceof CommitInfo ci) {
+        return txnId.equals(ci.txnId());
+      }
+    }
+    return false;
+  }
+
+  /** Short pause before trying the store again: 20, 40, 80 ms. */
+  private static void pause(int attempt) {
+    try {
+      Thread.sleep(20L << Math.min(attempt, 4));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(OptimisticTransaction.class);
 
   /** The one {@code commitInfo} of this transaction's commits. */
   private CommitInfo commitInfo(Operation operation, Long inCommitTimestamp, long timestamp, String isolation,

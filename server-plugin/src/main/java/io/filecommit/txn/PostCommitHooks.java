@@ -34,7 +34,8 @@ final class PostCommitHooks {
       Map<String, Long> txns) {
     try {
       log.committed(version, protocol, newMetadata, txns);
-    } catch (Exception | LinkageError e) {
+    } catch (Throwable e) {
+      rethrowIfFatal(e);
       LOG.warn("filecommit: snapshot cache of " + log.tablePath() + " not moved to version " + version + ": " + e);
       try {
         log.invalidateCache();
@@ -46,9 +47,20 @@ final class PostCommitHooks {
     if (version > 0 && version % interval == 0) {
       try {
         log.checkpoint(version);
-      } catch (Exception | LinkageError | StackOverflowError e) {
+      } catch (Throwable e) {
+        rethrowIfFatal(e);
         LOG.warn("filecommit: checkpoint of " + log.tablePath() + " at version " + version + " skipped: " + e, e);
       }
+    }
+  }
+
+  /** The JVM itself is failing (out of memory, internal error): nothing sensible is left to do here. */
+  private static void rethrowIfFatal(Throwable e) {
+    if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+      throw (VirtualMachineError) e;
+    }
+    if (e instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
     }
   }
 }

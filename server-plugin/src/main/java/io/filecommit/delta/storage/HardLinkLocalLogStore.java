@@ -3,7 +3,7 @@ package io.filecommit.delta.storage;
 import io.delta.storage.HadoopFileSystemLogStore;
 import java.io.FileNotFoundException;
 import java.io.IOException;
-import java.io.OutputStream;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -18,7 +18,8 @@ import org.apache.hadoop.fs.Path;
  * written to a hidden temporary file in the same directory and published with a hard link, which
  * fails atomically when the target exists (POSIX {@code link(2)}). Where hard links are not
  * available, an exclusive create ({@code O_CREAT|O_EXCL}) of the target is used. Overwrites
- * ({@code _last_checkpoint}) are plain rewrites. Reading and listing are delta-storage's {@link
+ * ({@code _last_checkpoint}) are atomic renames. The content is forced to the device before it is
+ * published, and the directory after, so a published commit is never empty after a power loss. Reading and listing are delta-storage's {@link
  * HadoopFileSystemLogStore}. Partial writes are never visible under the target name.
  *
  * <p>Chosen by {@link LogStores} for the {@code file} scheme; see there why it differs from
@@ -52,22 +53,45 @@ public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
     }
     byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
     java.nio.file.Path tmp = dir.resolve("." + target.getFileName() + "." + UUID.randomUUID() + ".tmp");
-    Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    writeSynced(tmp, bytes);
     try {
       if (Boolean.TRUE.equals(overwrite)) {
         Files.move(tmp, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
             java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        return;
-      }
-      try {
-        Files.createLink(target, tmp);
-      } catch (UnsupportedOperationException e) {
-        try (OutputStream out = Files.newOutputStream(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-          out.write(bytes);
+      } else {
+        try {
+          Files.createLink(target, tmp);
+        } catch (UnsupportedOperationException e) {
+          writeSynced(target, bytes);
         }
       }
+      syncDirectory(dir);
     } finally {
       Files.deleteIfExists(tmp);
+    }
+  }
+
+  /** Writes a new file and forces its content to the device before it can be published. */
+  private static void writeSynced(java.nio.file.Path file, byte[] bytes) throws IOException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(bytes);
+      while (buf.hasRemaining()) {
+        ch.write(buf);
+      }
+      ch.force(true);
+    }
+  }
+
+  /**
+   * Forces a directory's entries to the device (POSIX {@code fsync} of the directory), so a
+   * published commit survives a power loss. Where directories cannot be opened for syncing
+   * (some platforms), the commit stays published, only less durable.
+   */
+  private static void syncDirectory(java.nio.file.Path dir) {
+    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (IOException | UnsupportedOperationException e) {
+      // not supported here: the file itself was synced
     }
   }
 

@@ -1,0 +1,43 @@
+"""The server's safety is the server's: a client session cannot change how commits are published.
+
+LogStore classes (``spark.delta.logStore.*``), filecommit's own settings (``spark.filecommit.*``)
+and file-system implementation classes (``spark.hadoop.fs.*.impl``) come from the server's static
+configuration only. A session that sets one gets Spark's ``CANNOT_MODIFY_STATIC_CONFIG`` before
+anything is written; the same session, once it unsets the key, writes normally.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from helpers import delta_rows, second_session
+
+import filecommit
+from filecommit import errors
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("key, value", [
+    ("spark.delta.logStore.file.impl", "io.delta.storage.LocalLogStore"),
+    ("spark.delta.logStore.class", "io.delta.storage.HDFSLogStore"),
+    ("spark.filecommit.allowedRoots", "file:/"),
+    ("spark.hadoop.fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem"),
+])
+def test_a_session_cannot_change_a_server_owned_setting(spark, table_path, key, value):
+    session = second_session(spark)
+    try:
+        session.conf.set(key, value)
+        with pytest.raises(Exception) as excinfo:
+            filecommit.write(session.createDataFrame([(1,)], "id long"), table_path)
+        assert excinfo.value.getCondition() == errors.CANNOT_MODIFY_STATIC_CONFIG
+        assert excinfo.value.getSqlState() == "46110"
+        assert excinfo.value.getMessageParameters().get("key") == key
+        assert not os.path.exists(table_path), "nothing written"
+        session.conf.unset(key)
+        r = filecommit.write(session.createDataFrame([(1,)], "id long"), table_path)
+        assert r.committed and r.version == 0
+        assert list(delta_rows(table_path)["id"]) == [1]
+    finally:
+        session.stop()
