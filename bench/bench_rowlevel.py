@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: UPDATE of 1% of TPC-H SF1 lineitem, filecommit vs Delta Lake on Spark (issue 9).
+"""Benchmark: UPDATE of 1% of TPC-H SF1 lineitem, filecommit vs Delta Lake on Spark.
 
 What it does, in one run:
 

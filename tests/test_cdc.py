@@ -1,4 +1,4 @@
-"""Change data feed end to end (issue 3): `_change_type` rows go to `_change_data/` as AddCDCFile,
+"""Change data feed end to end (protocol "Change Data Files"): `_change_type` rows go to `_change_data/` as AddCDCFile,
 table rows go to the table without `_change_type`; read back with delta-rs (`load_cdf`, table read),
 pyarrow (file schemas) and the raw log."""
 

@@ -1,5 +1,5 @@
 """End-to-end tests of ``filecommit.write_batch`` and of our committer in a Structured Streaming file
-sink (issue 4; seed ManifestFileCommitProtocol.txt; reference table-formats.md "Streaming file sink").
+sink (Spark's ManifestFileCommitProtocol and FileStreamSinkLog).
 
 What a write committed is judged by independent readers: Spark's own Parquet reader through the
 Connect session (``spark.read.parquet(path)``, which lists only the files of ``_spark_metadata``),

@@ -1,4 +1,4 @@
-"""End-to-end tests of filecommit.write through the shared local Connect server (issue 2).
+"""End-to-end tests of filecommit.write through the shared local Connect server.
 
 Every table is read back with delta-rs (an independent Delta reader) and the raw log JSON.
 """

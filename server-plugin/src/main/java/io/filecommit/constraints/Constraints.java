@@ -3,6 +3,7 @@ package io.filecommit.constraints;
 import io.filecommit.delta.TableFeatures;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
+import io.filecommit.schema.SchemaUtils;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -120,7 +121,7 @@ public final class Constraints {
     List<ConstraintRules.Rule> generatedRules = new ArrayList<>();
     List<Column> cols = new ArrayList<>();
     for (StructField f : fields) {
-      Column c = functions.col(Expressions.quote(f.name()));
+      Column c = functions.col(SchemaUtils.quote(f.name()));
       if (f.metadata().contains(TableFeatures.GENERATION_EXPRESSION)) {
         String expr = f.metadata().getString(TableFeatures.GENERATION_EXPRESSION);
         Expression parsed = Expressions.parseGenerated(session, f.name(), expr);
@@ -129,7 +130,7 @@ public final class Constraints {
           shown.add(new ConstraintRules.Shown(f.name(), c));
           shown.addAll(Expressions.referenced(schema, parsed));
           generatedRules.add(new ConstraintRules.Rule(ErrorClass.DELTA_VIOLATE_CONSTRAINT_WITH_VALUES, GENERATED_COLUMN_RULE,
-              "(" + Expressions.quote(f.name()) + " <=> " + parsed.sql() + ")",
+              "(" + SchemaUtils.quote(f.name()) + " <=> " + parsed.sql() + ")",
               functions.not(c.eqNullSafe(functions.expr(expr))), shown));
         } else {
           c = functions.expr(expr).cast(f.dataType());
@@ -143,7 +144,7 @@ public final class Constraints {
     for (String name : data.schema().fieldNames()) {
       if (!tableColumns.contains(name)) {
         extra.add(name);
-        cols.add(functions.col(Expressions.quote(name)));
+        cols.add(functions.col(SchemaUtils.quote(name)));
       }
     }
     Dataset<Row> out;
@@ -174,13 +175,13 @@ public final class Constraints {
     }
     StructField first = fields[0];
     List<Column> guarded = new ArrayList<>();
-    guarded.add(checked.otherwise(functions.col(Expressions.quote(first.name()))).cast(first.dataType())
+    guarded.add(checked.otherwise(functions.col(SchemaUtils.quote(first.name()))).cast(first.dataType())
         .as(first.name(), first.metadata()));
     for (int i = 1; i < fields.length; i++) {
-      guarded.add(functions.col(Expressions.quote(fields[i].name())));
+      guarded.add(functions.col(SchemaUtils.quote(fields[i].name())));
     }
     for (String name : extra) {
-      guarded.add(functions.col(Expressions.quote(name)));
+      guarded.add(functions.col(SchemaUtils.quote(name)));
     }
     try {
       return out.select(guarded.toArray(new Column[0]));

@@ -1,5 +1,6 @@
 package io.filecommit.constraints;
 
+import io.filecommit.schema.SchemaUtils;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
 import java.util.ArrayList;
@@ -136,7 +137,7 @@ final class Expressions {
       if (sb.length() > 0) {
         sb.append('.');
       }
-      sb.append(p.contains(".") ? quote(p) : p);
+      sb.append(p.contains(".") ? SchemaUtils.quote(p) : p);
     }
     return sb.toString();
   }
@@ -147,14 +148,11 @@ final class Expressions {
       if (sb.length() > 0) {
         sb.append('.');
       }
-      sb.append(quote(p));
+      sb.append(SchemaUtils.quote(p));
     }
     return functions.col(sb.toString());
   }
 
-  static String quote(String name) {
-    return "`" + name.replace("`", "``") + "`";
-  }
 
   /** Throws {@code e} as it is (Spark's AnalysisException is checked in Java's eyes only). */
   @SuppressWarnings("unchecked")

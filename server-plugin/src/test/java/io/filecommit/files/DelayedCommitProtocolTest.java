@@ -40,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
-/** Unit tests of {@link DelayedCommitProtocol} and {@link PartitionPaths} (reference table-formats.md). */
+/** Unit tests of {@link DelayedCommitProtocol} and {@link PartitionPaths} (Delta's DelayedCommitProtocol; Spark's partition path escaping). */
 class DelayedCommitProtocolTest {
   private static final String UUID_RE = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 

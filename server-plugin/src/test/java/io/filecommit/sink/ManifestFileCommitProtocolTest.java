@@ -43,7 +43,7 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Unit tests of {@link ManifestFileCommitProtocol}: registries, file names, the setup requirement,
- * the race error and the abort paths (seed ManifestFileCommitProtocol.txt). The log is Spark's
+ * the race error and the abort paths (as Spark's ManifestFileCommitProtocol). The log is Spark's
  * {@link FileStreamSinkLog}, checked by reading its files as text.
  */
 class ManifestFileCommitProtocolTest {
