@@ -36,11 +36,12 @@ from delta_tables import commit_versions
 from helpers import checkpoint_versions, data_files, log_actions, log_state, shared_dir
 
 import filecommit
+from filecommit import errors
 
 pytestmark = pytest.mark.slow
 
-LOG_WRITE_FAILED = "FILECOMMIT_LOG_WRITE_FAILED"
-STATE_UNKNOWN = "FILECOMMIT_COMMIT_STATE_UNKNOWN"
+LOG_WRITE_FAILED = errors.FILECOMMIT_LOG_WRITE_FAILED
+STATE_UNKNOWN = errors.FILECOMMIT_COMMIT_STATE_UNKNOWN
 DEFINITE = {LOG_WRITE_FAILED, STATE_UNKNOWN}
 APP = "faults"
 SCHEMA = "id long, part string, v long"
@@ -544,11 +545,9 @@ def test_a_failed_listing_fails_the_command_before_anything_is_written(spark, de
     check_with_spark_delta(delta_spark, table_path, [3], rows)
 
 
-@pytest.mark.xfail(strict=True, reason="a storage failure while the log is read, before anything is written, "
-                   "reaches the client as java.io.UncheckedIOException without an error class")
 def test_a_failed_listing_is_reported_with_an_error_class(spark, table_path):
     error, _, _ = _update_through_a_failed_listing(spark, table_path)
-    assert condition(error) is not None, f"no error class: {str(error).splitlines()[0]}"
+    assert condition(error) == errors.FILECOMMIT_LOG_READ_FAILED, f"got: {str(error).splitlines()[0]}"
 
 
 @pytest.mark.parametrize("point", [faults.CHECKPOINT_BEFORE, faults.LAST_CHECKPOINT_BEFORE,
@@ -652,9 +651,6 @@ def test_sink_batch_through_a_log_fault_then_retry_with_the_same_batch_id(spark,
         session.stop()
 
 
-@pytest.mark.xfail(strict=True, reason="a _spark_metadata write that fails reaches the client as java.io.IOException "
-                   "without an error class, also when the batch had landed (the sink does not read its outcome "
-                   "from the log)")
 @pytest.mark.parametrize("point", [faults.SINK_BEFORE, faults.SINK_AFTER])
 def test_sink_log_fault_reaches_the_client_as_success_or_a_definite_class(spark, table_path, point):
     from helpers import second_session

@@ -287,6 +287,10 @@ FILECOMMIT_LOG_WRITE_FAILED = "FILECOMMIT_LOG_WRITE_FAILED"
 """SQLSTATE 58030. The storage failed to publish the commit and the log shows it did not land:
 nothing was committed."""
 
+FILECOMMIT_LOG_READ_FAILED = "FILECOMMIT_LOG_READ_FAILED"
+"""SQLSTATE 58030. The table's log could not be read (a storage failure) before anything was
+written: nothing was committed; retry the call."""
+
 FILECOMMIT = frozenset({
     FILECOMMIT_INVALID_CHANGE_TYPE,
     FILECOMMIT_INVALID_ARGUMENT,
@@ -297,6 +301,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_UNSUPPORTED_OPERATION,
     FILECOMMIT_COMMIT_STATE_UNKNOWN,
     FILECOMMIT_LOG_WRITE_FAILED,
+    FILECOMMIT_LOG_READ_FAILED,
 })
 """filecommit's own conditions (``FILECOMMIT_*``)."""
 

@@ -287,6 +287,8 @@ public final class DeltaLog {
       throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_READ.error(
           "Cannot read the Delta table at " + tablePath + ": it needs reader feature(s) " + e.getUnsupportedFeatures()
               + " that filecommit does not support", Map.of("unsupported", String.valueOf(e.getUnsupportedFeatures())));
+    } catch (RuntimeException e) {
+      throw readFailure(e);
     }
     long version = ks.getVersion();
     SnapshotCache.Entry fresh = new SnapshotCache.Entry(version, commitMtime(version), KernelInternals.protocol(ks),
@@ -302,7 +304,13 @@ public final class DeltaLog {
     long version = c.version();
     boolean exact = kernel.getVersion() == version;
     return new Snapshot(version, c.protocol(), c.metadata(),
-        () -> ScanFiles.activeFiles(exact ? kernel : kernelSnapshotAt(version), engine, tablePath.toString()),
+        () -> {
+          try {
+            return ScanFiles.activeFiles(exact ? kernel : kernelSnapshotAt(version), engine, tablePath.toString());
+          } catch (RuntimeException e) {
+            throw readFailure(e);
+          }
+        },
         appId -> c.ownTxns().containsKey(appId) ? Optional.of(c.ownTxns().get(appId))
             : KernelInternals.latestTransactionVersion(kernel, engine, appId),
         () -> exact ? kernel.getTimestamp(engine) : commitTimestamp(version));
@@ -347,8 +355,29 @@ public final class DeltaLog {
     } catch (FileNotFoundException e) {
       return -1;
     } catch (IOException e) {
-      throw new UncheckedIOException("Cannot read " + logPath, e);
+      throw readFailure(e);
     }
+  }
+
+  /**
+   * The typed error of a storage failure while reading the log (Kernel wraps I/O failures in its
+   * own runtime exceptions); anything that is not an I/O failure is returned as it is.
+   *
+   * @param e what reading threw
+   * @return {@code FILECOMMIT_LOG_READ_FAILED} when an {@link IOException} is in the cause chain
+   */
+  public RuntimeException readFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof io.filecommit.errors.FileCommitException typed) {
+        return typed;
+      }
+      if (t instanceof IOException) {
+        return ErrorClass.FILECOMMIT_LOG_READ_FAILED.error("Cannot read the log of the Delta table at " + tablePath
+            + " (storage failure: " + t + "); nothing was written, retry the command", e,
+            Map.of("table", tablePath.toString()));
+      }
+    }
+    return e instanceof RuntimeException r ? r : new IllegalStateException(e);
   }
 
   private io.delta.kernel.Snapshot kernelSnapshotAt(long version) {

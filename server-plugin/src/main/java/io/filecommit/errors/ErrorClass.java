@@ -123,6 +123,8 @@ public enum ErrorClass {
   FILECOMMIT_COMMIT_STATE_UNKNOWN("40003"),
   /** The store failed to publish the commit and the log shows it did not land: nothing committed. */
   FILECOMMIT_LOG_WRITE_FAILED("58030"),
+  /** The table's log could not be read (a storage failure) before anything was written. */
+  FILECOMMIT_LOG_READ_FAILED("58030"),
   /** A client session set a setting the server owns (Spark's class for static configuration). */
   CANNOT_MODIFY_STATIC_CONFIG("46110"),
   /** DELETE / UPDATE: a non-deterministic condition or assignment (Spark's class). */

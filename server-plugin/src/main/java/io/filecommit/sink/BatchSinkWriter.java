@@ -100,6 +100,9 @@ public final class BatchSinkWriter {
    *     retention
    * @throws IllegalStateException {@code "Race while writing batch <id>: ..."} when another writer
    *     committed the same batch id first (this call's files were deleted)
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_WRITE_FAILED} when the sink
+   *     log could not be written and shows the batch absent (files deleted), {@code
+   *     FILECOMMIT_COMMIT_STATE_UNKNOWN} when it cannot be read back (files kept)
    * @throws UncheckedIOException when the file system cannot be reached
    */
   public static Result write(SparkSession session, Dataset<Row> data, String path, long batchId,
@@ -157,6 +160,9 @@ public final class BatchSinkWriter {
     } catch (RuntimeException e) {
       String race = "Race while writing batch " + batchId;
       for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof io.filecommit.errors.FileCommitException typed) {
+          throw typed;
+        }
         if (t instanceof IllegalStateException && race.equals(t.getMessage())) {
           throw new IllegalStateException(race + ": another writer committed batch " + batchId + " of " + qualified
               + " first; the files of this attempt were deleted", e);

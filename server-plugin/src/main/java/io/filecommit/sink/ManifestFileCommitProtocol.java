@@ -1,10 +1,12 @@
 package io.filecommit.sink;
 
+import io.filecommit.errors.ErrorClass;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -67,10 +69,11 @@ import scala.jdk.javaapi.CollectionConverters;
  *       IllegalStateException("Race while writing batch <id>")} (Spark's {@code FileFormatWriter}
  *       then calls {@code abortJob}, which deletes this job's files). The pending files are
  *       cleared <em>before</em> {@code fileLog.add} (as Spark's own committer does), so no later
- *       {@code abortJob} can delete a file the log lists, even when {@code add} throws after it
- *       wrote the batch (compaction or retention clean-up can). They are handed back to {@code
- *       abortJob} only when the log shows that batch {@code batchId} is absent or lists none of
- *       them (a lost race); when in doubt they stay on disk, invisible to readers of the log.
+ *       {@code abortJob} can delete a file the log lists. When {@code add} throws, the outcome is
+ *       read from the log: the batch lists this job's files -> committed (the failure came after);
+ *       absent -> {@code FILECOMMIT_LOG_WRITE_FAILED} and the files go back to {@code abortJob};
+ *       another writer's -> the race error; unreadable -> {@code FILECOMMIT_COMMIT_STATE_UNKNOWN},
+ *       the files stay on disk, invisible to readers of the log.
  * </ul>
  *
  * <p>Concurrency: adding a batch is serialized per log directory inside this JVM, because the
@@ -341,10 +344,28 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
         added = fileLog.add(batchId, statuses.toArray(new SinkFileStatus[0]));
       }
     } catch (Throwable t) {
-      if (pendingCommitFiles != null && batchListsNoneOf(pending, statuses)) {
+      // The outcome is read from the log, never guessed from the exception.
+      Outcome outcome = outcomeOf(pending, statuses);
+      if (outcome == Outcome.OURS) {
+        LOG.warn("Batch {} of {} was added although the log reported {}: committed", batchId, outputPath, t.toString());
+        committedFiles = Collections.unmodifiableList(statuses);
+        return;
+      }
+      if (outcome == Outcome.UNKNOWN) {
+        throw ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.error("Cannot tell whether batch " + batchId + " of "
+            + outputPath + " was committed: adding it to the sink log failed (" + t + ") and the log cannot be read "
+            + "back; its files were kept. Write the batch again to converge", t,
+            Map.of("batchId", Long.toString(batchId), "path", outputPath));
+      }
+      if (pendingCommitFiles != null) {
         pendingCommitFiles.addAll(pending);
       }
-      throw t;
+      if (outcome == Outcome.ABSENT) {
+        throw ErrorClass.FILECOMMIT_LOG_WRITE_FAILED.error("Adding batch " + batchId + " to the sink log of "
+            + outputPath + " failed and the log shows it absent; nothing was committed: " + t, t,
+            Map.of("batchId", Long.toString(batchId), "path", outputPath));
+      }
+      throw new IllegalStateException("Race while writing batch " + batchId, t);
     }
     if (!added) {
       if (pendingCommitFiles != null) {
@@ -356,16 +377,23 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
     committedFiles = Collections.unmodifiableList(statuses);
   }
 
-  /**
-   * After a failed {@code fileLog.add}: whether the log provably does not list any of the given
-   * files as batch {@code batchId} (the batch is absent, or another writer's). False when in doubt
-   * (the log cannot be read), so that a file a committed batch lists is never given to abortJob.
-   */
-  private boolean batchListsNoneOf(List<SinkFileStatus> pending, List<SinkFileStatus> statuses) {
+  /** What the log says about batch {@code batchId} after a failed {@code fileLog.add}. */
+  private enum Outcome {
+    /** The batch lists this job's files: it was committed (the failure came after). */
+    OURS,
+    /** The batch is absent: nothing was committed. */
+    ABSENT,
+    /** Another writer's batch holds the id. */
+    OTHERS,
+    /** The log cannot be read: the batch may or may not be ours. */
+    UNKNOWN
+  }
+
+  private Outcome outcomeOf(List<SinkFileStatus> pending, List<SinkFileStatus> statuses) {
     try {
       Option<SinkFileStatus[]> batch = fileLog.get(batchId);
       if (batch.isEmpty()) {
-        return true;
+        return Outcome.ABSENT;
       }
       java.util.Set<Path> listed = new java.util.HashSet<>();
       for (SinkFileStatus s : batch.get()) {
@@ -374,14 +402,15 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
       for (List<SinkFileStatus> ours : List.of(pending, statuses)) {
         for (SinkFileStatus s : ours) {
           if (listed.contains(s.toFileStatus().getPath())) {
-            return false;
+            return Outcome.OURS;
           }
         }
       }
-      return true;
+      // An empty batch of ours lists nothing: the id is committed either way, with no file.
+      return statuses.isEmpty() && pending.isEmpty() ? Outcome.OURS : Outcome.OTHERS;
     } catch (Throwable t) {
-      LOG.warn("Cannot tell whether batch {} lists the files of this job; keeping them: {}", batchId, t.toString());
-      return false;
+      LOG.warn("Cannot read batch {} of {} back after a failed add: {}", batchId, outputPath, t.toString());
+      return Outcome.UNKNOWN;
     }
   }
 

@@ -242,11 +242,12 @@ class ManifestFileCommitProtocolTest {
     ManifestFileCommitProtocol c = committer(failing, 0);
     List<String> files = new ArrayList<>();
     List<TaskCommitMessage> msgs = twoCommittedTasks(c, files);
-    IllegalStateException e = assertThrows(IllegalStateException.class,
-        () -> c.commitJob(job(), CollectionConverters.asScala(msgs).toSeq()));
-    assertEquals("clean-up failed after the batch was written", e.getMessage(), "the original error is rethrown");
+    // The outcome is read from the log: the batch lists our files, so it is committed; the failure
+    // came after (clean-up) and does not make the batch a failed write.
+    c.commitJob(job(), CollectionConverters.asScala(msgs).toSeq());
+    assertEquals(2, c.committedFiles().size(), "committed: the log lists the batch's files");
     assertEquals(List.of(), c.pendingCommitFiles(), "files the log lists are no longer pending");
-    c.abortJob(job()); // what Spark's FileFormatWriter does after a failed commitJob
+    c.abortJob(job()); // harmless even if called: nothing is pending
     SinkFileStatus[] batch = log().get(0L).get();
     assertEquals(2, batch.length, "batch 0 was committed by the failing add");
     for (String f : files) {
@@ -274,8 +275,10 @@ class ManifestFileCommitProtocolTest {
     ManifestFileCommitProtocol c = committer(lostRace, 0);
     List<String> files = new ArrayList<>();
     List<TaskCommitMessage> msgs = twoCommittedTasks(c, files);
-    assertThrows(java.util.ConcurrentModificationException.class,
+    IllegalStateException race = assertThrows(IllegalStateException.class,
         () -> c.commitJob(job(), CollectionConverters.asScala(msgs).toSeq()));
+    assertEquals("Race while writing batch 0", race.getMessage(), "another writer's batch holds the id");
+    assertTrue(race.getCause() instanceof java.util.ConcurrentModificationException, String.valueOf(race.getCause()));
     assertEquals(2, c.pendingCommitFiles().size(), "the log lists none of them: back to abortJob");
     c.abortJob(job());
     for (String f : files) {
@@ -297,7 +300,10 @@ class ManifestFileCommitProtocolTest {
     ManifestFileCommitProtocol c = committer(nothingWritten, 0);
     List<String> files = new ArrayList<>();
     List<TaskCommitMessage> msgs = twoCommittedTasks(c, files);
-    assertThrows(IllegalStateException.class, () -> c.commitJob(job(), CollectionConverters.asScala(msgs).toSeq()));
+    io.filecommit.errors.FileCommitException failed = assertThrows(io.filecommit.errors.FileCommitException.class,
+        () -> c.commitJob(job(), CollectionConverters.asScala(msgs).toSeq()));
+    assertEquals("FILECOMMIT_LOG_WRITE_FAILED", failed.getCondition(), "the log shows the batch absent: definite");
+    assertEquals("disk full", failed.getCause().getMessage(), "the original error is the cause");
     c.abortJob(job());
     files.forEach(f -> assertFalse(local(f).exists(), f));
     assertTrue(log().get(0L).isEmpty());
@@ -317,9 +323,10 @@ class ManifestFileCommitProtocolTest {
     ManifestFileCommitProtocol d = committer(inDoubt, 0);
     List<String> kept = new ArrayList<>();
     List<TaskCommitMessage> msgs2 = twoCommittedTasks(d, kept);
-    IllegalStateException e = assertThrows(IllegalStateException.class,
+    io.filecommit.errors.FileCommitException e = assertThrows(io.filecommit.errors.FileCommitException.class,
         () -> d.commitJob(job(), CollectionConverters.asScala(msgs2).toSeq()));
-    assertEquals("rename timed out", e.getMessage(), "the original error, not the log's");
+    assertEquals("FILECOMMIT_COMMIT_STATE_UNKNOWN", e.getCondition());
+    assertEquals("rename timed out", e.getCause().getMessage(), "the original error, not the log's");
     d.abortJob(job());
     kept.forEach(f -> assertTrue(local(f).exists(), f));
   }

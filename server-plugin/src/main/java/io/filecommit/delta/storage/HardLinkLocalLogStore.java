@@ -95,9 +95,14 @@ public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
     }
   }
 
-  /** False: content appears under the target name whole or not at all. */
+  /**
+   * True, as Delta's {@code LocalLogStore}: on the local file system a file written through the
+   * file system (not {@link #write}) is visible while it is being written, so writers that ask —
+   * Delta Kernel's checkpoint writer ({@code writeParquetFileAtomically}) — write to a temporary
+   * name and rename. Commits written by {@link #write} appear whole or not at all either way.
+   */
   @Override
   public Boolean isPartialWriteVisible(Path path, Configuration hadoopConf) {
-    return false;
+    return true;
   }
 }
