@@ -30,9 +30,10 @@ import org.apache.spark.sql.functions;
  * </ul>
  *
  * On a table that takes deletion vectors ({@code delta.enableDeletionVectors=true}), the matching
- * rows are marked deleted in their files' deletion vectors instead ({@link DeletionVectorWriter}):
- * each touched file is removed and added back with its new DV (or only removed when no row is
- * left). Rows whose condition is NULL are kept (SQL semantics). Refused on append-only tables.
+ * rows are marked deleted in their files' deletion vectors instead ({@link MarkedRows}, built on
+ * the executors): each touched file is removed and added back with its new DV (or only removed when
+ * no row is left). Rows whose condition is NULL are kept (SQL semantics). Refused on append-only
+ * tables.
  */
 public final class DeleteCommand {
   private DeleteCommand() {}
@@ -71,20 +72,20 @@ public final class DeleteCommand {
             .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"));
       }
       long numDeleted = change.rowCount(removed);
-      return change.writeAndCommit(changes, removed, null, options, stats -> new Operation.Delete(predicate, stats),
+      return change.writeAndCommit(changes, removed, List.of(), options, stats -> new Operation.Delete(predicate, stats),
           () -> new RowMetrics(numDeleted, 0, 0, 0));
     }
 
     Column matches = functions.coalesce(condition, functions.lit(false));
     if (change.usesDeletionVectors(candidates.files())) {
       // Deletion vectors: the matching rows are marked deleted in their files; nothing is rewritten.
-      RowLevelChange.Marked marked = change.matchingRows(candidates.files(), matches);
+      MarkedRows marked = change.markRows(candidates.files(), matches);
       Dataset<Row> changes = change.cdf && !marked.files().isEmpty()
           ? RowLevelOutput.withoutLocation(change.scan(marked.files()).filter(matches))
               .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"))
           : null;
       RowMetrics metrics = new RowMetrics(marked.count(), 0, 0, 0);
-      return change.writeAndCommit(changes, marked.files(), change.deletionVectors(marked), options,
+      return change.writeAndCommit(changes, marked.files(), marked.kept(), options,
           stats -> new Operation.Delete(predicate, stats), () -> metrics);
     }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);
@@ -98,7 +99,7 @@ public final class DeleteCommand {
           : scan.filter(functions.not(matches));
     }
     RowMetrics metrics = new RowMetrics(touched.matched(), 0, 0, touched.others());
-    return change.writeAndCommit(rows, new ArrayList<>(rewritten), null, options,
+    return change.writeAndCommit(rows, new ArrayList<>(rewritten), List.of(), options,
         stats -> new Operation.Delete(predicate, stats), () -> metrics);
   }
 }

@@ -29,9 +29,9 @@ import org.apache.spark.sql.types.StructField;
  * row copied. With the change data feed on, each updated row also gives an {@code
  * update_preimage} and an {@code update_postimage} change row, written in the same pass. The
  * table's constraints hold for every written row. Rows whose condition is NULL are not updated. On
- * a table that takes deletion vectors, the old rows are marked deleted in their files' DVs and only
- * the updated rows are written (as Delta does), no row is copied.
- * Refused on append-only tables.
+ * a table that takes deletion vectors, the old rows are marked deleted in their files' DVs
+ * ({@link MarkedRows}, built on the executors) and only the updated rows are written (as Delta
+ * does), no row is copied. Refused on append-only tables.
  */
 public final class UpdateCommand {
   private UpdateCommand() {}
@@ -83,7 +83,7 @@ public final class UpdateCommand {
     String predicate = RowLevelChange.sql(condition);
     if (change.usesDeletionVectors(candidates.files())) {
       // Deletion vectors: the old rows are marked deleted in their files, only the updated rows are written.
-      RowLevelChange.Marked marked = change.matchingRows(candidates.files(), matches);
+      MarkedRows marked = change.markRows(candidates.files(), matches);
       Dataset<Row> out = null;
       if (!marked.files().isEmpty()) {
         Dataset<Row> matched = change.scan(marked.files()).filter(matches);
@@ -93,7 +93,7 @@ public final class UpdateCommand {
             : change.output().updatedInPlace(matched, functions.lit(true), after, recompute);
       }
       RowMetrics metrics = new RowMetrics(0, marked.count(), 0, 0);
-      return change.writeAndCommit(out, marked.files(), change.deletionVectors(marked), options,
+      return change.writeAndCommit(out, marked.files(), marked.kept(), options,
           stats -> new Operation.Update(predicate, stats), () -> metrics);
     }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);
@@ -110,7 +110,7 @@ public final class UpdateCommand {
       }
     }
     RowMetrics metrics = new RowMetrics(0, touched.matched(), 0, touched.others());
-    return change.writeAndCommit(rows, rewritten, null, options, stats -> new Operation.Update(predicate, stats),
+    return change.writeAndCommit(rows, rewritten, List.of(), options, stats -> new Operation.Update(predicate, stats),
         () -> metrics);
   }
 }

@@ -208,7 +208,7 @@ public final class MergeIntoCommand {
         counters[RowLevelOutput.Kind.DELETE.ordinal()].value() + counters[RowLevelOutput.Kind.DROP.ordinal()].value(),
         counters[RowLevelOutput.Kind.UPDATE.ordinal()].value(), counters[RowLevelOutput.Kind.INSERT.ordinal()].value(),
         counters[RowLevelOutput.Kind.COPY.ordinal()].value());
-    return change.writeAndCommit(toWrite, rewritten, null, options,
+    return change.writeAndCommit(toWrite, rewritten, List.of(), options,
         stats -> new Operation.Merge(predicate, matched, notMatched, bySource, stats), metrics);
   }
 
