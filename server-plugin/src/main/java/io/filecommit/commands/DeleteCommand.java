@@ -32,8 +32,9 @@ import org.apache.spark.sql.functions;
  * On a table that takes deletion vectors ({@code delta.enableDeletionVectors=true}), the matching
  * rows are marked deleted in their files' deletion vectors instead ({@link MarkedRows}, built on
  * the executors): each touched file is removed and added back with its new DV (or only removed when
- * no row is left). Rows whose condition is NULL are kept (SQL semantics). Refused on append-only
- * tables.
+ * no row is left); with the change data feed on, the {@code delete} change rows are the rows the
+ * new DVs mark, read back through them (the condition is evaluated once). Rows whose condition is
+ * NULL are kept (SQL semantics). Refused on append-only tables.
  */
 public final class DeleteCommand {
   private DeleteCommand() {}
@@ -81,7 +82,7 @@ public final class DeleteCommand {
       // Deletion vectors: the matching rows are marked deleted in their files; nothing is rewritten.
       MarkedRows marked = change.markRows(candidates.files(), matches);
       Dataset<Row> changes = change.cdf && !marked.files().isEmpty()
-          ? RowLevelOutput.withoutLocation(change.scan(marked.files()).filter(matches))
+          ? RowLevelOutput.withoutLocation(marked.rows(change))
               .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"))
           : null;
       RowMetrics metrics = new RowMetrics(marked.count(), 0, 0, 0);

@@ -2,6 +2,7 @@ package io.filecommit.commands;
 
 import io.filecommit.deletionvectors.DeletionVectorBitmapGenerator;
 import io.filecommit.deletionvectors.DeletionVectorStore;
+import io.filecommit.deletionvectors.RowIndexFilter;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;
 import java.util.ArrayList;
@@ -20,7 +21,9 @@ import org.apache.spark.sql.functions;
  * Pass 1 of a DELETE or UPDATE on a table that takes deletion vectors (Delta's {@code
  * DMLWithDeletionVectorsHelper}): the rows satisfying the condition are marked in new deletion
  * vectors built on the executors ({@link DeletionVectorBitmapGenerator}); the driver gets one
- * descriptor per touched file.
+ * descriptor per touched file. The new DVs are the command's one decision per row: whatever else
+ * the command writes for these rows (UPDATE's new rows, DELETE's {@code delete} change rows) is read
+ * back through them ({@link #rows}), never by evaluating the condition again.
  *
  * <p>DV files carry a per-command token; the cleanup that deletes them is registered with the
  * transaction before the job runs ({@code OptimisticTransaction.onAbort}: never once the commit
@@ -86,5 +89,23 @@ public record MarkedRows(List<AddFile> files, List<AddFile> kept, long count, Ma
       }
     }
     return new MarkedRows(files, kept, count, dvs, everyRow);
+  }
+
+  /**
+   * The rows this pass marked, read back from the touched files through the new DVs: rows of the
+   * current snapshot (earlier DVs applied) whose index is in the new DV, i.e. in (new DV minus old
+   * DV), and every live row of a file marked whole. The condition is not evaluated again.
+   *
+   * @param change the change
+   * @return the table's columns plus {@link TableScan#FILE_COLUMN} and {@link TableScan#ROW_COLUMN}
+   */
+  Dataset<Row> rows(RowLevelChange change) {
+    Dataset<Row> scan = change.scan(files);
+    if (files.isEmpty()) {
+      return scan;
+    }
+    return scan.filter(RowIndexFilter.keep(change.session, change.log.tablePath().toString(), change.log.conf(), dvs,
+        everyRow, RowIndexFilter.Mode.KEEP_MARKED, functions.col(TableScan.FILE_COLUMN),
+        functions.col(TableScan.ROW_COLUMN)));
   }
 }

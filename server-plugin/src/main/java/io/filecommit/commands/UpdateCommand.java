@@ -31,7 +31,8 @@ import org.apache.spark.sql.types.StructField;
  * table's constraints hold for every written row. Rows whose condition is NULL are not updated. On
  * a table that takes deletion vectors, the old rows are marked deleted in their files' DVs
  * ({@link MarkedRows}, built on the executors) and only the updated rows are written (as Delta
- * does), no row is copied. Refused on append-only tables.
+ * does), no row is copied: the rows written are the rows the new DVs mark, read back through them,
+ * so the condition is evaluated once per row. Refused on append-only tables.
  */
 public final class UpdateCommand {
   private UpdateCommand() {}
@@ -82,11 +83,12 @@ public final class UpdateCommand {
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
     String predicate = RowLevelChange.sql(condition);
     if (change.usesDeletionVectors(candidates.files())) {
-      // Deletion vectors: the old rows are marked deleted in their files, only the updated rows are written.
+      // Deletion vectors: the old rows are marked deleted in their files, only the updated rows are
+      // written: the rows the new DVs mark, read back through them (one decision per row).
       MarkedRows marked = change.markRows(candidates.files(), matches);
       Dataset<Row> out = null;
       if (!marked.files().isEmpty()) {
-        Dataset<Row> matched = change.scan(marked.files()).filter(matches);
+        Dataset<Row> matched = marked.rows(change);
         out = change.cdf
             ? change.output().finish(matched.select(functions.explode(RowLevelOutput.array(change.output().updated(before, after, recompute)))
                 .as(RowLevelOutput.OUT)), null)
