@@ -1,6 +1,7 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.actions.AddFile;
+import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.RowMetrics;
@@ -34,7 +35,9 @@ import org.apache.spark.sql.functions;
  * the executors): each touched file is removed and added back with its new DV (or only removed when
  * no row is left); with the change data feed on, the {@code delete} change rows are the rows the
  * new DVs mark, read back through them (the condition is evaluated once). Rows whose condition is
- * NULL are kept (SQL semantics). Refused on append-only tables.
+ * NULL are kept (SQL semantics). A non-deterministic condition is refused before anything is
+ * written, as Spark refuses it ({@code INVALID_NON_DETERMINISTIC_EXPRESSIONS}). Refused on
+ * append-only tables.
  */
 public final class DeleteCommand {
   private DeleteCommand() {}
@@ -50,7 +53,7 @@ public final class DeleteCommand {
    * @return what was committed; {@code committed=false} when {@code txnId} was already applied or
    *     no row matched (and no {@code txnId} was given); row metrics: deleted and copied rows
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_DELTA_TABLE}, {@code
-   *     DELTA_CANNOT_MODIFY_APPEND_ONLY}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, conflict
+   *     DELTA_CANNOT_MODIFY_APPEND_ONLY}, {@code INVALID_NON_DETERMINISTIC_EXPRESSIONS}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, conflict
    *     classes; Spark's analysis errors for a condition that does not resolve
    */
   public static CommandResult run(SparkSession session, String path, Column condition,
@@ -60,7 +63,9 @@ public final class DeleteCommand {
       return change.nothingCommitted();
     }
     if (condition != null) {
-      change.scan(List.of()).filter(condition); // resolves the condition before any work
+      // Resolves the condition before any work, and refuses it when it is not deterministic.
+      RowLevelChange.requireDeterministic(change.scan(List.of()).filter(condition),
+          ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS, "the condition of DELETE");
     }
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
     String predicate = RowLevelChange.sql(condition);

@@ -10,6 +10,7 @@ import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.DeltaErrors;
+import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.schema.PartitionPredicates;
 import io.filecommit.schema.SchemaUtils;
@@ -327,6 +328,36 @@ public final class RowLevelChange {
    */
   public MarkedRows markRows(List<AddFile> candidates, Column matches) {
     return MarkedRows.mark(this, candidates, matches);
+  }
+
+  /**
+   * Refuses non-deterministic expressions before anything is written (invariant: one decision per
+   * row): Spark's {@code CheckAnalysis} refuses them in DELETE and UPDATE with {@code
+   * INVALID_NON_DETERMINISTIC_EXPRESSIONS}, Delta's {@code PreprocessTableMerge.checkCondition} in
+   * MERGE conditions with {@code DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED}. An expression is
+   * non-deterministic when Spark's {@code Expression.deterministic} is false after analysis
+   * ({@code rand()}, {@code uuid()}, UDFs marked {@code asNondeterministic()}, Python UDFs included).
+   *
+   * @param analyzed a DataFrame whose top operator holds the expressions to check (a {@code
+   *     filter} for a condition, a {@code select} for values), over a plan that allows
+   *     non-deterministic expressions there
+   * @param error the class to refuse with
+   * @param operation what is checked, for the message, e.g. {@code "the condition of DELETE"}
+   * @throws io.filecommit.errors.FileCommitException of class {@code error} naming the SQL of the
+   *     non-deterministic expressions (parameter {@code sqlExprs})
+   */
+  public static void requireDeterministic(Dataset<Row> analyzed, ErrorClass error, String operation) {
+    List<String> found = new ArrayList<>();
+    for (Expression e : scala.jdk.javaapi.CollectionConverters.asJava(analyzed.queryExecution().analyzed().expressions())) {
+      if (!e.deterministic()) {
+        found.add(e.sql());
+      }
+    }
+    if (!found.isEmpty()) {
+      throw error.error("Non-deterministic expressions are not supported in " + operation + ": " + String.join(", ", found)
+          + ". A row-level change decides each row once; nothing was written",
+          Map.of("operation", operation, "sqlExprs", String.join(", ", found)));
+    }
   }
 
   /** The SQL text of a condition for commitInfo ({@code true} for none). */

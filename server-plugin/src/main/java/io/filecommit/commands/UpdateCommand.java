@@ -32,7 +32,9 @@ import org.apache.spark.sql.types.StructField;
  * a table that takes deletion vectors, the old rows are marked deleted in their files' DVs
  * ({@link MarkedRows}, built on the executors) and only the updated rows are written (as Delta
  * does), no row is copied: the rows written are the rows the new DVs mark, read back through them,
- * so the condition is evaluated once per row. Refused on append-only tables.
+ * so the condition is evaluated once per row. Non-deterministic conditions and assignments are
+ * refused before anything is written, as Spark refuses them ({@code
+ * INVALID_NON_DETERMINISTIC_EXPRESSIONS}). Refused on append-only tables.
  */
 public final class UpdateCommand {
   private UpdateCommand() {}
@@ -51,7 +53,8 @@ public final class UpdateCommand {
    *     no row matched (and no {@code txnId} was given); row metrics: updated and copied rows
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} without
    *     assignments, {@code DELTA_MERGE_UNRESOLVED_EXPRESSION} for an unknown or twice-assigned
-   *     column, {@code DELTA_MISSING_DELTA_TABLE}, {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}, the
+   *     column, {@code DELTA_MISSING_DELTA_TABLE}, {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}, {@code
+   *     INVALID_NON_DETERMINISTIC_EXPRESSIONS} for a non-deterministic condition or value, the
    *     table's constraint classes, conflict classes; Spark's analysis errors for expressions
    *     that do not resolve
    */
@@ -76,8 +79,12 @@ public final class UpdateCommand {
         recompute.add(f.name());
       }
     }
-    // Resolve every expression before any work.
+    // Resolve every expression before any work; refuse non-deterministic ones.
     Dataset<Row> empty = change.scan(List.of());
+    RowLevelChange.requireDeterministic(empty.filter(matches), ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS,
+        "the condition of UPDATE");
+    RowLevelChange.requireDeterministic(empty.select(set.values().toArray(new Column[0])),
+        ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS, "the assignments of UPDATE");
     empty.filter(matches).select(after.toArray(new Column[0]));
 
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
