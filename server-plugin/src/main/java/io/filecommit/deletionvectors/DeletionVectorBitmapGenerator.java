@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -24,32 +25,29 @@ import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
-import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
-import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.util.SerializableConfiguration;
 import org.roaringbitmap.longlong.Roaring64NavigableMap;
+import scala.Tuple2;
 
 /**
  * Builds the new deletion vectors of a DELETE or UPDATE on the executors (Delta's {@code
  * DeletionVectorBitmapGenerator} with {@code DeletionVectorWriter.createMapperToStoreDeletionVectors};
- * protocol "Deletion Vectors"). The matching rows, as (file, row index) pairs, are shuffled by file
- * and sorted by file and row index within each task; a task then takes one file at a time: the
- * file's new marks become one 64-bit RoaringBitmap, unioned with the file's current deletion
- * vector (read on the executor by Delta Kernel), and written by the task's {@link
- * DeletionVectorWriter} into the task's one DV file. Only descriptors come back to the driver.
+ * protocol "Deletion Vectors"). The matching rows arrive as (file, row index) pairs; each scan task
+ * turns every run of consecutive rows of one file into a partial 64-bit RoaringBitmap (a scan task
+ * reads its files one after another, so usually one partial per file and task); the partials are
+ * shuffled by file and sorted by file, and a task then takes one file at a time: the file's partials
+ * are ORed into one bitmap, unioned with the file's current deletion vector (read on the executor
+ * by Delta Kernel), and written by the task's {@link DeletionVectorWriter} into the task's one DV
+ * file. Only descriptors come back to the driver.
  *
- * <p>Memory: a task holds the bitmap of one file (plus Spark's sort buffer, which spills); the
- * driver holds one small record per touched file, never row indexes. A file whose every row is
- * marked gets no DV: it is only removed.
+ * <p>Memory: a task holds the bitmap of one file (plus one partial being read, and Spark's sort
+ * buffer of serialized partials, which spills); the driver holds one small record per touched
+ * file, never row indexes. A file whose every row is marked gets no DV: it is only removed.
  */
 public final class DeletionVectorBitmapGenerator {
-  private static final String FILE_ID = "__fc_file_id";
-  private static final String ROW = "__fc_row_index";
-
   private DeletionVectorBitmapGenerator() {}
 
   /**
@@ -105,16 +103,86 @@ public final class DeletionVectorBitmapGenerator {
     Broadcast<Job> job = JavaSparkContext.fromSparkContext(session.sparkContext())
         .broadcast(new Job(tableRoot.toString(), new SerializableConfiguration(conf), ids, targets, token));
     try {
-      UserDefinedFunction fileId = functions.udf((UDF1<String, Integer>) p -> job.value().ids().get(p),
-          DataTypes.IntegerType);
       int tasks = Math.max(1, Math.min(session.sessionState().conf().numShufflePartitions(), targets.length));
-      Dataset<Row> sorted = marks.select(fileId.apply(functions.col(marks.columns()[0])).as(FILE_ID),
-              functions.col(marks.columns()[1]).cast(DataTypes.LongType).as(ROW))
-          .repartition(tasks, functions.col(FILE_ID))
-          .sortWithinPartitions(FILE_ID, ROW);
-      return sorted.mapPartitions(new BuildBitmaps(job), Encoders.javaSerialization(Outcome.class)).collectAsList();
+      // Map side: consecutive rows of a file (a scan task reads its files one after another) become
+      // one partial bitmap; only those are shuffled, by file, and sorted so a task meets each file once.
+      Dataset<Tuple2<Integer, byte[]>> partials = marks.mapPartitions(new PartialBitmaps(job),
+          Encoders.tuple(Encoders.INT(), Encoders.BINARY()));
+      return partials.repartition(tasks, functions.col("_1")).sortWithinPartitions("_1")
+          .mapPartitions(new BuildBitmaps(job), Encoders.javaSerialization(Outcome.class)).collectAsList();
     } finally {
       job.destroy();
+    }
+  }
+
+  private static byte[] portable(Roaring64NavigableMap bitmap) {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+      bitmap.runOptimize();
+      bitmap.serializePortable(out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.toByteArray();
+  }
+
+  private static Roaring64NavigableMap fromPortable(byte[] bytes) {
+    Roaring64NavigableMap bitmap = new Roaring64NavigableMap();
+    try {
+      bitmap.deserializePortable(new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes)));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bitmap;
+  }
+
+  /**
+   * Map side: (file log path, row index) rows -> (file id, partial bitmap), one partial per run of
+   * consecutive rows of a file; holds one bitmap at a time and emits lazily.
+   */
+  private static final class PartialBitmaps implements MapPartitionsFunction<Row, Tuple2<Integer, byte[]>> {
+    private static final long serialVersionUID = 1L;
+    private final Broadcast<Job> job;
+
+    PartialBitmaps(Broadcast<Job> job) {
+      this.job = job;
+    }
+
+    @Override
+    public Iterator<Tuple2<Integer, byte[]>> call(Iterator<Row> rows) {
+      Map<String, Integer> ids = job.value().ids();
+      return new Iterator<>() {
+        private Row pending = rows.hasNext() ? rows.next() : null;
+
+        @Override
+        public boolean hasNext() {
+          return pending != null;
+        }
+
+        @Override
+        public Tuple2<Integer, byte[]> next() {
+          if (pending == null) {
+            throw new java.util.NoSuchElementException();
+          }
+          String file = pending.getString(0);
+          Integer id = ids.get(file);
+          if (id == null) {
+            throw new IllegalStateException("Row of " + file + ", which is not a candidate file");
+          }
+          Roaring64NavigableMap bitmap = new Roaring64NavigableMap();
+          bitmap.addLong(pending.getLong(1));
+          pending = null;
+          while (rows.hasNext()) {
+            Row r = rows.next();
+            if (!r.getString(0).equals(file)) {
+              pending = r;
+              break;
+            }
+            bitmap.addLong(r.getLong(1));
+          }
+          return new Tuple2<>(id, portable(bitmap));
+        }
+      };
     }
   }
 
@@ -139,8 +207,8 @@ public final class DeletionVectorBitmapGenerator {
     }
   }
 
-  /** A task: one file's bitmap at a time, all of the task's DVs into one file. */
-  private static final class BuildBitmaps implements MapPartitionsFunction<Row, Outcome> {
+  /** Reduce side: one file's bitmap at a time (its partials ORed), all of the task's DVs into one file. */
+  private static final class BuildBitmaps implements MapPartitionsFunction<Tuple2<Integer, byte[]>, Outcome> {
     private static final long serialVersionUID = 1L;
     private final Broadcast<Job> job;
 
@@ -149,7 +217,7 @@ public final class DeletionVectorBitmapGenerator {
     }
 
     @Override
-    public Iterator<Outcome> call(Iterator<Row> rows) throws IOException {
+    public Iterator<Outcome> call(Iterator<Tuple2<Integer, byte[]>> partials) throws IOException {
       Job j = job.value();
       Configuration conf = j.conf().value();
       Path root = new Path(j.tablePath());
@@ -164,9 +232,9 @@ public final class DeletionVectorBitmapGenerator {
       int current = -1;
       Roaring64NavigableMap bitmap = null;
       try {
-        while (rows.hasNext()) {
-          Row r = rows.next();
-          int file = r.getInt(0);
+        while (partials.hasNext()) {
+          Tuple2<Integer, byte[]> p = partials.next();
+          int file = p._1();
           if (file != current) {
             if (bitmap != null) {
               out.add(finish(j, j.targets()[current], bitmap, writer, engine, conf));
@@ -174,7 +242,7 @@ public final class DeletionVectorBitmapGenerator {
             current = file;
             bitmap = new Roaring64NavigableMap();
           }
-          bitmap.addLong(r.getLong(1));
+          bitmap.or(fromPortable(p._2()));
         }
         if (bitmap != null) {
           out.add(finish(j, j.targets()[current], bitmap, writer, engine, conf));
