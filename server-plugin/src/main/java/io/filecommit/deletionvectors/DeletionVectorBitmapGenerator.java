@@ -25,9 +25,12 @@ import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.util.SerializableConfiguration;
 import org.roaringbitmap.longlong.Roaring64NavigableMap;
 import scala.Tuple2;
@@ -48,6 +51,9 @@ import scala.Tuple2;
  * file, never row indexes. A file whose every row is marked gets no DV: it is only removed.
  */
 public final class DeletionVectorBitmapGenerator {
+  private static final String PATH = "__fc_dv_path";
+  private static final String FILE_ID = "__fc_dv_file_id";
+
   private DeletionVectorBitmapGenerator() {}
 
   /**
@@ -66,8 +72,8 @@ public final class DeletionVectorBitmapGenerator {
   private record Target(String path, DeletionVectorDescriptor current, long numRecords) implements Serializable {}
 
   /** The broadcast state of one generation: the files by id, where to write, the command's token. */
-  private record Job(String tablePath, SerializableConfiguration conf, HashMap<String, Integer> ids, Target[] targets,
-      String token) implements Serializable {}
+  private record Job(String tablePath, SerializableConfiguration conf, Target[] targets, String token)
+      implements Serializable {}
 
   /**
    * Marks rows deleted in new deletion vectors, one DV file per task under the table root.
@@ -91,7 +97,7 @@ public final class DeletionVectorBitmapGenerator {
     if (candidates.isEmpty()) {
       return List.of();
     }
-    HashMap<String, Integer> ids = new HashMap<>();
+    Map<String, Integer> ids = new HashMap<>();
     Target[] targets = new Target[candidates.size()];
     for (int i = 0; i < targets.length; i++) {
       AddFile f = candidates.get(i);
@@ -101,12 +107,22 @@ public final class DeletionVectorBitmapGenerator {
       ids.put(f.path(), i);
     }
     Broadcast<Job> job = JavaSparkContext.fromSparkContext(session.sparkContext())
-        .broadcast(new Job(tableRoot.toString(), new SerializableConfiguration(conf), ids, targets, token));
+        .broadcast(new Job(tableRoot.toString(), new SerializableConfiguration(conf), targets, token));
     try {
       int tasks = Math.max(1, Math.min(session.sessionState().conf().numShufflePartitions(), targets.length));
       // Map side: consecutive rows of a file (a scan task reads its files one after another) become
       // one partial bitmap; only those are shuffled, by file, and sorted so a task meets each file once.
-      Dataset<Tuple2<Integer, byte[]>> partials = marks.mapPartitions(new PartialBitmaps(job),
+      // File paths become int ids in a broadcast join (generated code), so the map side handles
+      // two primitives per row, never a path string.
+      List<Row> idRows = new ArrayList<>();
+      ids.forEach((path, id) -> idRows.add(RowFactory.create(path, id)));
+      Dataset<Row> idTable = session.createDataFrame(idRows, new StructType()
+          .add(PATH, DataTypes.StringType, false).add(FILE_ID, DataTypes.IntegerType, false));
+      Dataset<Tuple2<Integer, Long>> keyed = marks
+          .join(functions.broadcast(idTable), marks.col(marks.columns()[0]).equalTo(idTable.col(PATH)))
+          .select(functions.col(FILE_ID), marks.col(marks.columns()[1]).cast(DataTypes.LongType))
+          .as(Encoders.tuple(Encoders.INT(), Encoders.LONG()));
+      Dataset<Tuple2<Integer, byte[]>> partials = keyed.mapPartitions(new PartialBitmaps(),
           Encoders.tuple(Encoders.INT(), Encoders.BINARY()));
       return partials.repartition(tasks, functions.col("_1")).sortWithinPartitions("_1")
           .mapPartitions(new BuildBitmaps(job), Encoders.javaSerialization(Outcome.class)).collectAsList();
@@ -137,22 +153,17 @@ public final class DeletionVectorBitmapGenerator {
   }
 
   /**
-   * Map side: (file log path, row index) rows -> (file id, partial bitmap), one partial per run of
+   * Map side: (file id, row index) rows -> (file id, partial bitmap), one partial per run of
    * consecutive rows of a file; holds one bitmap at a time and emits lazily.
    */
-  private static final class PartialBitmaps implements MapPartitionsFunction<Row, Tuple2<Integer, byte[]>> {
+  private static final class PartialBitmaps
+      implements MapPartitionsFunction<Tuple2<Integer, Long>, Tuple2<Integer, byte[]>> {
     private static final long serialVersionUID = 1L;
-    private final Broadcast<Job> job;
-
-    PartialBitmaps(Broadcast<Job> job) {
-      this.job = job;
-    }
 
     @Override
-    public Iterator<Tuple2<Integer, byte[]>> call(Iterator<Row> rows) {
-      Map<String, Integer> ids = job.value().ids();
+    public Iterator<Tuple2<Integer, byte[]>> call(Iterator<Tuple2<Integer, Long>> rows) {
       return new Iterator<>() {
-        private Row pending = rows.hasNext() ? rows.next() : null;
+        private Tuple2<Integer, Long> pending = rows.hasNext() ? rows.next() : null;
 
         @Override
         public boolean hasNext() {
@@ -164,23 +175,19 @@ public final class DeletionVectorBitmapGenerator {
           if (pending == null) {
             throw new java.util.NoSuchElementException();
           }
-          String file = pending.getString(0);
-          Integer id = ids.get(file);
-          if (id == null) {
-            throw new IllegalStateException("Row of " + file + ", which is not a candidate file");
-          }
+          int file = pending._1();
           Roaring64NavigableMap bitmap = new Roaring64NavigableMap();
-          bitmap.addLong(pending.getLong(1));
+          bitmap.addLong(pending._2());
           pending = null;
           while (rows.hasNext()) {
-            Row r = rows.next();
-            if (!r.getString(0).equals(file)) {
+            Tuple2<Integer, Long> r = rows.next();
+            if (r._1() != file) {
               pending = r;
               break;
             }
-            bitmap.addLong(r.getLong(1));
+            bitmap.addLong(r._2());
           }
-          return new Tuple2<>(id, portable(bitmap));
+          return new Tuple2<>(file, portable(bitmap));
         }
       };
     }
