@@ -1,6 +1,7 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.actions.AddFile;
+import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.RowMetrics;
@@ -30,9 +31,13 @@ import org.apache.spark.sql.functions;
  * </ul>
  *
  * On a table that takes deletion vectors ({@code delta.enableDeletionVectors=true}), the matching
- * rows are marked deleted in their files' deletion vectors instead ({@link DeletionVectorWriter}):
- * each touched file is removed and added back with its new DV (or only removed when no row is
- * left). Rows whose condition is NULL are kept (SQL semantics). Refused on append-only tables.
+ * rows are marked deleted in their files' deletion vectors instead ({@link MarkedRows}, built on
+ * the executors): each touched file is removed and added back with its new DV (or only removed when
+ * no row is left); with the change data feed on, the {@code delete} change rows are the rows the
+ * new DVs mark, read back through them (the condition is evaluated once). Rows whose condition is
+ * NULL are kept (SQL semantics). A non-deterministic condition is refused before anything is
+ * written, as Spark refuses it ({@code INVALID_NON_DETERMINISTIC_EXPRESSIONS}). Refused on
+ * append-only tables.
  */
 public final class DeleteCommand {
   private DeleteCommand() {}
@@ -48,7 +53,7 @@ public final class DeleteCommand {
    * @return what was committed; {@code committed=false} when {@code txnId} was already applied or
    *     no row matched (and no {@code txnId} was given); row metrics: deleted and copied rows
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_DELTA_TABLE}, {@code
-   *     DELTA_CANNOT_MODIFY_APPEND_ONLY}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, conflict
+   *     DELTA_CANNOT_MODIFY_APPEND_ONLY}, {@code INVALID_NON_DETERMINISTIC_EXPRESSIONS}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, conflict
    *     classes; Spark's analysis errors for a condition that does not resolve
    */
   public static CommandResult run(SparkSession session, String path, Column condition,
@@ -58,7 +63,9 @@ public final class DeleteCommand {
       return change.nothingCommitted();
     }
     if (condition != null) {
-      change.scan(List.of()).filter(condition); // resolves the condition before any work
+      // Resolves the condition before any work, and refuses it when it is not deterministic.
+      RowLevelChange.requireDeterministic(change.scan(List.of()).filter(condition),
+          ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS, "the condition of DELETE");
     }
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
     String predicate = RowLevelChange.sql(condition);
@@ -71,20 +78,20 @@ public final class DeleteCommand {
             .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"));
       }
       long numDeleted = change.rowCount(removed);
-      return change.writeAndCommit(changes, removed, null, options, stats -> new Operation.Delete(predicate, stats),
+      return change.writeAndCommit(changes, removed, List.of(), options, stats -> new Operation.Delete(predicate, stats),
           () -> new RowMetrics(numDeleted, 0, 0, 0));
     }
 
     Column matches = functions.coalesce(condition, functions.lit(false));
     if (change.usesDeletionVectors(candidates.files())) {
       // Deletion vectors: the matching rows are marked deleted in their files; nothing is rewritten.
-      RowLevelChange.Marked marked = change.matchingRows(candidates.files(), matches);
+      MarkedRows marked = change.markRows(candidates.files(), matches);
       Dataset<Row> changes = change.cdf && !marked.files().isEmpty()
-          ? RowLevelOutput.withoutLocation(change.scan(marked.files()).filter(matches))
+          ? RowLevelOutput.withoutLocation(marked.rows(change))
               .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"))
           : null;
       RowMetrics metrics = new RowMetrics(marked.count(), 0, 0, 0);
-      return change.writeAndCommit(changes, marked.files(), change.deletionVectors(marked), options,
+      return change.writeAndCommit(changes, marked.files(), marked.kept(), options,
           stats -> new Operation.Delete(predicate, stats), () -> metrics);
     }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);
@@ -98,7 +105,7 @@ public final class DeleteCommand {
           : scan.filter(functions.not(matches));
     }
     RowMetrics metrics = new RowMetrics(touched.matched(), 0, 0, touched.others());
-    return change.writeAndCommit(rows, new ArrayList<>(rewritten), null, options,
+    return change.writeAndCommit(rows, new ArrayList<>(rewritten), List.of(), options,
         stats -> new Operation.Delete(predicate, stats), () -> metrics);
   }
 }

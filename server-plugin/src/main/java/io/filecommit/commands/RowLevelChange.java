@@ -1,6 +1,5 @@
 package io.filecommit.commands;
 
-import io.filecommit.deletionvectors.DeletionVectorWriter;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
@@ -11,6 +10,7 @@ import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.DeltaErrors;
+import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.schema.PartitionPredicates;
 import io.filecommit.schema.SchemaUtils;
@@ -260,28 +260,24 @@ public final class RowLevelChange {
 
   /**
    * Writes {@code rows} (table columns, plus {@code _change_type} with the change data feed on),
-   * removes {@code removed}, adds the files {@code dvs} keeps with new deletion vectors, and
-   * commits; if anything fails before the commit landed, the transaction deletes what was written.
+   * removes {@code removed}, adds back {@code kept} (files with new deletion vectors, from {@link
+   * MarkedRows}), and commits; if anything fails before the commit landed, the transaction deletes
+   * what was written (data files, and the DV files {@link MarkedRows#mark} registered).
    *
    * @param rows the rows to write, or null when only files are removed and nothing is written
    * @param removed the files leaving the table (or coming back with a new deletion vector)
-   * @param dvs the change's deletion vectors, or null
+   * @param kept the removed files that come back with their new deletion vector (empty for none)
    * @param options Spark Parquet writer options
    * @param operation the commit's operation, given what was written
    * @param rowMetrics the row metrics, asked for after the write job ran
    * @return what was committed
    */
-  public CommandResult writeAndCommit(Dataset<Row> rows, Collection<AddFile> removed, DeletionVectorWriter dvs,
+  public CommandResult writeAndCommit(Dataset<Row> rows, Collection<AddFile> removed, List<AddFile> kept,
       Map<String, String> options, Function<Operation.RowLevelStats, Operation> operation,
       Supplier<RowMetrics> rowMetrics) {
     try {
       TransactionalWrite writer = new TransactionalWrite(txn);
       List<AddFile> written = rows == null ? List.of() : writer.writeFiles(rows, options, cdf);
-      List<AddFile> kept = List.of();
-      if (dvs != null) {
-        txn.onAbort(() -> deleteQuietly(dvs.writtenFile()));
-        kept = dvs.write();
-      }
       List<AddFile> adds = new ArrayList<>(written);
       adds.addAll(kept);
       RowMetrics metrics = rowMetrics.get();
@@ -312,17 +308,6 @@ public final class RowLevelChange {
     }
   }
 
-  private void deleteQuietly(org.apache.hadoop.fs.Path file) {
-    if (file == null) {
-      return;
-    }
-    try {
-      log.fs().delete(file, false);
-    } catch (java.io.IOException | RuntimeException e) {
-      // best effort: an unreferenced DV file is never read
-    }
-  }
-
   /**
    * Whether this change marks rows deleted with deletion vectors instead of rewriting files: the
    * table takes new DVs and every candidate file has the trustworthy {@code numRecords} statistic a
@@ -334,38 +319,45 @@ public final class RowLevelChange {
   }
 
   /**
-   * Matching rows of a change that writes deletion vectors.
+   * Pass 1 with deletion vectors: marks the rows of {@code candidates} satisfying {@code matches} in
+   * new DVs written on the executors ({@link MarkedRows#mark}).
    *
-   * @param rows log path -> row indexes of the matching rows
-   * @param files the files holding them (snapshot order)
-   * @param count matching rows in all
+   * @param candidates files to scan
+   * @param matches the condition, NULL treated as false
+   * @return the touched files, their new DVs and the number of rows marked
    */
-  public record Marked(Map<String, long[]> rows, List<AddFile> files, long count) {}
-
-  /** Pass 1 with deletion vectors: the row indexes of the rows satisfying {@code matches}, per file. */
-  public Marked matchingRows(List<AddFile> candidates, Column matches) {
-    Map<String, long[]> out = new LinkedHashMap<>();
-    long count = 0;
-    for (Row r : scan(candidates).filter(matches).groupBy(TableScan.FILE_COLUMN)
-        .agg(functions.collect_list(TableScan.ROW_COLUMN)).collectAsList()) {
-      List<Long> rows = r.getList(1);
-      out.put(r.getString(0), rows.stream().mapToLong(Long::longValue).toArray());
-      count += rows.size();
-    }
-    return new Marked(out, files(out.keySet()), count);
+  public MarkedRows markRows(List<AddFile> candidates, Column matches) {
+    return MarkedRows.mark(this, candidates, matches);
   }
 
   /**
-   * The deletion vectors of a change that deletes (or moves out) the given rows; every touched file
-   * is removed (its current (path, DV) pair), and those that keep rows come back with their new DV
-   * from {@link DeletionVectorWriter#write}.
+   * Refuses non-deterministic expressions before anything is written (invariant: one decision per
+   * row): Spark's {@code CheckAnalysis} refuses them in DELETE and UPDATE with {@code
+   * INVALID_NON_DETERMINISTIC_EXPRESSIONS}, Delta's {@code PreprocessTableMerge.checkCondition} in
+   * MERGE conditions with {@code DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED}. An expression is
+   * non-deterministic when Spark's {@code Expression.deterministic} is false after analysis
+   * ({@code rand()}, {@code uuid()}, UDFs marked {@code asNondeterministic()}, Python UDFs included).
+   *
+   * @param analyzed a DataFrame whose top operator holds the expressions to check (a {@code
+   *     filter} for a condition, a {@code select} for values), over a plan that allows
+   *     non-deterministic expressions there
+   * @param error the class to refuse with
+   * @param operation what is checked, for the message, e.g. {@code "the condition of DELETE"}
+   * @throws io.filecommit.errors.FileCommitException of class {@code error} naming the SQL of the
+   *     non-deterministic expressions (parameter {@code sqlExprs})
    */
-  public DeletionVectorWriter deletionVectors(Marked marked) {
-    DeletionVectorWriter dvs = new DeletionVectorWriter(log);
-    for (AddFile f : marked.files()) {
-      dvs.delete(f, marked.rows().get(f.path()));
+  public static void requireDeterministic(Dataset<Row> analyzed, ErrorClass error, String operation) {
+    List<String> found = new ArrayList<>();
+    for (Expression e : scala.jdk.javaapi.CollectionConverters.asJava(analyzed.queryExecution().analyzed().expressions())) {
+      if (!e.deterministic()) {
+        found.add(e.sql());
+      }
     }
-    return dvs;
+    if (!found.isEmpty()) {
+      throw error.error("Non-deterministic expressions are not supported in " + operation + ": " + String.join(", ", found)
+          + ". A row-level change decides each row once; nothing was written",
+          Map.of("operation", operation, "sqlExprs", String.join(", ", found)));
+    }
   }
 
   /** The SQL text of a condition for commitInfo ({@code true} for none). */

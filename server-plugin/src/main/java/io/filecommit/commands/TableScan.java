@@ -2,14 +2,18 @@ package io.filecommit.commands;
 
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
-import io.filecommit.delta.KernelInternals;
+import io.filecommit.deletionvectors.RowIndexFilter;
 import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.DeletionVectorDescriptor;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.schema.SchemaUtils;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Column;
@@ -29,7 +33,8 @@ import org.apache.spark.sql.types.StructType;
  * older files read as null), partition columns from each file's {@code partitionValues} (protocol
  * "Partition Value Serialization"), physical column names mapped back to logical ones (protocol
  * "Column Mapping"), and rows marked deleted by a file's deletion vector left out (protocol
- * "Deletion Vectors", bitmaps read by Delta Kernel).
+ * "Deletion Vectors": a filter on the executors, {@link RowIndexFilter}, whose closure holds only the
+ * descriptors; bitmaps read by Delta Kernel one file at a time per task).
  *
  * <p>Each row also carries where it lives: {@link #FILE_COLUMN} (the file's log path) and {@link
  * #ROW_COLUMN} (its 0-based position in the Parquet file, Spark's {@code _metadata.row_index}),
@@ -83,7 +88,7 @@ public final class TableScan {
     FileSystem fs = log.fs();
     List<String> paths = new ArrayList<>();
     List<Row> fileRows = new ArrayList<>();
-    List<Row> deleted = new ArrayList<>();
+    Map<String, DeletionVectorDescriptor> dvs = new HashMap<>();
     for (AddFile f : files) {
       Path qualified = fs.makeQualified(log.absolutePath(f.path()));
       String uri = qualified.toUri().toString();
@@ -96,9 +101,7 @@ public final class TableScan {
       }
       fileRows.add(RowFactory.create(values));
       if (f.deletionVector() != null) {
-        for (long row : KernelInternals.deletedRowIndexes(log.engine(), log.tablePath().toString(), f.deletionVector())) {
-          deleted.add(RowFactory.create(uri, row));
-        }
+        dvs.put(uri, f.deletionVector());
       }
     }
     List<StructField> fileFields = new ArrayList<>();
@@ -118,12 +121,10 @@ public final class TableScan {
     rawCols.add(functions.col("_metadata.file_path").as(URI_COLUMN));
     rawCols.add(functions.col("_metadata.row_index").as(ROW_COLUMN));
     Dataset<Row> rows = raw.select(rawCols.toArray(new Column[0]));
-    if (!deleted.isEmpty()) {
-      StructType dvSchema = new StructType(new StructField[] {
-          new StructField(URI_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()),
-          new StructField(ROW_COLUMN, DataTypes.LongType, false, org.apache.spark.sql.types.Metadata.empty())});
-      rows = rows.join(session.createDataFrame(deleted, dvSchema),
-          scala.jdk.javaapi.CollectionConverters.asScala(List.of(URI_COLUMN, ROW_COLUMN)).toSeq(), "left_anti");
+    if (!dvs.isEmpty()) {
+      // Rows marked by their file's DV are left out on the executors, one file's bitmap at a time.
+      rows = rows.filter(RowIndexFilter.keep(session, log.tablePath().toString(), log.conf(), dvs, Set.of(),
+          RowIndexFilter.Mode.DROP_MARKED, functions.col(URI_COLUMN), functions.col(ROW_COLUMN)));
     }
     rows = rows.join(functions.broadcast(fileTable),
         scala.jdk.javaapi.CollectionConverters.asScala(List.of(URI_COLUMN)).toSeq(), "inner");

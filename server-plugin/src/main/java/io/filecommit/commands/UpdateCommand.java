@@ -29,9 +29,12 @@ import org.apache.spark.sql.types.StructField;
  * row copied. With the change data feed on, each updated row also gives an {@code
  * update_preimage} and an {@code update_postimage} change row, written in the same pass. The
  * table's constraints hold for every written row. Rows whose condition is NULL are not updated. On
- * a table that takes deletion vectors, the old rows are marked deleted in their files' DVs and only
- * the updated rows are written (as Delta does), no row is copied.
- * Refused on append-only tables.
+ * a table that takes deletion vectors, the old rows are marked deleted in their files' DVs
+ * ({@link MarkedRows}, built on the executors) and only the updated rows are written (as Delta
+ * does), no row is copied: the rows written are the rows the new DVs mark, read back through them,
+ * so the condition is evaluated once per row. Non-deterministic conditions and assignments are
+ * refused before anything is written, as Spark refuses them ({@code
+ * INVALID_NON_DETERMINISTIC_EXPRESSIONS}). Refused on append-only tables.
  */
 public final class UpdateCommand {
   private UpdateCommand() {}
@@ -50,7 +53,8 @@ public final class UpdateCommand {
    *     no row matched (and no {@code txnId} was given); row metrics: updated and copied rows
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} without
    *     assignments, {@code DELTA_MERGE_UNRESOLVED_EXPRESSION} for an unknown or twice-assigned
-   *     column, {@code DELTA_MISSING_DELTA_TABLE}, {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}, the
+   *     column, {@code DELTA_MISSING_DELTA_TABLE}, {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}, {@code
+   *     INVALID_NON_DETERMINISTIC_EXPRESSIONS} for a non-deterministic condition or value, the
    *     table's constraint classes, conflict classes; Spark's analysis errors for expressions
    *     that do not resolve
    */
@@ -75,25 +79,30 @@ public final class UpdateCommand {
         recompute.add(f.name());
       }
     }
-    // Resolve every expression before any work.
+    // Resolve every expression before any work; refuse non-deterministic ones.
     Dataset<Row> empty = change.scan(List.of());
+    RowLevelChange.requireDeterministic(empty.filter(matches), ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS,
+        "the condition of UPDATE");
+    RowLevelChange.requireDeterministic(empty.select(set.values().toArray(new Column[0])),
+        ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS, "the assignments of UPDATE");
     empty.filter(matches).select(after.toArray(new Column[0]));
 
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
     String predicate = RowLevelChange.sql(condition);
     if (change.usesDeletionVectors(candidates.files())) {
-      // Deletion vectors: the old rows are marked deleted in their files, only the updated rows are written.
-      RowLevelChange.Marked marked = change.matchingRows(candidates.files(), matches);
+      // Deletion vectors: the old rows are marked deleted in their files, only the updated rows are
+      // written: the rows the new DVs mark, read back through them (one decision per row).
+      MarkedRows marked = change.markRows(candidates.files(), matches);
       Dataset<Row> out = null;
       if (!marked.files().isEmpty()) {
-        Dataset<Row> matched = change.scan(marked.files()).filter(matches);
+        Dataset<Row> matched = marked.rows(change);
         out = change.cdf
             ? change.output().finish(matched.select(functions.explode(RowLevelOutput.array(change.output().updated(before, after, recompute)))
                 .as(RowLevelOutput.OUT)), null)
             : change.output().updatedInPlace(matched, functions.lit(true), after, recompute);
       }
       RowMetrics metrics = new RowMetrics(0, marked.count(), 0, 0);
-      return change.writeAndCommit(out, marked.files(), change.deletionVectors(marked), options,
+      return change.writeAndCommit(out, marked.files(), marked.kept(), options,
           stats -> new Operation.Update(predicate, stats), () -> metrics);
     }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);
@@ -110,7 +119,7 @@ public final class UpdateCommand {
       }
     }
     RowMetrics metrics = new RowMetrics(0, touched.matched(), 0, touched.others());
-    return change.writeAndCommit(rows, rewritten, null, options, stats -> new Operation.Update(predicate, stats),
+    return change.writeAndCommit(rows, rewritten, List.of(), options, stats -> new Operation.Update(predicate, stats),
         () -> metrics);
   }
 }

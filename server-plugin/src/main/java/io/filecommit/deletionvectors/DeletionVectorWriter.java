@@ -1,166 +1,129 @@
 package io.filecommit.deletionvectors;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.KernelInternals;
-import io.filecommit.delta.actions.Actions;
-import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;
-import java.io.DataOutputStream;
+import java.io.Closeable;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.UUID;
 import java.util.zip.CRC32;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.roaringbitmap.RoaringBitmap;
+import org.roaringbitmap.longlong.Roaring64NavigableMap;
 
 /**
- * Writes deletion vectors (protocol "Deletion Vectors", "Deletion Vector Format", "Deletion Vector
- * File Storage Format"): for each file a change deletes rows from, the union of its current
- * deletion vector and the newly deleted row indexes is serialized as a 64-bit RoaringBitmap in the
- * portable format (little endian, prefixed by the magic number 1681511377, every key's top bit 0),
- * and all DVs of one change go into one file {@code deletion_vector_<uuid>.bin} under the table
- * root: version byte 1, then per DV its size (int32, big endian), the bitmap and its CRC-32 (big
- * endian). Descriptors use storage type {@code u} with the Z85-encoded UUID and the offset of the
- * DV's size field.
+ * Writes the deletion vectors of one task into one DV file under the table root (protocol "Deletion
+ * Vector File Storage Format"; Delta's {@code DeletionVectorWriter}, one file per task): the
+ * version byte 1, then per DV its {@code dataSize} (int32, big endian), the serialized bitmap
+ * ({@link DeletionVectorStore#serialize}) and its CRC-32 (int32, big endian). Each DV is described
+ * by a {@code u} descriptor: the Z85-encoded UUID of the file, the offset of the DV's {@code
+ * dataSize} field, its {@code sizeInBytes} and cardinality (protocol "Deletion Vector Descriptor
+ * Schema").
  *
- * <p>The new {@code add} keeps the file's path, size, partition values and statistics, with {@code
- * tightBounds=false} (the min/max values may now be wider than the valid rows); {@code numRecords}
- * stays the physical row count, as the protocol requires.
+ * <p>Runs on executors; holds one DV's bytes at a time. The file is created on the first {@link
+ * #write} and named with the command's token ({@link DeletionVectorStore#newUuid}); because
+ * offsets are int32, a DV that would start beyond 2^31 - 1 bytes goes into a second file. Not
+ * thread-safe: one writer per task.
  */
-public final class DeletionVectorWriter {
-  /** Magic number of the serialized bitmap (protocol "Deletion Vector Format"). */
-  static final int MAGIC = 1681511377;
+public final class DeletionVectorWriter implements Closeable {
+  private final FileSystem fs;
+  private final Path tableRoot;
+  private final String token;
+  private final List<Path> files = new ArrayList<>();
+  private FSDataOutputStream out;
+  private String encodedUuid;
+  private long position;
 
-  private final DeltaLog log;
-  private final List<byte[]> bitmaps = new ArrayList<>();
-  private final List<Pending> pending = new ArrayList<>();
-  private final UUID uuid = UUID.randomUUID();
-  private Path written;
-
-  private record Pending(AddFile file, long cardinality, int index) {}
-
-  /** A writer for one change of the table of {@code log}. */
-  public DeletionVectorWriter(DeltaLog log) {
-    this.log = log;
+  /**
+   * A writer for one task of the command with {@code token}.
+   *
+   * @param fs the table's file system
+   * @param tableRoot the table root (DV files go directly under it)
+   * @param token the command's token ({@link DeletionVectorStore#newToken})
+   */
+  public DeletionVectorWriter(FileSystem fs, Path tableRoot, String token) {
+    this.fs = fs;
+    this.tableRoot = tableRoot;
+    this.token = token;
   }
 
   /**
-   * Adds deleted rows for one file.
+   * Appends one file's deletion vector.
    *
-   * @param file the active file (possibly with a DV already), with a trustworthy row count
-   * @param deletedRows 0-based row indexes newly deleted
-   * @return false when every row of the file is now deleted (remove the file instead)
+   * @param rows the file's marked row indexes (all of them: earlier DV and new marks), non-empty
+   * @return its descriptor: storage type {@code u}, offset in bytes of its {@code dataSize} field,
+   *     {@code sizeInBytes} of the serialized bitmap, cardinality (rows marked)
+   * @throws IOException when the DV file cannot be created or written
+   * @throws IllegalArgumentException when {@code rows} is empty or holds a negative index
    */
-  public boolean delete(AddFile file, long[] deletedRows) {
-    long[] all = file.deletionVector() == null ? deletedRows
-        : union(KernelInternals.deletedRowIndexes(log.engine(), log.tablePath().toString(), file.deletionVector()),
-            deletedRows);
-    if (all.length >= file.numPhysicalRecords().orElse(Long.MAX_VALUE)) {
-      return false;
+  public DeletionVectorDescriptor write(Roaring64NavigableMap rows) throws IOException {
+    if (rows.isEmpty()) {
+      throw new IllegalArgumentException("A deletion vector marks at least one row");
     }
-    bitmaps.add(serialize(all));
-    pending.add(new Pending(file, all.length, bitmaps.size() - 1));
-    return true;
+    byte[] data = DeletionVectorStore.serialize(rows);
+    if (out != null && position + 8L + data.length > Integer.MAX_VALUE) {
+      out.close();
+      out = null;
+    }
+    if (out == null) {
+      UUID uuid = DeletionVectorStore.newUuid(token);
+      Path file = DeletionVectorStore.file(tableRoot, uuid);
+      files.add(file);
+      out = fs.create(file, false);
+      out.writeByte(DeletionVectorStore.FILE_FORMAT_VERSION);
+      position = 1;
+      encodedUuid = KernelInternals.encodeUuid(uuid);
+    }
+    int offset = (int) position;
+    CRC32 crc = new CRC32();
+    crc.update(data);
+    out.writeInt(data.length);
+    out.write(data);
+    out.writeInt((int) crc.getValue());
+    position += 4L + data.length + 4L;
+    return new DeletionVectorDescriptor("u", encodedUuid, offset, data.length, rows.getLongCardinality());
+  }
+
+  /** The DV file the last {@link #write} went to, or null before the first. */
+  public Path currentFile() {
+    return files.isEmpty() ? null : files.get(files.size() - 1);
+  }
+
+  /** The DV files this writer created, in order (usually one). */
+  public List<Path> files() {
+    return List.copyOf(files);
   }
 
   /**
-   * Writes the DV file (if any DV was added) and returns the new {@code add}s: each file with its
-   * new deletion vector.
+   * Closes the current file.
    *
-   * @return the AddFiles, one per file given to {@link #delete} that keeps rows
-   * @throws UncheckedIOException when the file cannot be written
+   * @throws IOException when the file system cannot finish it
    */
-  public List<AddFile> write() {
-    if (bitmaps.isEmpty()) {
-      return List.of();
+  @Override
+  public void close() throws IOException {
+    if (out != null) {
+      FSDataOutputStream o = out;
+      out = null;
+      o.close();
     }
-    written = new Path(log.tablePath(), "deletion_vector_" + uuid + ".bin");
-    int[] offsets = new int[bitmaps.size()];
-    try (FSDataOutputStream out = log.fs().create(written, false); DataOutputStream data = new DataOutputStream(out)) {
-      data.writeByte(1);
-      int position = 1;
-      for (int i = 0; i < bitmaps.size(); i++) {
-        byte[] b = bitmaps.get(i);
-        offsets[i] = position;
-        data.writeInt(b.length);
-        data.write(b);
-        CRC32 crc = new CRC32();
-        crc.update(b);
-        data.writeInt((int) crc.getValue());
-        position += 4 + b.length + 4;
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot write the deletion vectors " + written, e);
-    }
-    String encoded = KernelInternals.encodeUuid(uuid);
-    List<AddFile> adds = new ArrayList<>();
-    for (Pending p : pending) {
-      DeletionVectorDescriptor dv = new DeletionVectorDescriptor("u", encoded, offsets[p.index()],
-          bitmaps.get(p.index()).length, p.cardinality());
-      adds.add(p.file().withDeletionVector(dv, wideBounds(p.file().stats())));
-    }
-    return adds;
   }
 
-  /** The DV file {@link #write} wrote, or null. */
-  public Path writtenFile() {
-    return written;
-  }
-
-  /** Statistics with {@code tightBounds=false}. */
-  static String wideBounds(String stats) {
+  /** Closes and deletes every file of this writer, for a failed task. Best effort, never throws. */
+  public void abort() {
     try {
-      JsonNode n = Actions.MAPPER.readTree(stats);
-      ((ObjectNode) n).put("tightBounds", false);
-      return Actions.MAPPER.writeValueAsString(n);
-    } catch (IOException e) {
-      throw new UncheckedIOException("Unreadable statistics " + stats, e);
+      close();
+    } catch (IOException | RuntimeException e) {
+      // the delete below is what matters
     }
-  }
-
-  private static long[] union(long[] a, long[] b) {
-    long[] all = Arrays.copyOf(a, a.length + b.length);
-    System.arraycopy(b, 0, all, a.length, b.length);
-    return Arrays.stream(all).sorted().distinct().toArray();
-  }
-
-  /**
-   * The portable 64-bit RoaringBitmap of {@code rows} with the magic number, little endian
-   * (protocol "Deletion Vector Format").
-   *
-   * @param rows row indexes, each in [0, 2^63)
-   * @return the serialized bitmap
-   */
-  static byte[] serialize(long[] rows) {
-    TreeMap<Integer, RoaringBitmap> buckets = new TreeMap<>();
-    for (long r : rows) {
-      if (r < 0) {
-        throw new IllegalArgumentException("Row index must be >= 0, got " + r);
+    for (Path f : files) {
+      try {
+        fs.delete(f, false);
+      } catch (IOException | RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(DeletionVectorWriter.class).warn(
+            "filecommit: could not delete " + f + " of a failed task: " + e);
       }
-      buckets.computeIfAbsent((int) (r >>> 32), k -> new RoaringBitmap()).add((int) r);
     }
-    int size = 4 + 8;
-    for (RoaringBitmap b : buckets.values()) {
-      b.runOptimize();
-      size += 4 + b.serializedSizeInBytes();
-    }
-    ByteBuffer buffer = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
-    buffer.putInt(MAGIC);
-    buffer.putLong(buckets.size());
-    for (Map.Entry<Integer, RoaringBitmap> e : buckets.entrySet()) {
-      buffer.putInt(e.getKey());
-      e.getValue().serialize(buffer);
-    }
-    return buffer.array();
   }
 }

@@ -6,6 +6,7 @@ import io.delta.kernel.internal.checkpoints.CheckpointMetaData;
 import io.delta.kernel.internal.checkpoints.Checkpointer;
 import io.delta.kernel.internal.deletionvectors.Base85Codec;
 import io.delta.kernel.internal.deletionvectors.DeletionVectorUtils;
+import io.delta.kernel.internal.deletionvectors.RoaringBitmapArray;
 import io.delta.kernel.internal.replay.CreateCheckpointIterator;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;
 import io.filecommit.delta.actions.Metadata;
@@ -14,6 +15,7 @@ import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.LongPredicate;
 import org.apache.hadoop.fs.Path;
 
 /**
@@ -50,18 +52,36 @@ public final class KernelInternals {
 
   /**
    * The row indexes a deletion vector marks deleted (protocol "Deletion Vector Format"; inline,
-   * UUID-relative and absolute DVs).
+   * UUID-relative and absolute DVs), read by Kernel's {@code DeletionVectorUtils.loadNewDvAndBitmap}.
    *
    * @param engine the engine that reads the DV file
    * @param tablePath the table root
    * @param dv the descriptor
-   * @return deleted row indexes, ascending
+   * @return deleted row indexes, ascending (one file's DV: at most that file's row count)
+   * @throws RuntimeException (Kernel's) when the DV cannot be read or its checksum does not match
    */
   public static long[] deletedRowIndexes(Engine engine, String tablePath, DeletionVectorDescriptor dv) {
-    io.delta.kernel.internal.actions.DeletionVectorDescriptor descriptor =
-        new io.delta.kernel.internal.actions.DeletionVectorDescriptor(dv.storageType(), dv.pathOrInlineDv(),
-            Optional.ofNullable(dv.offset()), dv.sizeInBytes(), dv.cardinality());
-    return DeletionVectorUtils.loadNewDvAndBitmap(engine, tablePath, descriptor)._2.toArray();
+    return DeletionVectorUtils.loadNewDvAndBitmap(engine, tablePath, kernelDescriptor(dv))._2.toArray();
+  }
+
+  /**
+   * Membership in a deletion vector, read as {@link #deletedRowIndexes} does but kept as Kernel's
+   * {@code RoaringBitmapArray} (one file's bitmap).
+   *
+   * @param engine the engine that reads the DV file
+   * @param tablePath the table root
+   * @param dv the descriptor
+   * @return a predicate that is true for the row indexes the DV marks
+   * @throws RuntimeException (Kernel's) when the DV cannot be read or its checksum does not match
+   */
+  public static LongPredicate deletedRows(Engine engine, String tablePath, DeletionVectorDescriptor dv) {
+    RoaringBitmapArray bitmap = DeletionVectorUtils.loadNewDvAndBitmap(engine, tablePath, kernelDescriptor(dv))._2;
+    return bitmap::contains;
+  }
+
+  private static io.delta.kernel.internal.actions.DeletionVectorDescriptor kernelDescriptor(DeletionVectorDescriptor dv) {
+    return new io.delta.kernel.internal.actions.DeletionVectorDescriptor(dv.storageType(), dv.pathOrInlineDv(),
+        Optional.ofNullable(dv.offset()), dv.sizeInBytes(), dv.cardinality());
   }
 
   /** The Z85 form of a UUID that a {@code u} deletion vector descriptor carries (protocol "Deletion Vector Descriptor Schema"). */

@@ -107,6 +107,8 @@ public final class MergeIntoCommand {
       List<MergeClause> clauses, Map<String, String> options, boolean hasMatched, boolean hasBySource, boolean hasInsert) {
     Dataset<Row> src = source.withColumn(SOURCE_PRESENT, functions.lit(true)).as(s);
     Column present = functions.col(SOURCE_PRESENT).isNotNull();
+    Dataset<Row> emptyTarget = change.scan(List.of()).as(t);
+    requireDeterministic(emptyTarget.crossJoin(src), on, clauses);
 
     // Output rows per clause, built (and so resolved) before any work.
     List<Column> targetRow = change.targetValues(t);
@@ -135,7 +137,6 @@ public final class MergeIntoCommand {
     }
     Column copy = RowLevelOutput.array(change.output().copied(targetRow));
     targetOutputs = targetOutputs == null ? copy : targetOutputs.otherwise(copy);
-    Dataset<Row> emptyTarget = change.scan(List.of()).as(t);
     emptyTarget.join(src, on, "left_outer").select(targetOutputs);
     if (insertOutputs != null) {
       src.select(insertOutputs);
@@ -208,8 +209,33 @@ public final class MergeIntoCommand {
         counters[RowLevelOutput.Kind.DELETE.ordinal()].value() + counters[RowLevelOutput.Kind.DROP.ordinal()].value(),
         counters[RowLevelOutput.Kind.UPDATE.ordinal()].value(), counters[RowLevelOutput.Kind.INSERT.ordinal()].value(),
         counters[RowLevelOutput.Kind.COPY.ordinal()].value());
-    return change.writeAndCommit(toWrite, rewritten, null, options,
+    return change.writeAndCommit(toWrite, rewritten, List.of(), options,
         stats -> new Operation.Merge(predicate, matched, notMatched, bySource, stats), metrics);
+  }
+
+  /**
+   * Refuses non-deterministic expressions in the ON condition and the clause conditions (Delta's
+   * {@code PreprocessTableMerge.checkCondition}) and in the assignments: a row's output and its
+   * change rows are separate expressions, so a non-deterministic value would differ between the
+   * table and its change data. Checked on {@code target x source} (filters and projections there
+   * allow non-deterministic expressions, so the check, not Spark's join analysis, decides).
+   *
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED}
+   */
+  private static void requireDeterministic(Dataset<Row> both, Column on, List<MergeClause> clauses) {
+    ErrorClass cls = ErrorClass.DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED;
+    RowLevelChange.requireDeterministic(both.filter(on), cls, "the search condition of MERGE");
+    for (MergeClause c : clauses) {
+      String what = c.kind().matched() ? "WHEN MATCHED" : c.kind().bySource() ? "WHEN NOT MATCHED BY SOURCE"
+          : "WHEN NOT MATCHED";
+      if (c.condition() != null) {
+        RowLevelChange.requireDeterministic(both.filter(c.condition()), cls, "the " + what + " condition of MERGE");
+      }
+      if (!c.assignments().isEmpty()) {
+        RowLevelChange.requireDeterministic(both.select(c.assignments().values().toArray(new Column[0])), cls,
+            "the " + what + " assignments of MERGE");
+      }
+    }
   }
 
   /** The values of an update or insert clause, one per table column. */

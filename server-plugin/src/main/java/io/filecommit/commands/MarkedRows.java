@@ -1,0 +1,111 @@
+package io.filecommit.commands;
+
+import io.filecommit.deletionvectors.DeletionVectorBitmapGenerator;
+import io.filecommit.deletionvectors.DeletionVectorStore;
+import io.filecommit.deletionvectors.RowIndexFilter;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.DeletionVectorDescriptor;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.functions;
+
+/**
+ * Pass 1 of a DELETE or UPDATE on a table that takes deletion vectors (Delta's {@code
+ * DMLWithDeletionVectorsHelper}): the rows satisfying the condition are marked in new deletion
+ * vectors built on the executors ({@link DeletionVectorBitmapGenerator}); the driver gets one
+ * descriptor per touched file. The new DVs are the command's one decision per row: whatever else
+ * the command writes for these rows (UPDATE's new rows, DELETE's {@code delete} change rows) is read
+ * back through them ({@link #rows}), never by evaluating the condition again.
+ *
+ * <p>DV files carry a per-command token; the cleanup that deletes them is registered with the
+ * transaction before the job runs ({@code OptimisticTransaction.onAbort}: never once the commit
+ * landed), and files of failed or duplicate task attempts are deleted as soon as the job is done.
+ *
+ * @param files the touched files, in snapshot order: every one is removed (its current (path, DV)
+ *     pair)
+ * @param kept the same files that keep live rows, with their new DV (the {@code add}s)
+ * @param count rows newly marked (deleted or updated)
+ * @param dvs log path -> new DV of the files in {@code kept}
+ * @param everyRow log paths of the touched files whose every row is now marked (only removed)
+ */
+public record MarkedRows(List<AddFile> files, List<AddFile> kept, long count, Map<String, DeletionVectorDescriptor> dvs,
+    Set<String> everyRow) {
+
+  /**
+   * Marks the rows of {@code candidates} that satisfy {@code matches} in new DVs, one DV file per
+   * task under the table root.
+   *
+   * @param change the change (its transaction gets the DV files' cleanup)
+   * @param candidates files to scan; each with a trustworthy {@code numRecords}
+   * @param matches the condition, NULL treated as false; deterministic
+   * @return the touched files and their new DVs; no file when no row matched
+   * @throws RuntimeException when the job fails; the transaction is aborted (DV files deleted) first
+   */
+  static MarkedRows mark(RowLevelChange change, List<AddFile> candidates, Column matches) {
+    String token = DeletionVectorStore.newToken();
+    Path root = change.log.tablePath();
+    change.txn.onAbort(() -> DeletionVectorStore.sweep(change.log.fs(), root, token, Set.of()));
+    List<DeletionVectorBitmapGenerator.Outcome> outcomes;
+    try {
+      Dataset<Row> marks = change.scan(candidates).filter(matches)
+          .select(functions.col(TableScan.FILE_COLUMN), functions.col(TableScan.ROW_COLUMN));
+      outcomes = DeletionVectorBitmapGenerator.generate(change.session, marks, candidates, root, change.log.conf(),
+          token);
+    } catch (RuntimeException | Error e) {
+      change.txn.abort();
+      throw e;
+    }
+    Map<String, DeletionVectorDescriptor> dvs = new HashMap<>();
+    Set<String> everyRow = new HashSet<>();
+    Set<String> referenced = new HashSet<>();
+    long count = 0;
+    for (DeletionVectorBitmapGenerator.Outcome o : outcomes) {
+      count += o.newlyMarked();
+      if (o.deletionVector() == null) {
+        everyRow.add(o.path());
+      } else {
+        dvs.put(o.path(), o.deletionVector());
+        referenced.add(o.dvFile());
+      }
+    }
+    // Files of task attempts whose results were not taken (failed or duplicate attempts).
+    DeletionVectorStore.sweep(change.log.fs(), root, token, referenced);
+    Set<String> touched = new HashSet<>(dvs.keySet());
+    touched.addAll(everyRow);
+    List<AddFile> files = change.files(touched);
+    List<AddFile> kept = new ArrayList<>();
+    for (AddFile f : files) {
+      DeletionVectorDescriptor dv = dvs.get(f.path());
+      if (dv != null) {
+        kept.add(DeletionVectorBitmapGenerator.withDeletionVector(f, dv));
+      }
+    }
+    return new MarkedRows(files, kept, count, dvs, everyRow);
+  }
+
+  /**
+   * The rows this pass marked, read back from the touched files through the new DVs: rows of the
+   * current snapshot (earlier DVs applied) whose index is in the new DV, i.e. in (new DV minus old
+   * DV), and every live row of a file marked whole. The condition is not evaluated again.
+   *
+   * @param change the change
+   * @return the table's columns plus {@link TableScan#FILE_COLUMN} and {@link TableScan#ROW_COLUMN}
+   */
+  Dataset<Row> rows(RowLevelChange change) {
+    Dataset<Row> scan = change.scan(files);
+    if (files.isEmpty()) {
+      return scan;
+    }
+    return scan.filter(RowIndexFilter.keep(change.session, change.log.tablePath().toString(), change.log.conf(), dvs,
+        everyRow, RowIndexFilter.Mode.KEEP_MARKED, functions.col(TableScan.FILE_COLUMN),
+        functions.col(TableScan.ROW_COLUMN)));
+  }
+}
