@@ -236,7 +236,19 @@ def test_paths_outside_allowed_roots_are_refused(spark, tmp_path):
         shutil.rmtree(outside, ignore_errors=True)
 
 
-SLOW_PLUS_ONE = "v + 1 + 0 * length(coalesce(reflect('java.lang.Thread', 'sleep', cast(3000 as bigint)), ''))"
+def _slow_plus_one():
+    """``v + 1`` after a 3 s sleep per row, as a Python UDF: deterministic (a row-level change
+    refuses non-deterministic values, such as ``reflect``, as Spark's UPDATE does), and evaluated
+    only in the update's write job, so the concurrent delete commits first."""
+
+    @F.udf("long")
+    def slow_plus_one(v):
+        import time
+
+        time.sleep(3)
+        return None if v is None else v + 1
+
+    return slow_plus_one(F.col("v"))
 
 
 def _update_a_while_deleting(spark, table_path, delete_condition):
@@ -245,7 +257,7 @@ def _update_a_while_deleting(spark, table_path, delete_condition):
     ({"u": update result, "d": delete result}, [errors of the update])."""
     u, d, errors = _race(
         spark,
-        lambda s: filecommit.update(s, table_path, set={"v": SLOW_PLUS_ONE}, condition="part = 'A' AND id <= 2"),
+        lambda s: filecommit.update(s, table_path, set={"v": _slow_plus_one()}, condition="part = 'A' AND id <= 2"),
         lambda s: filecommit.delete(s, table_path, delete_condition),
         1.0)
     return {"u": u, "d": d}, errors
