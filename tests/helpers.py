@@ -146,3 +146,38 @@ def shared_dir(tmp) -> str:
     path = os.path.join(base, uuid.uuid4().hex[:8])
     os.makedirs(path)
     return path
+
+
+def make_fixture_tables(delta_spark, tmp_path_factory, request, fixtures: dict, label: str) -> dict:
+    """Every fixture table of a module, made by real Delta in one Spark + Delta request while the
+    Connect server starts (the ``spark`` fixture is requested in between).
+
+    ``fixtures`` maps a name to the steps ``tests/delta_tables.py`` runs; returns name -> its answer
+    (``path``, ``version``, ...). Fails the module when a table could not be made."""
+    from pathlib import Path
+
+    root = Path(shared_dir(tmp_path_factory.mktemp(label)))
+    wait = delta_spark.make([{"name": n, "path": str(root / n), "steps": s} for n, s in fixtures.items()])
+    request.getfixturevalue("spark")
+    out = wait()
+    for name, m in out.items():
+        assert m["ok"], f"fixture {name} could not be made by delta-spark: {m.get('error')}"
+    return out
+
+
+def twin_copier(made: dict, tmp):
+    """``copy(name)``: two fresh copies of fixture table ``name`` (ours, Delta's) and its version,
+    so that filecommit and Delta run the same change on the same files."""
+    import shutil
+
+    root = shared_dir(tmp)
+
+    def _copy(name):
+        paths = []
+        for who in ("ours", "delta"):
+            dest = os.path.join(root, f"{name}_{who}")
+            shutil.copytree(made[name]["path"], dest, symlinks=True)
+            paths.append(dest)
+        return paths[0], paths[1], made[name]["version"]
+
+    return _copy

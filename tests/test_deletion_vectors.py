@@ -11,13 +11,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from delta_tables import log_file_names
-from helpers import data_files, dv_id, log_actions, log_state, shared_dir
+from helpers import data_files, dv_id, log_actions, log_state, make_fixture_tables, twin_copier
 
 import filecommit
 
@@ -56,29 +54,14 @@ FIXTURES = {
 
 @pytest.fixture(scope="module")
 def made(delta_spark, tmp_path_factory, request):
-    root = Path(shared_dir(tmp_path_factory.mktemp("dv_fixtures")))
-    wait = delta_spark.make([{"name": n, "path": str(root / n), "steps": s} for n, s in FIXTURES.items()])
-    request.getfixturevalue("spark")
-    out = wait()
-    for name, m in out.items():
-        assert m["ok"], f"fixture {name} could not be made by delta-spark: {m.get('error')}"
-    return out
+    """Every fixture table, made in one Spark + Delta request while the Connect server starts."""
+    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "dv_fixtures")
 
 
 @pytest.fixture
 def twin(made, tmp_path):
     """``twin(name)``: two fresh copies of fixture ``name``: (ours, Delta's, version)."""
-    root = shared_dir(tmp_path)
-
-    def _copy(name):
-        paths = []
-        for who in ("ours", "delta"):
-            dest = os.path.join(root, f"{name}_{who}")
-            shutil.copytree(made[name]["path"], dest, symlinks=True)
-            paths.append(dest)
-        return paths[0], paths[1], made[name]["version"]
-
-    return _copy
+    return twin_copier(made, tmp_path)
 
 
 def delta_rs_rows(path) -> pd.DataFrame:

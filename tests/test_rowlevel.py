@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from delta_tables import log_file_names
-from helpers import canonical, data_files, log_actions, shared_dir
+from helpers import canonical, data_files, log_actions, make_fixture_tables, twin_copier
 
 import filecommit
 
@@ -87,29 +85,13 @@ FIXTURES = {
 @pytest.fixture(scope="module")
 def made(delta_spark, tmp_path_factory, request):
     """Every fixture table, made in one Spark + Delta request while the Connect server starts."""
-    root = Path(shared_dir(tmp_path_factory.mktemp("rowlevel_fixtures")))
-    wait = delta_spark.make([{"name": n, "path": str(root / n), "steps": s} for n, s in FIXTURES.items()])
-    request.getfixturevalue("spark")
-    out = wait()
-    for name, m in out.items():
-        assert m["ok"], f"fixture {name} could not be made by delta-spark: {m.get('error')}"
-    return out
+    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "rowlevel_fixtures")
 
 
 @pytest.fixture
 def twin(made, tmp_path):
-    """``twin(name)``: two fresh copies of fixture ``name``: (ours, Delta's)."""
-    root = shared_dir(tmp_path)
-
-    def _copy(name):
-        paths = []
-        for who in ("ours", "delta"):
-            dest = os.path.join(root, f"{name}_{who}")
-            shutil.copytree(made[name]["path"], dest, symlinks=True)
-            paths.append(dest)
-        return paths[0], paths[1], made[name]["version"]
-
-    return _copy
+    """``twin(name)``: two fresh copies of fixture ``name``: (ours, Delta's, version)."""
+    return twin_copier(made, tmp_path)
 
 
 def _table(path):

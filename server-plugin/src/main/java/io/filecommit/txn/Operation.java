@@ -125,6 +125,14 @@ public sealed interface Operation {
     return m;
   }
 
+  /** DELETE's or UPDATE's metrics: the rows it changed (under {@code name}), the rows it copied, the files. */
+  private static Map<String, String> deleteOrUpdateMetrics(String name, long changed, RowLevelStats s) {
+    Map<String, String> rows = new LinkedHashMap<>();
+    rows.put(name, Long.toString(changed));
+    rows.put("numCopiedRows", Long.toString(s.rows().copied()));
+    return rowLevelMetrics(rows, s, false);
+  }
+
   /** The {@code predicate} parameter of a row-level change: a JSON array of the condition's SQL, as Delta writes. */
   private static String predicateJson(String sql) {
     return Actions.MAPPER.createArrayNode().add(sql).toString();
@@ -149,10 +157,7 @@ public sealed interface Operation {
 
     @Override
     public Map<String, String> metrics() {
-      Map<String, String> rows = new LinkedHashMap<>();
-      rows.put("numDeletedRows", Long.toString(stats.rows().deleted()));
-      rows.put("numCopiedRows", Long.toString(stats.rows().copied()));
-      return rowLevelMetrics(rows, stats, false);
+      return deleteOrUpdateMetrics("numDeletedRows", stats.rows().deleted(), stats);
     }
   }
 
@@ -175,10 +180,7 @@ public sealed interface Operation {
 
     @Override
     public Map<String, String> metrics() {
-      Map<String, String> rows = new LinkedHashMap<>();
-      rows.put("numUpdatedRows", Long.toString(stats.rows().updated()));
-      rows.put("numCopiedRows", Long.toString(stats.rows().copied()));
-      return rowLevelMetrics(rows, stats, false);
+      return deleteOrUpdateMetrics("numUpdatedRows", stats.rows().updated(), stats);
     }
   }
 
