@@ -3,7 +3,6 @@ package io.filecommit.delta;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.errors.ErrorClass;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -13,7 +12,7 @@ import java.util.function.Predicate;
 
 /**
  * One {@code delta.*} table property: its key, default, parser and the check of a value a user sets
- * (as Delta's {@code DeltaConfig} / Kernel's {@code TableConfig}). The registry ({@link #ALL}) is the
+ * (as Delta's {@code DeltaConfig} / Kernel's {@code TableConfig}). The registry of these entries is the
  * only place that names a property; other {@code delta.*} keys a user sets are refused, so a
  * misspelt property never silently does nothing. Keys outside {@code delta.} are stored as given.
  *
@@ -63,9 +62,6 @@ public final class TableConfig<T> {
 
   /** Prefix of a CHECK constraint's key: {@code delta.constraints.<name>} (protocol "CHECK Constraints"). */
   public static final String CONSTRAINT_PREFIX = "delta.constraints.";
-
-  /** Every registered property. */
-  public static final List<TableConfig<?>> ALL = Collections.unmodifiableList(REGISTRY);
 
   private final String key;
   private final T defaultValue;

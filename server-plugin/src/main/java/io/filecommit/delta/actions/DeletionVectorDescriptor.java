@@ -21,10 +21,4 @@ import java.io.Serializable;
 @JsonPropertyOrder({"storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality"})
 public record DeletionVectorDescriptor(
     String storageType, String pathOrInlineDv, Integer offset, int sizeInBytes, long cardinality)
-    implements Serializable {
-
-  /** The descriptor's unique id (protocol "Deletion Vector Descriptor Schema": storage type, path, offset). */
-  public String uniqueId() {
-    return storageType + pathOrInlineDv + (offset == null ? "" : "@" + offset);
-  }
-}
+    implements Serializable {}
