@@ -33,7 +33,7 @@ class ArchitectureTest {
       Map.entry("errors", 0),
       Map.entry("delta", 1),
       Map.entry("schema", 2), Map.entry("constraints", 2), Map.entry("deletionvectors", 2),
-      Map.entry("txn", 3),
+      Map.entry("txn", 3), Map.entry("read", 3),
       Map.entry("files", 4),
       Map.entry("commands", 5), Map.entry("sink", 5),
       Map.entry("connect", 6));

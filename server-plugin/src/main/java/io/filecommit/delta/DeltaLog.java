@@ -299,6 +299,57 @@ public final class DeltaLog {
     return toSnapshot(fresh);
   }
 
+  /**
+   * The snapshot of an earlier version, read by Delta Kernel from the nearest checkpoint (time
+   * travel; Delta's {@code DeltaLog.getSnapshotAt}). Not cached.
+   *
+   * @param version a version between the earliest recreatable one and the latest
+   * @return the snapshot at {@code version}
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_TABLE_NOT_FOUND} without a table,
+   *     {@code DELTA_UNSUPPORTED_FEATURES_FOR_READ} as {@link #snapshot()}; Kernel's exception when
+   *     the version cannot be recreated
+   */
+  public Snapshot snapshotAsOfVersion(long version) {
+    return kernelRead(() -> Table.forPath(engine, tablePath.toString()).getSnapshotAsOfVersion(engine, version));
+  }
+
+  /**
+   * The snapshot of the latest version committed at or before a time (Delta's {@code
+   * DeltaHistoryManager.getActiveCommitAtTime}; in-commit timestamps when the table has them, else
+   * commit file modification times), read by Delta Kernel.
+   *
+   * @param timestampMs ms since the epoch
+   * @return the snapshot
+   * @throws io.filecommit.errors.FileCommitException as {@link #snapshotAsOfVersion}; Kernel's
+   *     exception when the time is before the earliest or after the latest commit
+   */
+  public Snapshot snapshotAsOfTimestamp(long timestampMs) {
+    return kernelRead(() -> Table.forPath(engine, tablePath.toString()).getSnapshotAsOfTimestamp(engine, timestampMs));
+  }
+
+  private Snapshot kernelRead(java.util.function.Supplier<io.delta.kernel.Snapshot> read) {
+    io.delta.kernel.Snapshot ks;
+    try {
+      ks = read.get();
+    } catch (TableNotFoundException e) {
+      throw ErrorClass.DELTA_TABLE_NOT_FOUND.error("No Delta table at " + tablePath, Map.of("table", tablePath.toString()));
+    } catch (UnsupportedTableFeatureException e) {
+      throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_READ.error(
+          "Cannot read the Delta table at " + tablePath + ": it needs reader feature(s) " + e.getUnsupportedFeatures()
+              + " that filecommit does not support", Map.of("unsupported", String.valueOf(e.getUnsupportedFeatures())));
+    }
+    long version = ks.getVersion();
+    return new Snapshot(version, KernelInternals.protocol(ks), KernelInternals.metadata(ks),
+        () -> {
+          try {
+            return ScanFiles.activeFiles(ks, engine, tablePath.toString());
+          } catch (RuntimeException e) {
+            throw readFailure(e);
+          }
+        },
+        appId -> KernelInternals.latestTransactionVersion(ks, engine, appId), () -> ks.getTimestamp(engine));
+  }
+
   private Snapshot toSnapshot(SnapshotCache.Entry c) {
     io.delta.kernel.Snapshot kernel = c.kernel();
     long version = c.version();

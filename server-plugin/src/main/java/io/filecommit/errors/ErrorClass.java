@@ -89,6 +89,26 @@ public enum ErrorClass {
   /** Change records for a table without change data feed. */
   DELTA_CHANGE_TABLE_FEED_DISABLED("42807"),
 
+  // Reads: time travel and the change data feed.
+  /** A version to read that is not (or no longer) in the log. */
+  DELTA_VERSION_NOT_FOUND("22003"),
+  /** A time travel or change feed timestamp after the latest commit. */
+  DELTA_TIMESTAMP_GREATER_THAN_COMMIT("42816"),
+  /** A time travel or change feed timestamp before the earliest commit still in the log. */
+  DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION("42816"),
+  /** A timestamp option that is not a timestamp. */
+  DELTA_TIMESTAMP_INVALID("42816"),
+  /** Both {@code versionAsOf} and {@code timestampAsOf}. */
+  DELTA_ONEOF_IN_TIMETRAVEL("42601"),
+  /** A change feed read without {@code startingVersion} or {@code startingTimestamp}. */
+  DELTA_NO_START_FOR_CDC_READ("42601"),
+  /** A change feed range that ends before it starts. */
+  DELTA_INVALID_CDC_RANGE("22003"),
+  /** A change feed start after the latest version. */
+  DELTA_CDC_START_VERSION_AFTER_LATEST("22003"),
+  /** A change feed range with a version at which the feed was not enabled. */
+  DELTA_MISSING_CHANGE_DATA("KD002"),
+
   // filecommit's own conditions.
   /** A {@code _change_type} value outside insert, update_preimage, update_postimage, delete. */
   FILECOMMIT_INVALID_CHANGE_TYPE("22023"),

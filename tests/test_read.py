@@ -1,0 +1,349 @@
+"""Reads through the plugin's data source (``spark.read.format("filecommit")``) against Spark + Delta.
+
+Every table is made by real delta-spark 4.4.0 (``.venv-delta``) or by filecommit's own writes and
+row-level changes; every expectation is what Spark + Delta reads from the same files (snapshot,
+``versionAsOf``, ``TIMESTAMP AS OF``, ``readChangeFeed``, error classes), never our own answer.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import os
+import shutil
+
+import pytest
+from helpers import make_fixture_tables, shared_dir
+
+import filecommit
+
+pytestmark = pytest.mark.slow
+
+CDF = "'delta.enableChangeDataFeed' = 'true'"
+
+
+def _sql(*statements):
+    return [{"sql": s} for s in statements]
+
+
+FIXTURES = {
+    # 25 appends: checkpoints at 10 and 20, JSON commits 0-19 deleted (log clean-up).
+    "cleaned": dict(steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta",
+                               *[f"INSERT INTO {{table}} VALUES ({i}, 'n{i}')" for i in range(1, 26)]),
+                    drop_commits_before=20),
+    # Multi-part classic checkpoints (one action per part) every 2 commits.
+    "multipart": dict(steps=_sql(
+        "SET spark.databricks.delta.checkpoint.partSize = 1",
+        "CREATE TABLE {table} (id BIGINT, name STRING) USING delta TBLPROPERTIES ('delta.checkpointInterval' = '2')",
+        *[f"INSERT INTO {{table}} VALUES ({i}, 'm{i}')" for i in range(1, 6)],
+        "DELETE FROM {table} WHERE id = 2",
+        "RESET spark.databricks.delta.checkpoint.partSize")),
+    # V2 checkpoints (checkpointPolicy v2: UUID-named checkpoint with sidecars).
+    "v2cp": dict(steps=_sql(
+        "CREATE TABLE {table} (id BIGINT, name STRING) USING delta TBLPROPERTIES ("
+        "'delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '2')",
+        *[f"INSERT INTO {{table}} VALUES ({i}, 'v{i}')" for i in range(1, 6)])),
+    # Deletion vectors in two partitions, one file removed whole.
+    "dv": dict(steps=_sql(
+        "CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
+        "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
+        "INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'b'), (5, 'b'), (6, 'b')",
+        "INSERT INTO {table} VALUES (7, 'a'), (8, 'a'), (9, 'b')",
+        "DELETE FROM {table} WHERE id IN (2, 5, 8)")),
+    # Column mapping by name: a renamed and a dropped column.
+    "cm_name": dict(steps=_sql(
+        "CREATE TABLE {table} (id BIGINT, name STRING, extra INT, part STRING) USING delta PARTITIONED BY (part) "
+        "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",
+        "INSERT INTO {table} VALUES (1, 'a', 10, 'x'), (2, 'b', 20, 'y')",
+        "ALTER TABLE {table} RENAME COLUMN name TO label",
+        "ALTER TABLE {table} DROP COLUMN extra",
+        "INSERT INTO {table} VALUES (3, 'c', 'x')")),
+    # Column mapping by id, the partition column renamed, a struct column.
+    "cm_id": dict(steps=_sql(
+        "CREATE TABLE {table} (id BIGINT, s STRUCT<a: INT, b: STRING>, part STRING) USING delta "
+        "PARTITIONED BY (part) TBLPROPERTIES ('delta.columnMapping.mode' = 'id')",
+        "INSERT INTO {table} VALUES (1, named_struct('a', 1, 'b', 'p'), 'x'), (2, named_struct('a', 2, 'b', 'q'), 'y')",
+        "ALTER TABLE {table} RENAME COLUMN part TO region",
+        "ALTER TABLE {table} RENAME COLUMN s.b TO bb")),
+    "generated": dict(steps=_sql(
+        "CREATE TABLE {table} (ts TIMESTAMP, d DATE GENERATED ALWAYS AS (CAST(ts AS DATE)), v INT, "
+        "b INT GENERATED ALWAYS AS (v * 2)) USING delta PARTITIONED BY (d)",
+        "INSERT INTO {table} (ts, v) VALUES (TIMESTAMP'2024-01-01 12:00:00', 1), (TIMESTAMP'2024-01-02 12:00:00', 2)")),
+    # Partition values of several types, NULL and strings that need escaping in paths.
+    "parts": dict(steps=_sql(
+        "CREATE TABLE {table} (id BIGINT, s STRING, n INT, d DATE, t TIMESTAMP) USING delta PARTITIONED BY (s, n, d, t)",
+        "INSERT INTO {table} VALUES (1, 'a b', 1, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00'), "
+        "(2, 'x/y=z%', NULL, NULL, NULL), (3, NULL, -5, DATE'1999-12-31', TIMESTAMP'2000-06-01 00:00:01.5'), "
+        "(4, '', 7, DATE'2024-02-29', TIMESTAMP'2024-02-29 23:59:59'), (5, 'ünï{}', 8, DATE'2024-03-01', NULL)")),
+    "timestamps": dict(steps=_sql(
+        "CREATE TABLE {table} (id BIGINT, t TIMESTAMP, tn TIMESTAMP_NTZ, dec DECIMAL(12, 3)) USING delta",
+        "INSERT INTO {table} VALUES (1, TIMESTAMP'2024-01-01 10:00:00.123456', TIMESTAMP_NTZ'2024-01-01 10:00:00.654321', "
+        "1.5), (2, NULL, NULL, NULL)")),
+    # In-commit timestamps.
+    "ict": dict(steps=_sql(
+        "CREATE TABLE {table} (id BIGINT) USING delta TBLPROPERTIES ('delta.enableInCommitTimestamps' = 'true')",
+        "INSERT INTO {table} VALUES (1)", "INSERT INTO {table} VALUES (2)", "INSERT INTO {table} VALUES (3)")),
+    # The change data feed switched on at version 2: inserts, an update and a delete (cdc files), a
+    # whole-partition delete (no cdc file) and an append after it.
+    "cdf": dict(steps=_sql(
+        "CREATE TABLE {table} (id BIGINT, name STRING, part STRING) USING delta PARTITIONED BY (part)",
+        "INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')",
+        f"ALTER TABLE {{table}} SET TBLPROPERTIES ({CDF})",
+        "INSERT INTO {table} VALUES (3, 'c', 'x'), (4, 'd', 'z')",
+        "UPDATE {table} SET name = 'B' WHERE id = 2",
+        "DELETE FROM {table} WHERE id = 3",
+        "DELETE FROM {table} WHERE part = 'z'",
+        "INSERT INTO {table} VALUES (5, 'e', 'x')")),
+    # Deletion vectors and the change data feed.
+    "dv_cdf": dict(steps=_sql(
+        "CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
+        f"TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', {CDF})",
+        "INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'b'), (5, 'b')",
+        "DELETE FROM {table} WHERE id IN (2, 4)",
+        "UPDATE {table} SET id = 30 WHERE id = 3",
+        "DELETE FROM {table} WHERE id = 1")),
+}
+
+
+@pytest.fixture(scope="module")
+def made(delta_spark, tmp_path_factory, request):
+    from pathlib import Path
+
+    root = Path(shared_dir(tmp_path_factory.mktemp("read_fixtures")))
+    specs = []
+    for name, f in FIXTURES.items():
+        spec = {"name": name, "path": str(root / name), "steps": f["steps"]}
+        if f.get("drop_commits_before") is not None:
+            spec["drop_commits_before"] = f["drop_commits_before"]
+        specs.append(spec)
+    wait = delta_spark.make(specs)
+    request.getfixturevalue("spark")
+    out = wait()
+    for name, m in out.items():
+        assert m["ok"], f"fixture {name} could not be made by delta-spark: {m.get('error')}"
+    return out
+
+
+# ------------------------------------------------------------------------------- comparison
+
+def _plain(value):
+    """The value as tests/delta_spark_reader.py renders Spark + Delta's rows."""
+    if isinstance(value, (datetime.datetime, datetime.date, decimal.Decimal)):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "asDict"):
+        return _plain(value.asDict(recursive=True))
+    return value
+
+
+def _sorted(rows, columns):
+    return sorted(([_plain(r.get(c)) for c in columns] for r in rows), key=repr)
+
+
+def _ours(df):
+    return {"columns": df.columns, "rows": [{k: _plain(v) for k, v in r.asDict(recursive=True).items()}
+                                            for r in df.collect()]}
+
+
+def _assert_same(ours, theirs, what):
+    assert theirs.get("ok", True), f"{what}: Spark + Delta failed: {theirs.get('error')}"
+    assert sorted(ours["columns"]) == sorted(theirs["columns"]), what
+    cols = theirs["columns"]
+    got, expected = _sorted(ours["rows"], cols), _sorted(theirs["rows"], cols)
+    assert got == expected, f"{what}:\n ours:   {got}\n delta:  {expected}"
+
+
+def _read(spark, path, **options):
+    reader = spark.read.format("filecommit")
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    return reader.load(path)
+
+
+def _condition(excinfo):
+    get = getattr(excinfo.value, "getCondition", None) or getattr(excinfo.value, "getErrorClass")
+    return get()
+
+
+def _copy(made, name, tmp):
+    dest = os.path.join(shared_dir(tmp), name)
+    shutil.copytree(made[name]["path"], dest, symlinks=True)
+    return dest
+
+
+# ------------------------------------------------------------------------------- snapshots
+
+def test_snapshot_reads_equal_delta(spark, made, delta_spark):
+    """Latest snapshot and every earlier version still recreatable, per fixture, equal Spark + Delta's."""
+    reads, ours, names = [], [], []
+    for name, m in made.items():
+        versions = [None] + [v for v in range(m["version"]) if name != "cleaned" or v >= 20]
+        for v in versions:
+            reads.append({"kind": "table", "path": m["path"], "version": v})
+            opts = {} if v is None else {"versionAsOf": v}
+            ours.append(_ours(_read(spark, m["path"], **opts)))
+            names.append(f"{name}@{v}")
+    for got, theirs, what in zip(ours, delta_spark.read(reads), names, strict=True):
+        _assert_same(got, theirs, what)
+
+
+def test_column_pruning_and_filters_equal_delta(spark, made, delta_spark):
+    """Filters on partition and data columns (pruning, skipping) and a projection read what Delta reads."""
+    cases = [
+        ("parts", "s IS NULL OR n > 1", ["id", "s"]),
+        ("parts", "s = 'x/y=z%'", ["id", "t"]),
+        ("parts", "d >= DATE'2024-01-01' AND t IS NOT NULL", ["id", "d"]),
+        ("dv", "part = 'a' AND id > 1", ["id"]),
+        ("cm_name", "label IN ('a', 'c') AND part = 'x'", ["label", "id"]),
+        ("cm_id", "region = 'y' OR s.a = 1", ["id", "s"]),
+        ("timestamps", "t < TIMESTAMP'2024-01-01 10:00:00.2' AND dec = 1.5", ["id", "tn"]),
+        ("cleaned", "id BETWEEN 3 AND 22", ["name"]),
+    ]
+    reads = [{"kind": "sql", "path": made[n]["path"],
+              "sql": f"SELECT {', '.join(c)} FROM {{table}} WHERE {w}"} for n, w, c in cases]
+    for (n, w, c), theirs in zip(cases, delta_spark.read(reads), strict=True):
+        _assert_same(_ours(_read(spark, made[n]["path"]).where(w).select(*c)), theirs, f"{n}: {w}")
+    assert _read(spark, made["parts"]["path"]).count() == len(made["parts"]["rows"])
+
+
+def test_time_travel_by_timestamp_equals_delta(spark, made, delta_spark):
+    """timestampAsOf at each commit's own timestamp (in-commit timestamps, and file times) equals
+    Delta's TIMESTAMP AS OF; out-of-range times fail with Delta's classes."""
+    for name in ("ict", "cdf"):
+        path = made[name]["path"]
+        hist = delta_spark.read_one({"kind": "sql", "path": path,
+                                     "sql": "SELECT version, CAST(timestamp AS STRING) AS ts FROM "
+                                            "(DESCRIBE HISTORY {table}) ORDER BY version"})
+        assert hist["ok"], hist
+        reads = [{"kind": "sql", "path": path, "sql": f"SELECT * FROM {{table}} TIMESTAMP AS OF '{h['ts']}'"}
+                 for h in hist["rows"]]
+        for h, theirs in zip(hist["rows"], delta_spark.read(reads), strict=True):
+            _assert_same(_ours(_read(spark, path, timestampAsOf=h["ts"])), theirs, f"{name} at {h['ts']}")
+        for ts in ("1999-01-01 00:00:00", "2999-01-01 00:00:00"):
+            theirs = delta_spark.read_one({"kind": "sql", "path": path,
+                                           "sql": f"SELECT * FROM {{table}} TIMESTAMP AS OF '{ts}'"})
+            assert not theirs["ok"]
+            with pytest.raises(Exception) as e:
+                _read(spark, path, timestampAsOf=ts).collect()
+            assert _condition(e) == theirs["condition"], (ts, theirs)
+
+
+def test_time_travel_errors_match_delta(spark, made, delta_spark):
+    cleaned = made["cleaned"]["path"]
+    for v in (5, 99):
+        theirs = delta_spark.read_one({"kind": "table", "path": cleaned, "version": v})
+        assert not theirs["ok"]
+        with pytest.raises(Exception) as e:
+            _read(spark, cleaned, versionAsOf=v).collect()
+        assert _condition(e) == theirs["condition"] == "DELTA_VERSION_NOT_FOUND"
+    with pytest.raises(Exception) as e:
+        _read(spark, cleaned, versionAsOf=21, timestampAsOf="2024-01-01").collect()
+    assert _condition(e) == "DELTA_ONEOF_IN_TIMETRAVEL"
+    with pytest.raises(Exception) as e:
+        _read(spark, cleaned, versionAsOf="latest").collect()
+    assert _condition(e) == "DELTA_ILLEGAL_OPTION"
+    with pytest.raises(Exception) as e:
+        _read(spark, os.path.dirname(cleaned)).collect()
+    assert _condition(e) == "DELTA_MISSING_DELTA_TABLE"
+
+
+def test_unsupported_reader_feature_is_refused(spark, made, tmp_path):
+    """A table whose protocol needs a reader feature we do not honour is refused, naming it."""
+    import json
+
+    path = _copy(made, "dv", tmp_path)
+    log = os.path.join(path, "_delta_log")
+    latest = max(int(f.split(".")[0]) for f in os.listdir(log) if f.endswith(".json") and not f.startswith("."))
+    with open(os.path.join(log, f"{latest + 1:020d}.json"), "w") as fh:
+        fh.write(json.dumps({"commitInfo": {"timestamp": 1, "operation": "UPGRADE PROTOCOL"}}) + "\n")
+        fh.write(json.dumps({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+                                          "readerFeatures": ["deletionVectors", "madeUpFeature"],
+                                          "writerFeatures": ["deletionVectors", "madeUpFeature"]}}) + "\n")
+    with pytest.raises(Exception) as e:
+        _read(spark, path).collect()
+    assert _condition(e) == "DELTA_UNSUPPORTED_FEATURES_FOR_READ"
+    assert "madeUpFeature" in str(e.value)
+
+
+# ------------------------------------------------------------------------------- change data feed
+
+def test_change_feed_equals_delta(spark, made, delta_spark):
+    """readChangeFeed over every range that starts at or after the feed was enabled equals Delta's."""
+    ranges = {"cdf": [(2, None), (3, 5), (4, 4), (6, 7), (2, 2)], "dv_cdf": [(0, None), (1, 2), (2, 4), (4, 4)]}
+    reads, ours, what = [], [], []
+    for name, rs in ranges.items():
+        for start, end in rs:
+            reads.append({"kind": "cdf", "path": made[name]["path"], "startingVersion": start, "endingVersion": end})
+            opts = {"readChangeFeed": "true", "startingVersion": start}
+            if end is not None:
+                opts["endingVersion"] = end
+            ours.append(_ours(_read(spark, made[name]["path"], **opts)))
+            what.append(f"{name} [{start}, {end}]")
+    for got, theirs, w in zip(ours, delta_spark.read(reads), what, strict=True):
+        _assert_same(got, theirs, w)
+
+
+def test_change_feed_errors_match_delta(spark, made, delta_spark):
+    path = made["cdf"]["path"]
+    cases = [(0, None), (1, 3), (9, None), (5, 3)]
+    theirs = delta_spark.read([{"kind": "cdf", "path": path, "startingVersion": s, "endingVersion": e}
+                               for s, e in cases])
+    for (s, e), t in zip(cases, theirs, strict=True):
+        assert not t["ok"], (s, e, t)
+        opts = {"readChangeFeed": "true", "startingVersion": s}
+        if e is not None:
+            opts["endingVersion"] = e
+        with pytest.raises(Exception) as exc:
+            _read(spark, path, **opts).collect()
+        assert _condition(exc) == t["condition"], (s, e, t)
+    with pytest.raises(Exception) as exc:
+        _read(spark, path, readChangeFeed="true").collect()
+    assert _condition(exc) == "DELTA_NO_START_FOR_CDC_READ"
+
+
+def test_change_feed_by_timestamp(spark, made, delta_spark):
+    """startingTimestamp / endingTimestamp select the versions Delta selects for the same times."""
+    path = made["cdf"]["path"]
+    hist = delta_spark.read_one({"kind": "sql", "path": path,
+                                 "sql": "SELECT version, CAST(timestamp AS STRING) AS ts FROM "
+                                        "(DESCRIBE HISTORY {table}) ORDER BY version"})
+    ts = {h["version"]: h["ts"] for h in hist["rows"]}
+    theirs = delta_spark.read_one({"kind": "cdf", "path": path, "startingVersion": 3, "endingVersion": 5})
+    got = _ours(_read(spark, path, readChangeFeed="true", startingTimestamp=ts[3], endingTimestamp=ts[5]))
+    _assert_same(got, theirs, "cdf by timestamps [3, 5]")
+
+
+# ------------------------------------------------------------------------------- our own writes
+
+def test_reads_after_our_writes_equal_delta(spark, delta_spark, table_path):
+    """After each of filecommit's writes, deletes (deletion vectors), updates and merges: the read
+    at every version and the change feed equal Spark + Delta's."""
+    from pyspark.sql import functions as F
+
+    df = spark.range(0, 300).select(F.col("id"), (F.col("id") % 3).cast("string").alias("part"),
+                                    (F.col("id") * 1.5).alias("x"))
+    props = {"delta.enableDeletionVectors": "true", "delta.enableChangeDataFeed": "true"}
+    filecommit.write(df, table_path, mode="overwrite", partition_by=["part"], table_properties=props)
+    filecommit.write(spark.range(300, 330).select(F.col("id"), F.lit(None).cast("string").alias("part"),
+                                                  F.lit(0.5).alias("x")), table_path)
+    filecommit.delete(spark, table_path, "id % 7 = 0")
+    filecommit.update(spark, table_path, {"x": "x + 100"}, "id % 5 = 1")
+    filecommit.delete(spark, table_path, "part = '2'")
+    src = spark.range(290, 310).select(F.col("id"), F.lit("9").alias("part"), F.lit(-1.0).alias("x"))
+    filecommit.merge(src, table_path, "t.id = s.id", source_alias="s", target_alias="t") \
+        .when_matched_update({"x": "s.x"}).when_not_matched_insert_all().execute()
+    latest = 5
+    reads = [{"kind": "table", "path": table_path, "version": v} for v in range(latest + 1)]
+    reads.append({"kind": "cdf", "path": table_path, "startingVersion": 0, "endingVersion": None})
+    reads.append({"kind": "cdf", "path": table_path, "startingVersion": 2, "endingVersion": 4})
+    theirs = delta_spark.read(reads)
+    for v in range(latest + 1):
+        _assert_same(_ours(_read(spark, table_path, versionAsOf=v)), theirs[v], f"version {v}")
+    _assert_same(_ours(_read(spark, table_path, readChangeFeed="true", startingVersion=0)), theirs[-2], "cdf [0,]")
+    _assert_same(_ours(_read(spark, table_path, readChangeFeed="true", startingVersion=2, endingVersion=4)),
+                 theirs[-1], "cdf [2, 4]")
