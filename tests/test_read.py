@@ -27,29 +27,29 @@ def _sql(*statements):
 
 
 FIXTURES = {
-    # 25 appends: checkpoints at 10 and 20, JSON commits 0-19 deleted (log clean-up).
-    "cleaned": dict(steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta",
-                               *[f"INSERT INTO {{table}} VALUES ({i}, 'n{i}')" for i in range(1, 26)]),
-                    drop_commits_before=20),
-    # Multi-part classic checkpoints (one action per part) every 2 commits.
-    "multipart": dict(steps=_sql(
+    # 8 appends, multi-part classic checkpoints (one action per part) every 3 commits, JSON commits
+    # 0-5 deleted (log clean-up): versions 6-8 stay readable from the checkpoint at 6.
+    "cleaned": dict(steps=_sql(
         "SET spark.databricks.delta.checkpoint.partSize = 1",
-        "CREATE TABLE {table} (id BIGINT, name STRING) USING delta TBLPROPERTIES ('delta.checkpointInterval' = '2')",
-        *[f"INSERT INTO {{table}} VALUES ({i}, 'm{i}')" for i in range(1, 6)],
-        "DELETE FROM {table} WHERE id = 2",
-        "RESET spark.databricks.delta.checkpoint.partSize")),
-    # V2 checkpoints (checkpointPolicy v2: UUID-named checkpoint with sidecars).
+        "CREATE TABLE {table} (id BIGINT, name STRING) USING delta TBLPROPERTIES ('delta.checkpointInterval' = '3')",
+        *[f"INSERT INTO {{table}} VALUES ({i}, 'n{i}')" for i in range(1, 9)],
+        "RESET spark.databricks.delta.checkpoint.partSize"),
+        drop_commits_before=6),
+    # V2 checkpoints (checkpointPolicy v2) every 2 commits, a delete in between.
     "v2cp": dict(steps=_sql(
         "CREATE TABLE {table} (id BIGINT, name STRING) USING delta TBLPROPERTIES ("
         "'delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '2')",
-        *[f"INSERT INTO {{table}} VALUES ({i}, 'v{i}')" for i in range(1, 6)])),
-    # Deletion vectors in two partitions, one file removed whole.
-    "dv": dict(steps=_sql(
+        *[f"INSERT INTO {{table}} VALUES ({i}, 'v{i}'), ({i + 10}, 'w{i}')" for i in range(1, 4)],
+        "DELETE FROM {table} WHERE id = 12")),
+    # Deletion vectors (a file removed whole by the last DELETE) and the change data feed.
+    "dv_cdf": dict(steps=_sql(
         "CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
-        "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
-        "INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'b'), (5, 'b'), (6, 'b')",
-        "INSERT INTO {table} VALUES (7, 'a'), (8, 'a'), (9, 'b')",
-        "DELETE FROM {table} WHERE id IN (2, 5, 8)")),
+        f"TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', {CDF})",
+        "INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'b'), (5, 'b')",
+        "INSERT INTO {table} VALUES (6, 'a')",
+        "DELETE FROM {table} WHERE id IN (2, 4)",
+        "UPDATE {table} SET id = 30 WHERE id = 3",
+        "DELETE FROM {table} WHERE id = 6")),
     # Column mapping by name: a renamed and a dropped column.
     "cm_name": dict(steps=_sql(
         "CREATE TABLE {table} (id BIGINT, name STRING, extra INT, part STRING) USING delta PARTITIONED BY (part) "
@@ -58,7 +58,7 @@ FIXTURES = {
         "ALTER TABLE {table} RENAME COLUMN name TO label",
         "ALTER TABLE {table} DROP COLUMN extra",
         "INSERT INTO {table} VALUES (3, 'c', 'x')")),
-    # Column mapping by id, the partition column renamed, a struct column.
+    # Column mapping by id, the partition column and a nested field renamed.
     "cm_id": dict(steps=_sql(
         "CREATE TABLE {table} (id BIGINT, s STRUCT<a: INT, b: STRING>, part STRING) USING delta "
         "PARTITIONED BY (part) TBLPROPERTIES ('delta.columnMapping.mode' = 'id')",
@@ -75,14 +75,13 @@ FIXTURES = {
         "INSERT INTO {table} VALUES (1, 'a b', 1, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00'), "
         "(2, 'x/y=z%', NULL, NULL, NULL), (3, NULL, -5, DATE'1999-12-31', TIMESTAMP'2000-06-01 00:00:01.5'), "
         "(4, '', 7, DATE'2024-02-29', TIMESTAMP'2024-02-29 23:59:59'), (5, 'ünï{}', 8, DATE'2024-03-01', NULL)")),
+    # timestamp / timestamp_ntz / decimal columns, in-commit timestamps.
     "timestamps": dict(steps=_sql(
-        "CREATE TABLE {table} (id BIGINT, t TIMESTAMP, tn TIMESTAMP_NTZ, dec DECIMAL(12, 3)) USING delta",
-        "INSERT INTO {table} VALUES (1, TIMESTAMP'2024-01-01 10:00:00.123456', TIMESTAMP_NTZ'2024-01-01 10:00:00.654321', "
-        "1.5), (2, NULL, NULL, NULL)")),
-    # In-commit timestamps.
-    "ict": dict(steps=_sql(
-        "CREATE TABLE {table} (id BIGINT) USING delta TBLPROPERTIES ('delta.enableInCommitTimestamps' = 'true')",
-        "INSERT INTO {table} VALUES (1)", "INSERT INTO {table} VALUES (2)", "INSERT INTO {table} VALUES (3)")),
+        "CREATE TABLE {table} (id BIGINT, t TIMESTAMP, tn TIMESTAMP_NTZ, dec DECIMAL(12, 3)) USING delta "
+        "TBLPROPERTIES ('delta.enableInCommitTimestamps' = 'true')",
+        "INSERT INTO {table} VALUES (1, TIMESTAMP'2024-01-01 10:00:00.123456', "
+        "TIMESTAMP_NTZ'2024-01-01 10:00:00.654321', 1.5), (2, NULL, NULL, NULL)",
+        "INSERT INTO {table} VALUES (3, TIMESTAMP'1970-01-01 00:00:00', TIMESTAMP_NTZ'2100-01-01 00:00:00', -2.25)")),
     # The change data feed switched on at version 2: inserts, an update and a delete (cdc files), a
     # whole-partition delete (no cdc file) and an append after it.
     "cdf": dict(steps=_sql(
@@ -94,14 +93,6 @@ FIXTURES = {
         "DELETE FROM {table} WHERE id = 3",
         "DELETE FROM {table} WHERE part = 'z'",
         "INSERT INTO {table} VALUES (5, 'e', 'x')")),
-    # Deletion vectors and the change data feed.
-    "dv_cdf": dict(steps=_sql(
-        "CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
-        f"TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', {CDF})",
-        "INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'b'), (5, 'b')",
-        "DELETE FROM {table} WHERE id IN (2, 4)",
-        "UPDATE {table} SET id = 30 WHERE id = 3",
-        "DELETE FROM {table} WHERE id = 1")),
 }
 
 
@@ -170,6 +161,13 @@ def _condition(excinfo):
     return get()
 
 
+def _history(delta_spark, path):
+    """version -> commit timestamp string, as Spark + Delta's DESCRIBE HISTORY gives them."""
+    hist = delta_spark.read_one({"kind": "sql", "path": path, "sql": "DESCRIBE HISTORY {table}"})
+    assert hist["ok"], hist
+    return {r["version"]: r["timestamp"] for r in sorted(hist["rows"], key=lambda r: r["version"])}
+
+
 def _copy(made, name, tmp):
     dest = os.path.join(shared_dir(tmp), name)
     shutil.copytree(made[name]["path"], dest, symlinks=True)
@@ -182,7 +180,7 @@ def test_snapshot_reads_equal_delta(spark, made, delta_spark):
     """Latest snapshot and every earlier version still recreatable, per fixture, equal Spark + Delta's."""
     reads, ours, names = [], [], []
     for name, m in made.items():
-        versions = [None] + [v for v in range(m["version"]) if name != "cleaned" or v >= 20]
+        versions = [None] + [v for v in range(m["version"]) if name != "cleaned" or v >= 6]
         for v in versions:
             reads.append({"kind": "table", "path": m["path"], "version": v})
             opts = {} if v is None else {"versionAsOf": v}
@@ -198,11 +196,11 @@ def test_column_pruning_and_filters_equal_delta(spark, made, delta_spark):
         ("parts", "s IS NULL OR n > 1", ["id", "s"]),
         ("parts", "s = 'x/y=z%'", ["id", "t"]),
         ("parts", "d >= DATE'2024-01-01' AND t IS NOT NULL", ["id", "d"]),
-        ("dv", "part = 'a' AND id > 1", ["id"]),
+        ("dv_cdf", "part = 'a' AND id > 1", ["id"]),
         ("cm_name", "label IN ('a', 'c') AND part = 'x'", ["label", "id"]),
         ("cm_id", "region = 'y' OR s.a = 1", ["id", "s"]),
         ("timestamps", "t < TIMESTAMP'2024-01-01 10:00:00.2' AND dec = 1.5", ["id", "tn"]),
-        ("cleaned", "id BETWEEN 3 AND 22", ["name"]),
+        ("cleaned", "id BETWEEN 3 AND 6", ["name"]),
     ]
     reads = [{"kind": "sql", "path": made[n]["path"],
               "sql": f"SELECT {', '.join(c)} FROM {{table}} WHERE {w}"} for n, w, c in cases]
@@ -214,16 +212,13 @@ def test_column_pruning_and_filters_equal_delta(spark, made, delta_spark):
 def test_time_travel_by_timestamp_equals_delta(spark, made, delta_spark):
     """timestampAsOf at each commit's own timestamp (in-commit timestamps, and file times) equals
     Delta's TIMESTAMP AS OF; out-of-range times fail with Delta's classes."""
-    for name in ("ict", "cdf"):
+    for name in ("timestamps", "cdf"):
         path = made[name]["path"]
-        hist = delta_spark.read_one({"kind": "sql", "path": path,
-                                     "sql": "SELECT version, CAST(timestamp AS STRING) AS ts FROM "
-                                            "(DESCRIBE HISTORY {table}) ORDER BY version"})
-        assert hist["ok"], hist
-        reads = [{"kind": "sql", "path": path, "sql": f"SELECT * FROM {{table}} TIMESTAMP AS OF '{h['ts']}'"}
-                 for h in hist["rows"]]
-        for h, theirs in zip(hist["rows"], delta_spark.read(reads), strict=True):
-            _assert_same(_ours(_read(spark, path, timestampAsOf=h["ts"])), theirs, f"{name} at {h['ts']}")
+        hist = _history(delta_spark, path)
+        reads = [{"kind": "sql", "path": path, "sql": f"SELECT * FROM {{table}} TIMESTAMP AS OF '{ts}'"}
+                 for ts in hist.values()]
+        for ts, theirs in zip(hist.values(), delta_spark.read(reads), strict=True):
+            _assert_same(_ours(_read(spark, path, timestampAsOf=ts)), theirs, f"{name} at {ts}")
         for ts in ("1999-01-01 00:00:00", "2999-01-01 00:00:00"):
             theirs = delta_spark.read_one({"kind": "sql", "path": path,
                                            "sql": f"SELECT * FROM {{table}} TIMESTAMP AS OF '{ts}'"})
@@ -235,14 +230,14 @@ def test_time_travel_by_timestamp_equals_delta(spark, made, delta_spark):
 
 def test_time_travel_errors_match_delta(spark, made, delta_spark):
     cleaned = made["cleaned"]["path"]
-    for v in (5, 99):
+    for v in (3, 99):
         theirs = delta_spark.read_one({"kind": "table", "path": cleaned, "version": v})
         assert not theirs["ok"]
         with pytest.raises(Exception) as e:
             _read(spark, cleaned, versionAsOf=v).collect()
         assert _condition(e) == theirs["condition"] == "DELTA_VERSION_NOT_FOUND"
     with pytest.raises(Exception) as e:
-        _read(spark, cleaned, versionAsOf=21, timestampAsOf="2024-01-01").collect()
+        _read(spark, cleaned, versionAsOf=7, timestampAsOf="2024-01-01").collect()
     assert _condition(e) == "DELTA_ONEOF_IN_TIMETRAVEL"
     with pytest.raises(Exception) as e:
         _read(spark, cleaned, versionAsOf="latest").collect()
@@ -256,7 +251,7 @@ def test_unsupported_reader_feature_is_refused(spark, made, tmp_path):
     """A table whose protocol needs a reader feature we do not honour is refused, naming it."""
     import json
 
-    path = _copy(made, "dv", tmp_path)
+    path = _copy(made, "dv_cdf", tmp_path)
     log = os.path.join(path, "_delta_log")
     latest = max(int(f.split(".")[0]) for f in os.listdir(log) if f.endswith(".json") and not f.startswith("."))
     with open(os.path.join(log, f"{latest + 1:020d}.json"), "w") as fh:
@@ -274,7 +269,7 @@ def test_unsupported_reader_feature_is_refused(spark, made, tmp_path):
 
 def test_change_feed_equals_delta(spark, made, delta_spark):
     """readChangeFeed over every range that starts at or after the feed was enabled equals Delta's."""
-    ranges = {"cdf": [(2, None), (3, 5), (4, 4), (6, 7), (2, 2)], "dv_cdf": [(0, None), (1, 2), (2, 4), (4, 4)]}
+    ranges = {"cdf": [(2, None), (3, 5), (4, 4), (6, 7), (2, 2)], "dv_cdf": [(0, None), (1, 3), (3, 5), (5, 5)]}
     reads, ours, what = [], [], []
     for name, rs in ranges.items():
         for start, end in rs:
@@ -309,10 +304,7 @@ def test_change_feed_errors_match_delta(spark, made, delta_spark):
 def test_change_feed_by_timestamp(spark, made, delta_spark):
     """startingTimestamp / endingTimestamp select the versions Delta selects for the same times."""
     path = made["cdf"]["path"]
-    hist = delta_spark.read_one({"kind": "sql", "path": path,
-                                 "sql": "SELECT version, CAST(timestamp AS STRING) AS ts FROM "
-                                        "(DESCRIBE HISTORY {table}) ORDER BY version"})
-    ts = {h["version"]: h["ts"] for h in hist["rows"]}
+    ts = _history(delta_spark, path)
     theirs = delta_spark.read_one({"kind": "cdf", "path": path, "startingVersion": 3, "endingVersion": 5})
     got = _ours(_read(spark, path, readChangeFeed="true", startingTimestamp=ts[3], endingTimestamp=ts[5]))
     _assert_same(got, theirs, "cdf by timestamps [3, 5]")
@@ -320,30 +312,30 @@ def test_change_feed_by_timestamp(spark, made, delta_spark):
 
 # ------------------------------------------------------------------------------- our own writes
 
-def test_reads_after_our_writes_equal_delta(spark, delta_spark, table_path):
-    """After each of filecommit's writes, deletes (deletion vectors), updates and merges: the read
-    at every version and the change feed equal Spark + Delta's."""
+def test_reads_after_our_writes_equal_delta(spark, made, delta_spark, tmp_path):
+    """After each of filecommit's appends, deletes (deletion vectors), updates and merges on a Delta
+    table with deletion vectors and the change feed: the read at every version and the change feed
+    equal Spark + Delta's."""
     from pyspark.sql import functions as F
 
-    df = spark.range(0, 300).select(F.col("id"), (F.col("id") % 3).cast("string").alias("part"),
-                                    (F.col("id") * 1.5).alias("x"))
-    props = {"delta.enableDeletionVectors": "true", "delta.enableChangeDataFeed": "true"}
-    filecommit.write(df, table_path, mode="overwrite", partition_by=["part"], table_properties=props)
-    filecommit.write(spark.range(300, 330).select(F.col("id"), F.lit(None).cast("string").alias("part"),
-                                                  F.lit(0.5).alias("x")), table_path)
-    filecommit.delete(spark, table_path, "id % 7 = 0")
-    filecommit.update(spark, table_path, {"x": "x + 100"}, "id % 5 = 1")
-    filecommit.delete(spark, table_path, "part = '2'")
-    src = spark.range(290, 310).select(F.col("id"), F.lit("9").alias("part"), F.lit(-1.0).alias("x"))
-    filecommit.merge(src, table_path, "t.id = s.id", source_alias="s", target_alias="t") \
-        .when_matched_update({"x": "s.x"}).when_not_matched_insert_all().execute()
-    latest = 5
-    reads = [{"kind": "table", "path": table_path, "version": v} for v in range(latest + 1)]
-    reads.append({"kind": "cdf", "path": table_path, "startingVersion": 0, "endingVersion": None})
-    reads.append({"kind": "cdf", "path": table_path, "startingVersion": 2, "endingVersion": 4})
+    path = _copy(made, "dv_cdf", tmp_path)
+    first = made["dv_cdf"]["version"] + 1
+    rows = spark.range(100, 400).select(F.col("id"), (F.col("id") % 3).cast("string").alias("part"))
+    filecommit.write(rows, path)
+    filecommit.write(spark.range(400, 420).select(F.col("id"), F.lit(None).cast("string").alias("part")), path)
+    filecommit.delete(spark, path, "id % 7 = 0")
+    filecommit.update(spark, path, {"id": "id + 1000"}, "id % 5 = 1 AND part IS NOT NULL")
+    filecommit.delete(spark, path, "part = '2'")
+    src = spark.range(390, 410).select(F.col("id"), F.lit("9").alias("part"))
+    filecommit.merge(src, path, "t.id = s.id", source_alias="s", target_alias="t") \
+        .when_matched_update({"part": "s.part"}).when_not_matched_insert_all().execute()
+    latest = first + 5
+    reads = [{"kind": "table", "path": path, "version": v} for v in range(first - 1, latest + 1)]
+    reads.append({"kind": "cdf", "path": path, "startingVersion": 0, "endingVersion": None})
+    reads.append({"kind": "cdf", "path": path, "startingVersion": first + 1, "endingVersion": first + 3})
     theirs = delta_spark.read(reads)
-    for v in range(latest + 1):
-        _assert_same(_ours(_read(spark, table_path, versionAsOf=v)), theirs[v], f"version {v}")
-    _assert_same(_ours(_read(spark, table_path, readChangeFeed="true", startingVersion=0)), theirs[-2], "cdf [0,]")
-    _assert_same(_ours(_read(spark, table_path, readChangeFeed="true", startingVersion=2, endingVersion=4)),
-                 theirs[-1], "cdf [2, 4]")
+    for i, v in enumerate(range(first - 1, latest + 1)):
+        _assert_same(_ours(_read(spark, path, versionAsOf=v)), theirs[i], f"version {v}")
+    _assert_same(_ours(_read(spark, path, readChangeFeed="true", startingVersion=0)), theirs[-2], "cdf [0,]")
+    _assert_same(_ours(_read(spark, path, readChangeFeed="true", startingVersion=first + 1,
+                             endingVersion=first + 3)), theirs[-1], "cdf middle")
