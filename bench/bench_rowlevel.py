@@ -129,11 +129,13 @@ def delta_worker():
 
 
 class DeltaWorker:
-    """The Delta side as a subprocess of ``.venv-delta/bin/python`` (Spark's logs go to a file)."""
+    """The Delta side as a subprocess of ``.venv-delta/bin/python`` (Spark's logs go to a file);
+    ``script`` is the benchmark whose ``--delta-worker`` answers (default: this one)."""
 
-    def __init__(self, python, log_path):
+    def __init__(self, python, log_path, script=None):
         self._log = open(log_path, "w")  # noqa: SIM115 - closed in close()
-        self._proc = subprocess.Popen([python, os.path.abspath(__file__), "--delta-worker"], stdin=subprocess.PIPE,
+        self._proc = subprocess.Popen([python, os.path.abspath(script or __file__), "--delta-worker"],
+                                      stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._log, text=True, bufsize=1)
         self.hello = self._next()
 

@@ -37,7 +37,8 @@ def spark(tmp_path_factory):
         roots = [os.path.realpath(tempfile.gettempdir())]
         if os.environ.get("FILECOMMIT_TEST_DIR"):
             roots.append(os.environ["FILECOMMIT_TEST_DIR"])
-        conf = {"spark.filecommit.allowedRoots": ",".join(roots)}
+        # The reader also answers to format("delta") (the server has no delta-spark): tests/test_read.py.
+        conf = {"spark.filecommit.allowedRoots": ",".join(roots), "spark.filecommit.read.deltaFormat": "true"}
         conf.update(faults.server_conf(filecommit.find_plugin_jar(), str(tmp_path_factory.mktemp("faults"))))
         session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"), conf=conf)
     yield session

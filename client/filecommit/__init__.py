@@ -12,6 +12,8 @@ Public API::
     filecommit.update(spark, "/data/t", set={"v": "v + 1"}, condition="id = 7")
     filecommit.merge(updates, "/data/t", "target.id = source.id") \
         .when_matched_update_all().when_not_matched_insert_all().execute()
+    spark.read.format("filecommit").option("versionAsOf", 3).load("/data/t")   # reads on the server
+    filecommit.history(spark, "/data/t")[0].operation                      # typed commits
     e.getCondition() == filecommit.errors.DELTA_CONCURRENT_APPEND         # error classes of failures
 
 Importing the package checks the installed pyspark (``_connect.SUPPORTED_PYSPARK_VERSIONS``) and
@@ -22,6 +24,7 @@ raises ImportError for another release.
 from filecommit import _connect, errors  # noqa: F401
 from filecommit._typing import SaveMode
 from filecommit.actions import AddCDCFile, AddFile, DeletionVector, RemoveFile
+from filecommit.history import Commit, history
 from filecommit.results import BatchResult, CommitResult, SinkFileStatus, WriteMetrics
 from filecommit.rowlevel import MergeBuilder, delete, merge, update
 from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
@@ -33,6 +36,7 @@ __all__ = [
     "AddCDCFile",
     "AddFile",
     "BatchResult",
+    "Commit",
     "CommitResult",
     "DeletionVector",
     "MergeBuilder",
@@ -43,6 +47,7 @@ __all__ = [
     "delete",
     "errors",
     "find_plugin_jar",
+    "history",
     "local_session",
     "merge",
     "set_table_properties",

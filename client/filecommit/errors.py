@@ -185,6 +185,36 @@ CANNOT_MODIFY_STATIC_CONFIG = "CANNOT_MODIFY_STATIC_CONFIG"
 """SQLSTATE 46110. A client session set a server-owned setting such as ``spark.delta.logStore.*``
 (Spark's class; set it in the server's configuration instead)."""
 
+DELTA_VERSION_NOT_FOUND = "DELTA_VERSION_NOT_FOUND"
+"""SQLSTATE 22003. A read (``versionAsOf``, a change feed range) of a version that is not in the
+log: after the latest, or older than the earliest one still recreatable after log clean-up."""
+
+DELTA_TIMESTAMP_GREATER_THAN_COMMIT = "DELTA_TIMESTAMP_GREATER_THAN_COMMIT"
+"""SQLSTATE 42816. A read's ``timestampAsOf`` / ``startingTimestamp`` after the latest commit."""
+
+DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION = "DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"
+"""SQLSTATE 42816. A read's ``timestampAsOf`` / ``endingTimestamp`` before the earliest commit in
+the log."""
+
+DELTA_TIMESTAMP_INVALID = "DELTA_TIMESTAMP_INVALID"
+"""SQLSTATE 42816. A read's timestamp option that is not a timestamp or date string."""
+
+DELTA_ONEOF_IN_TIMETRAVEL = "DELTA_ONEOF_IN_TIMETRAVEL"
+"""SQLSTATE 42601. A read with both ``versionAsOf`` and ``timestampAsOf``."""
+
+DELTA_NO_START_FOR_CDC_READ = "DELTA_NO_START_FOR_CDC_READ"
+"""SQLSTATE 42601. A ``readChangeFeed`` read without ``startingVersion`` or ``startingTimestamp``."""
+
+DELTA_INVALID_CDC_RANGE = "DELTA_INVALID_CDC_RANGE"
+"""SQLSTATE 22003. A change feed read whose end version is before its start version."""
+
+DELTA_CDC_START_VERSION_AFTER_LATEST = "DELTA_CDC_START_VERSION_AFTER_LATEST"
+"""SQLSTATE 22003. A change feed read whose start version is after the table's latest version."""
+
+DELTA_MISSING_CHANGE_DATA = "DELTA_MISSING_CHANGE_DATA"
+"""SQLSTATE KD002. A change feed range with a version at which ``delta.enableChangeDataFeed`` was
+not on (before it was enabled, or after it was disabled)."""
+
 TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_TABLE_ALREADY_EXISTS,
     DELTA_TABLE_NOT_FOUND,
@@ -202,6 +232,15 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_UNKNOWN_CONFIGURATION,
     DELTA_CHANGE_TABLE_FEED_DISABLED,
     CANNOT_MODIFY_STATIC_CONFIG,
+    DELTA_VERSION_NOT_FOUND,
+    DELTA_TIMESTAMP_GREATER_THAN_COMMIT,
+    DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION,
+    DELTA_TIMESTAMP_INVALID,
+    DELTA_ONEOF_IN_TIMETRAVEL,
+    DELTA_NO_START_FOR_CDC_READ,
+    DELTA_INVALID_CDC_RANGE,
+    DELTA_CDC_START_VERSION_AFTER_LATEST,
+    DELTA_MISSING_CHANGE_DATA,
 })
 """The path, the data's schema, partitioning, options or properties do not fit the table."""
 
