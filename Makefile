@@ -76,12 +76,13 @@ docker-check: setup
 
 ## bench: write benchmarks, append latency at version 10 vs 3,000 and vs plain Spark, UPDATE of 1% of
 ## TPC-H SF1 lineitem vs Delta Lake on Spark, DELETE of 50% of it with deletion vectors under a 1 GiB
-## server heap (bench/README.md)
+## server heap, selective scans of it (partition pruning, data skipping) vs Delta (bench/README.md)
 bench: build delta-reader
 	$(VPY) bench/bench_write.py
 	$(VPY) bench/bench_history.py
 	$(VPY) bench/bench_rowlevel.py
 	$(VPY) bench/bench_dv_delete.py
+	$(VPY) bench/bench_read.py
 
 clean:
 	rm -rf server-plugin/target client/filecommit/jars/*.jar out

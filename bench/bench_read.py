@@ -43,7 +43,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_rowlevel  # noqa: E402 - the TPC-H generator, machine line and Delta worker process
+import bench_rowlevel
 
 ROOT = bench_rowlevel.ROOT
 MARK = bench_rowlevel.MARK

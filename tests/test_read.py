@@ -13,7 +13,7 @@ import os
 import shutil
 
 import pytest
-from helpers import make_fixture_tables, shared_dir
+from helpers import shared_dir
 
 import filecommit
 
@@ -71,7 +71,8 @@ FIXTURES = {
         "INSERT INTO {table} (ts, v) VALUES (TIMESTAMP'2024-01-01 12:00:00', 1), (TIMESTAMP'2024-01-02 12:00:00', 2)")),
     # Partition values of several types, NULL and strings that need escaping in paths.
     "parts": dict(steps=_sql(
-        "CREATE TABLE {table} (id BIGINT, s STRING, n INT, d DATE, t TIMESTAMP) USING delta PARTITIONED BY (s, n, d, t)",
+        "CREATE TABLE {table} (id BIGINT, s STRING, n INT, d DATE, t TIMESTAMP) USING delta "
+        "PARTITIONED BY (s, n, d, t)",
         "INSERT INTO {table} VALUES (1, 'a b', 1, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00'), "
         "(2, 'x/y=z%', NULL, NULL, NULL), (3, NULL, -5, DATE'1999-12-31', TIMESTAMP'2000-06-01 00:00:01.5'), "
         "(4, '', 7, DATE'2024-02-29', TIMESTAMP'2024-02-29 23:59:59'), (5, 'ünï{}', 8, DATE'2024-03-01', NULL)")),
@@ -157,8 +158,7 @@ def _read(spark, path, **options):
 
 
 def _condition(excinfo):
-    get = getattr(excinfo.value, "getCondition", None) or getattr(excinfo.value, "getErrorClass")
-    return get()
+    return excinfo.value.getCondition()
 
 
 def _history(delta_spark, path):
