@@ -34,7 +34,6 @@ Usage: ``.venv/bin/python bench/bench_read.py [--runs 5] [--warmup 2] [--scale 1
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -110,9 +109,9 @@ def _delta_answer(spark, req):
 
 
 def delta_worker():
+    """The Delta side: bench_rowlevel's worker loop with this benchmark's session and requests."""
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     import delta_spark_reader
-    import pyspark
     from pyspark.sql import SparkSession
 
     builder = (SparkSession.builder.master("local[2]").appName("bench-read-delta")
@@ -123,20 +122,7 @@ def delta_worker():
                .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
     for k, v in SESSION_CONF.items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    print(MARK + json.dumps({"ready": True, "spark": pyspark.__version__}), flush=True)
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        if req.get("op") == "stop":
-            break
-        try:
-            print(MARK + json.dumps({"ok": True, **_delta_answer(spark, req)}), flush=True)
-        except Exception as e:  # noqa: BLE001 - reported to the driver, which fails the run
-            print(MARK + json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"[:2000]}), flush=True)
-    spark.stop()
+    bench_rowlevel.delta_worker(builder.getOrCreate(), _delta_answer)
 
 
 # ---------------------------------------------------------------------------------------------

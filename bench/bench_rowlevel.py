@@ -108,9 +108,12 @@ def _delta_answer(spark, req):
     raise ValueError(f"unknown op {op!r}")
 
 
-def delta_worker():
-    """Worker loop: one JSON request per stdin line, one ``MARK``-prefixed JSON answer per line."""
-    spark = _delta_session()
+def delta_worker(spark=None, answer=None):
+    """Worker loop: one JSON request per stdin line, one ``MARK``-prefixed JSON answer per line.
+    ``spark`` (default: this benchmark's Delta session) answers with ``answer(spark, request)``
+    (default: this benchmark's requests); other benchmarks pass their own."""
+    spark = spark or _delta_session()
+    answer = answer or _delta_answer
     spark.sparkContext.setLogLevel("ERROR")
     import pyspark
 
@@ -122,7 +125,7 @@ def delta_worker():
         if req.get("op") == "stop":
             break
         try:
-            print(MARK + json.dumps({"ok": True, **_delta_answer(spark, req)}), flush=True)
+            print(MARK + json.dumps({"ok": True, **answer(spark, req)}), flush=True)
         except Exception as e:  # noqa: BLE001 - reported to the driver, which fails the run
             print(MARK + json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"[:2000]}), flush=True)
     spark.stop()

@@ -152,12 +152,17 @@ def make_fixture_tables(delta_spark, tmp_path_factory, request, fixtures: dict, 
     """Every fixture table of a module, made by real Delta in one Spark + Delta request while the
     Connect server starts (the ``spark`` fixture is requested in between).
 
-    ``fixtures`` maps a name to the steps ``tests/delta_tables.py`` runs; returns name -> its answer
-    (``path``, ``version``, ...). Fails the module when a table could not be made."""
+    ``fixtures`` maps a name to the steps ``tests/delta_tables.py`` runs, or to a dict with
+    ``steps`` and optionally ``drop_commits_before``; returns name -> its answer (``path``,
+    ``version``, ...). Fails the module when a table could not be made."""
     from pathlib import Path
 
     root = Path(shared_dir(tmp_path_factory.mktemp(label)))
-    wait = delta_spark.make([{"name": n, "path": str(root / n), "steps": s} for n, s in fixtures.items()])
+    specs = []
+    for n, s in fixtures.items():
+        spec = dict(s) if isinstance(s, dict) else {"steps": s}
+        specs.append({"name": n, "path": str(root / n), **spec})
+    wait = delta_spark.make(specs)
     request.getfixturevalue("spark")
     out = wait()
     for name, m in out.items():

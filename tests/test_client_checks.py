@@ -237,3 +237,9 @@ def test_txn_is_sent_in_the_contract_field(spark, table_path):
     assert command.HasField("txn")
     assert (command.txn.app_id, command.txn.version) == ("app", 3)
     assert not build_write_command(spark.range(1), table_path).HasField("txn")
+
+
+def test_history_checks_its_arguments_before_reading():
+    _raises(PySparkValueError, "VALUE_NOT_NON_EMPTY_STR", filecommit.history, None, "")
+    _raises(PySparkValueError, "NEGATIVE_VALUE", filecommit.history, None, "/t", limit=-1)
+    _raises(PySparkTypeError, "NOT_EXPECTED_TYPE", filecommit.history, None, "/t", limit="2")

@@ -7,13 +7,13 @@ row-level changes; every expectation is what Spark + Delta reads from the same f
 
 from __future__ import annotations
 
-import datetime
-import decimal
 import os
 import shutil
 
+import delta_spark_reader
 import pytest
-from helpers import shared_dir
+from delta_spark_reader import _plain
+from helpers import make_fixture_tables, shared_dir
 
 import filecommit
 
@@ -28,10 +28,11 @@ def _sql(*statements):
 
 FIXTURES = {
     # 8 appends, multi-part classic checkpoints (one action per part) every 3 commits, JSON commits
-    # 0-5 deleted (log clean-up): versions 6-8 stay readable from the checkpoint at 6.
+    # 0-5 deleted (log clean-up): versions 6-8 stay readable from the checkpoint at 6; change feed on.
     "cleaned": dict(steps=_sql(
         "SET spark.databricks.delta.checkpoint.partSize = 1",
-        "CREATE TABLE {table} (id BIGINT, name STRING) USING delta TBLPROPERTIES ('delta.checkpointInterval' = '3')",
+        "CREATE TABLE {table} (id BIGINT, name STRING) USING delta TBLPROPERTIES ('delta.checkpointInterval' = '3', "
+        f"{CDF})",
         *[f"INSERT INTO {{table}} VALUES ({i}, 'n{i}')" for i in range(1, 9)],
         "RESET spark.databricks.delta.checkpoint.partSize"),
         drop_commits_before=6),
@@ -99,47 +100,18 @@ FIXTURES = {
 
 @pytest.fixture(scope="module")
 def made(delta_spark, tmp_path_factory, request):
-    from pathlib import Path
-
-    root = Path(shared_dir(tmp_path_factory.mktemp("read_fixtures")))
-    specs = []
-    for name, f in FIXTURES.items():
-        spec = {"name": name, "path": str(root / name), "steps": f["steps"]}
-        if f.get("drop_commits_before") is not None:
-            spec["drop_commits_before"] = f["drop_commits_before"]
-        specs.append(spec)
-    wait = delta_spark.make(specs)
-    request.getfixturevalue("spark")
-    out = wait()
-    for name, m in out.items():
-        assert m["ok"], f"fixture {name} could not be made by delta-spark: {m.get('error')}"
-    return out
+    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "read_fixtures")
 
 
 # ------------------------------------------------------------------------------- comparison
-
-def _plain(value):
-    """The value as tests/delta_spark_reader.py renders Spark + Delta's rows."""
-    if isinstance(value, (datetime.datetime, datetime.date, decimal.Decimal)):
-        return str(value)
-    if isinstance(value, (bytes, bytearray)):
-        return value.hex()
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if hasattr(value, "asDict"):
-        return _plain(value.asDict(recursive=True))
-    return value
-
 
 def _sorted(rows, columns):
     return sorted(([_plain(r.get(c)) for c in columns] for r in rows), key=repr)
 
 
 def _ours(df):
-    return {"columns": df.columns, "rows": [{k: _plain(v) for k, v in r.asDict(recursive=True).items()}
-                                            for r in df.collect()]}
+    """Our rows, rendered as tests/delta_spark_reader.py renders Spark + Delta's."""
+    return delta_spark_reader._rows(df)
 
 
 def _assert_same(ours, theirs, what):
@@ -271,7 +243,8 @@ def test_unsupported_reader_feature_is_refused(spark, made, tmp_path):
 
 def test_change_feed_equals_delta(spark, made, delta_spark):
     """readChangeFeed over every range that starts at or after the feed was enabled equals Delta's."""
-    ranges = {"cdf": [(2, None), (3, 5), (4, 4), (6, 7), (2, 2)], "dv_cdf": [(0, None), (1, 3), (3, 5), (5, 5)]}
+    ranges = {"cdf": [(2, None), (3, 5), (4, 4), (6, 7), (2, 2)], "dv_cdf": [(0, None), (1, 3), (3, 5), (5, 5)],
+              "cleaned": [(6, None), (7, 8)]}
     reads, ours, what = [], [], []
     for name, rs in ranges.items():
         for start, end in rs:
@@ -286,20 +259,22 @@ def test_change_feed_equals_delta(spark, made, delta_spark):
 
 
 def test_change_feed_errors_match_delta(spark, made, delta_spark):
-    path = made["cdf"]["path"]
-    cases = [(0, None), (1, 3), (9, None), (5, 3)]
-    theirs = delta_spark.read([{"kind": "cdf", "path": path, "startingVersion": s, "endingVersion": e}
-                               for s, e in cases])
-    for (s, e), t in zip(cases, theirs, strict=True):
-        assert not t["ok"], (s, e, t)
+    """Before the feed was enabled, into cleaned log, after the latest version, end before start."""
+    cases = [("cdf", 0, None), ("cdf", 1, 3), ("cdf", 9, None), ("cdf", 5, 3), ("cleaned", 2, None),
+             ("cleaned", 0, 7)]
+    theirs = delta_spark.read([{"kind": "cdf", "path": made[n]["path"], "startingVersion": s, "endingVersion": e}
+                               for n, s, e in cases])
+    for (n, s, e), t in zip(cases, theirs, strict=True):
+        path = made[n]["path"]
+        assert not t["ok"], (n, s, e, t)
         opts = {"readChangeFeed": "true", "startingVersion": s}
         if e is not None:
             opts["endingVersion"] = e
         with pytest.raises(Exception) as exc:
             _read(spark, path, **opts).collect()
-        assert _condition(exc) == t["condition"], (s, e, t)
+        assert _condition(exc) == t["condition"], (n, s, e, t)
     with pytest.raises(Exception) as exc:
-        _read(spark, path, readChangeFeed="true").collect()
+        _read(spark, made["cdf"]["path"], readChangeFeed="true").collect()
     assert _condition(exc) == "DELTA_NO_START_FOR_CDC_READ"
 
 

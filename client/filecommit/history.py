@@ -64,7 +64,9 @@ def history(spark: SparkSession, path: str, limit: int | None = None) -> list[Co
         the log (log clean-up removes old ones, as for Delta's ``DESCRIBE HISTORY``).
 
     Raises:
-        pyspark.errors.PySparkValueError: for an empty path or a negative ``limit``.
+        pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty path,
+            ``NEGATIVE_VALUE`` for a negative ``limit``.
+        pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` for a ``limit`` that is not an int.
         pyspark.errors.exceptions.connect.AnalysisException (or another pyspark exception) with
             error class ``DELTA_MISSING_DELTA_TABLE`` when ``path`` holds no Delta table.
     """

@@ -313,20 +313,6 @@ public final class DeltaLog {
     return kernelRead(() -> Table.forPath(engine, tablePath.toString()).getSnapshotAsOfVersion(engine, version));
   }
 
-  /**
-   * The snapshot of the latest version committed at or before a time (Delta's {@code
-   * DeltaHistoryManager.getActiveCommitAtTime}; in-commit timestamps when the table has them, else
-   * commit file modification times), read by Delta Kernel.
-   *
-   * @param timestampMs ms since the epoch
-   * @return the snapshot
-   * @throws io.filecommit.errors.FileCommitException as {@link #snapshotAsOfVersion}; Kernel's
-   *     exception when the time is before the earliest or after the latest commit
-   */
-  public Snapshot snapshotAsOfTimestamp(long timestampMs) {
-    return kernelRead(() -> Table.forPath(engine, tablePath.toString()).getSnapshotAsOfTimestamp(engine, timestampMs));
-  }
-
   private Snapshot kernelRead(java.util.function.Supplier<io.delta.kernel.Snapshot> read) {
     io.delta.kernel.Snapshot ks;
     try {
