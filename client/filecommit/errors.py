@@ -211,6 +211,9 @@ DELTA_INVALID_CDC_RANGE = "DELTA_INVALID_CDC_RANGE"
 DELTA_CDC_START_VERSION_AFTER_LATEST = "DELTA_CDC_START_VERSION_AFTER_LATEST"
 """SQLSTATE 22003. A change feed read whose start version is after the table's latest version."""
 
+DELTA_LOG_FILE_NOT_FOUND = "DELTA_LOG_FILE_NOT_FOUND"
+"""SQLSTATE 42K03. A change feed range with a commit no longer in the log (log clean-up)."""
+
 DELTA_MISSING_CHANGE_DATA = "DELTA_MISSING_CHANGE_DATA"
 """SQLSTATE KD002. A change feed range with a version at which ``delta.enableChangeDataFeed`` was
 not on (before it was enabled, or after it was disabled)."""
@@ -240,6 +243,7 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_NO_START_FOR_CDC_READ,
     DELTA_INVALID_CDC_RANGE,
     DELTA_CDC_START_VERSION_AFTER_LATEST,
+    DELTA_LOG_FILE_NOT_FOUND,
     DELTA_MISSING_CHANGE_DATA,
 })
 """The path, the data's schema, partitioning, options or properties do not fit the table."""

@@ -106,6 +106,8 @@ public enum ErrorClass {
   DELTA_INVALID_CDC_RANGE("22003"),
   /** A change feed start after the latest version. */
   DELTA_CDC_START_VERSION_AFTER_LATEST("22003"),
+  /** A change feed range with a commit that is no longer in the log (log clean-up). */
+  DELTA_LOG_FILE_NOT_FOUND("42K03"),
   /** A change feed range with a version at which the feed was not enabled. */
   DELTA_MISSING_CHANGE_DATA("KD002"),
 

@@ -59,16 +59,17 @@ final class ChangeFeed {
    * @param timestamps commit timestamps of the versions in the log
    * @return the relation
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_CHANGE_DATA} when the
-   *     feed is not enabled at some version of the range, {@code DELTA_VERSION_NOT_FOUND} when a
+   *     feed is not enabled at some version of the range, {@code DELTA_LOG_FILE_NOT_FOUND} when a
    *     commit of the range is no longer in the log
    */
   static BaseRelation relation(SparkSession session, DeltaLog log, long start, long end,
       TreeMap<Long, Long> timestamps) {
     for (long v = start; v <= end; v++) {
       if (!timestamps.containsKey(v)) {
-        throw ErrorClass.DELTA_VERSION_NOT_FOUND.error("Cannot read the change data feed of " + log.tablePath()
-            + " from version " + start + " to " + end + ": commit " + v + " is no longer in the log (available versions: "
-            + timestamps.firstKey() + " to " + timestamps.lastKey() + ")", Map.of("userVersion", String.valueOf(v)));
+        throw ErrorClass.DELTA_LOG_FILE_NOT_FOUND.error("Cannot read the change data feed of " + log.tablePath()
+            + " from version " + start + " to " + end + ": commit " + v + " is no longer in the log (commits available: "
+            + timestamps.firstKey() + " to " + timestamps.lastKey() + ")", Map.of("version", String.valueOf(v),
+            "logPath", log.logPath().toString()));
       }
     }
     Snapshot atStart = log.snapshotAsOfVersion(start);
