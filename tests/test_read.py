@@ -13,7 +13,7 @@ import shutil
 import delta_spark_reader
 import pytest
 from delta_spark_reader import _plain
-from helpers import make_fixture_tables, shared_dir
+from helpers import make_fixture_tables, second_session, shared_dir
 
 import filecommit
 
@@ -345,6 +345,11 @@ def test_format_delta_alias_reads_the_same(spark, made, delta_spark):
     path = made["cdf"]["path"]
     theirs = delta_spark.read([{"kind": "table", "path": path, "version": 3},
                                {"kind": "cdf", "path": path, "startingVersion": 3, "endingVersion": 5}])
-    _assert_same(_ours(spark.read.format("delta").option("versionAsOf", 3).load(path)), theirs[0], "delta@3")
-    _assert_same(_ours(spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 3)
-                       .option("endingVersion", 5).load(path)), theirs[1], "delta cdf [3, 5]")
+    plain = second_session(spark)  # a plain pyspark Connect session: no filecommit code involved
+    try:
+        _assert_same(_ours(plain.read.format("delta").option("versionAsOf", 3).load(path)), theirs[0], "delta@3")
+        _assert_same(_ours(plain.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 3)
+                           .option("endingVersion", 5).load(path)), theirs[1], "delta cdf [3, 5]")
+        _assert_same(_ours(plain.read.format("filecommit").load(path)), made["cdf"], "filecommit, plain session")
+    finally:
+        plain.stop()
