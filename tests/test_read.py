@@ -115,7 +115,7 @@ def _ours(df):
 
 
 def _assert_same(ours, theirs, what):
-    assert theirs.get("ok", True), f"{what}: Spark + Delta failed: {theirs.get('error')}"
+    assert theirs.get("ok", True), f"{what}: Spark + Delta failed: {theirs.get('error')}\n{theirs.get('detail')}"
     assert sorted(ours["columns"]) == sorted(theirs["columns"]), what
     cols = theirs["columns"]
     got, expected = _sorted(ours["rows"], cols), _sorted(theirs["rows"], cols)
