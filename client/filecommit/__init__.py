@@ -12,6 +12,9 @@ Public API::
     filecommit.update(spark, "/data/t", set={"v": "v + 1"}, condition="id = 7")
     filecommit.merge(updates, "/data/t", "target.id = source.id") \
         .when_matched_update_all().when_not_matched_insert_all().execute()
+    staged = filecommit.write(df, "/data/t", stage=True)                 # write, audit, publish
+    filecommit.read_staged(spark, "/data/t", staged).count()
+    filecommit.commit(spark, "/data/t", staged)                         # or filecommit.abort(...)
     e.getCondition() == filecommit.errors.DELTA_CONCURRENT_APPEND         # error classes of failures
 
 Importing the package checks the installed pyspark (``_connect.SUPPORTED_PYSPARK_VERSIONS``) and
@@ -22,10 +25,11 @@ raises ImportError for another release.
 from filecommit import _connect, errors  # noqa: F401
 from filecommit._typing import SaveMode
 from filecommit.actions import AddCDCFile, AddFile, DeletionVector, RemoveFile
-from filecommit.results import BatchResult, CommitResult, SinkFileStatus, WriteMetrics
+from filecommit.results import BatchResult, CommitResult, SinkFileStatus, Stage, StagedCommit, WriteMetrics
 from filecommit.rowlevel import MergeBuilder, delete, merge, update
 from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
 from filecommit.sink import write_batch
+from filecommit.staging import abort, commit, get_staged, read_staged, stage_files
 from filecommit.writer import set_table_properties, write
 
 __all__ = [
@@ -39,13 +43,20 @@ __all__ = [
     "RemoveFile",
     "SaveMode",
     "SinkFileStatus",
+    "Stage",
+    "StagedCommit",
     "WriteMetrics",
+    "abort",
+    "commit",
     "delete",
     "errors",
     "find_plugin_jar",
+    "get_staged",
     "local_session",
     "merge",
+    "read_staged",
     "set_table_properties",
+    "stage_files",
     "update",
     "write",
     "write_batch",

@@ -19,13 +19,15 @@ final class TableCommands {
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
         CommandInput.path(cmd.getPath(), planner), ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
         cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData(),
-        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
 
   /** Runs a {@code SetTablePropertiesCommand}. */
   static CommandResult setTableProperties(io.filecommit.proto.v1.SetTablePropertiesCommand cmd,
       SparkConnectPlanner planner) {
     return SetTablePropertiesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner),
-        cmd.getPropertiesMap(), ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+        cmd.getPropertiesMap(), ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
 }

@@ -9,6 +9,7 @@ import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -67,6 +68,7 @@ public final class MergeIntoCommand {
    * @param clauses the WHEN clauses, at least one
    * @param options Spark Parquet writer options for written files
    * @param txnId application transaction of an idempotent change, or null
+   * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return what was committed; row metrics: deleted, updated, inserted, copied rows
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MERGE_MISSING_WHEN} without
    *     clauses, {@code DELTA_NON_LAST_*_CLAUSE_OMIT_CONDITION}, {@code
@@ -76,7 +78,8 @@ public final class MergeIntoCommand {
    *     Spark's analysis errors for expressions that do not resolve
    */
   public static CommandResult run(SparkSession session, String path, Dataset<Row> source, String sourceAlias,
-      String targetAlias, Column on, List<MergeClause> clauses, Map<String, String> options, TransactionId txnId) {
+      String targetAlias, Column on, List<MergeClause> clauses, Map<String, String> options, TransactionId txnId,
+      StageRequest stage) {
     MergeClause.check(clauses);
     if (on == null) {
       throw DeltaErrors.malformed("MERGE into " + path + " needs an ON condition");
@@ -89,7 +92,7 @@ public final class MergeIntoCommand {
     boolean hasMatched = clauses.stream().anyMatch(c -> c.kind().matched());
     boolean hasBySource = clauses.stream().anyMatch(c -> c.kind().bySource());
     boolean hasInsert = clauses.stream().anyMatch(c -> c.kind() == MergeClause.Kind.NOT_MATCHED_INSERT);
-    RowLevelChange change = RowLevelChange.open(session, path, "MERGE", txnId, hasMatched || hasBySource);
+    RowLevelChange change = RowLevelChange.open(session, path, "MERGE", txnId, hasMatched || hasBySource, stage);
     if (change.skipped()) {
       return change.nothingCommitted();
     }
