@@ -74,7 +74,8 @@ proto-check: setup
 docker-check: setup
 	PYTHON=$(VPY) bash docker/check.sh
 
-## bench: write benchmarks, append latency at version 10 vs 3,000 and vs plain Spark, UPDATE of 1% of
+## bench: write benchmarks, append latency at version 10 vs 3,000 and vs plain Spark, publish of a
+## staged commit of 10,000 files and staging's cost on a bulk write, UPDATE of 1% of
 ## TPC-H SF1 lineitem vs Delta Lake on Spark, DELETE of 50% of it with deletion vectors under a 1 GiB
 ## server heap (bench/README.md)
 bench: build delta-reader
@@ -82,6 +83,7 @@ bench: build delta-reader
 	$(VPY) bench/bench_history.py
 	$(VPY) bench/bench_rowlevel.py
 	$(VPY) bench/bench_dv_delete.py
+	$(VPY) bench/bench_staging.py
 
 clean:
 	rm -rf server-plugin/target client/filecommit/jars/*.jar out
