@@ -60,15 +60,13 @@ def _condition(e) -> str:
     return e.value.getCondition()
 
 
-# Each staged command and the rows it leaves, from BASE.
+# Each staged command and the rows it leaves, from BASE (a staged replaceWhere is published in
+# test_conflicts_follow_delta_rules).
 OPS = {
     "append": (lambda spark, p: filecommit.write(_df(spark, [(100, "new", 1)]), p, stage=True),
                lambda rows: rows + [(100, "new", 1)]),
     "overwrite": (lambda spark, p: filecommit.write(_df(spark, [(7, "only", 0)]), p, mode="overwrite", stage=True),
                   lambda rows: [(7, "only", 0)]),
-    "replace_where": (lambda spark, p: filecommit.write(_df(spark, [(200, "p2", 2)]), p, mode="overwrite",
-                                                        options={"replaceWhere": "part = 2"}, stage=True),
-                      lambda rows: [r for r in rows if r[2] != 2] + [(200, "p2", 2)]),
     "delete": (lambda spark, p: filecommit.delete(spark, p, "id % 4 = 1", stage=True),
                lambda rows: [r for r in rows if r[0] % 4 != 1]),
     "update": (lambda spark, p: filecommit.update(spark, p, set={"v": "'upd'"}, condition="id < 5", stage=True),

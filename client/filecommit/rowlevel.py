@@ -188,7 +188,9 @@ class MergeBuilder:
     Column). Clause-order rules and unknown columns are checked by the server on ``execute()``.
     """
 
-    def __init__(self, source: DataFrame, path: str, on: ColumnOrSql, source_alias: str, target_alias: str) -> None:
+    def __init__(
+        self, source: DataFrame, path: str, on: ColumnOrSql, source_alias: str | None, target_alias: str
+    ) -> None:
         """Use :func:`merge`; arguments as there (already checked)."""
         self._source = source
         self._spark: SparkSession = source.sparkSession
@@ -254,7 +256,7 @@ class MergeBuilder:
         command = rl.MergeCommand(
             path=self._path,
             clauses=self._clauses,
-            source_alias=self._source_alias,
+            source_alias=self._source_alias or "",
             target_alias=self._target_alias,
             options=_checks.string_map("options", options),
         )
@@ -295,7 +297,7 @@ def merge(
     path: str,
     on: ColumnOrSql,
     *,
-    source_alias: str = "source",
+    source_alias: str | None = None,
     target_alias: str = "target",
 ) -> MergeBuilder:
     """Start a MERGE of ``source`` into the Delta table at ``path`` (rowlevel.proto ``MergeCommand``,
@@ -305,7 +307,9 @@ def merge(
         source: a Spark Connect DataFrame (its plan runs on the server).
         path: table root; the table must exist.
         on: the ON condition, e.g. ``"target.id = source.id"``.
-        source_alias: the source's name in expressions (the source is re-aliased to it).
+        source_alias: the source's name in expressions (the source is re-aliased to it). None (the
+            default): the source DataFrame's own alias (``source.alias("s")``, Delta's
+            convention), or ``"source"`` when it has none.
         target_alias: the table's name in expressions.
 
     Returns:
@@ -319,8 +323,8 @@ def merge(
     """
     _wire.relation(source)  # type check first
     _checks.check_path(path)
-    s = _checks.non_empty_str("source_alias", source_alias)
+    s = None if source_alias is None else _checks.non_empty_str("source_alias", source_alias)
     t = _checks.non_empty_str("target_alias", target_alias)
-    if s.lower() == t.lower():
+    if s is not None and s.lower() == t.lower():
         _checks.not_allowed("source_alias", f"a name other than target_alias '{t}'")
     return MergeBuilder(source, path, on, s, t)

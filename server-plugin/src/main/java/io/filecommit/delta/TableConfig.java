@@ -52,10 +52,11 @@ public final class TableConfig<T> {
   public static final TableConfig<String> DELETED_FILE_RETENTION =
       interval("delta.deletedFileRetentionDuration", "interval 1 week");
   /**
-   * Whether writers may add deletion vectors (protocol "Deletion Vectors"). Read from tables that
-   * others made; filecommit does not set it itself.
+   * Whether writers may add deletion vectors (protocol "Deletion Vectors"); setting it to {@code
+   * true} adds the {@code deletionVectors} reader and writer features (table features protocol
+   * 3 / 7), as Delta does.
    */
-  public static final TableConfig<Boolean> ENABLE_DELETION_VECTORS = bool("delta.enableDeletionVectors", false);
+  public static final TableConfig<Boolean> ENABLE_DELETION_VECTORS = bool("delta.enableDeletionVectors", true);
   /** Column mapping mode: {@code none}, {@code name} or {@code id} (protocol "Column Mapping"); read only. */
   public static final TableConfig<String> COLUMN_MAPPING_MODE = register(new TableConfig<>("delta.columnMapping.mode",
       "none", v -> v.trim().toLowerCase(Locale.ROOT), v -> true, null, "none, name or id", false));

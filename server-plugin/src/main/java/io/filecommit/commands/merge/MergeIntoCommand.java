@@ -84,7 +84,7 @@ public final class MergeIntoCommand {
     if (on == null) {
       throw DeltaErrors.malformed("MERGE into " + path + " needs an ON condition");
     }
-    String s = sourceAlias == null || sourceAlias.isEmpty() ? "source" : sourceAlias;
+    String s = sourceAlias == null || sourceAlias.isEmpty() ? ownAlias(source) : sourceAlias;
     String t = targetAlias == null || targetAlias.isEmpty() ? "target" : targetAlias;
     if (s.equalsIgnoreCase(t)) {
       throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("MERGE source and target aliases must differ, both are '" + s + "'");
@@ -104,6 +104,15 @@ public final class MergeIntoCommand {
     } finally {
       materialized.unpersist();
     }
+  }
+
+  /**
+   * The source's name in expressions when none is given: the source DataFrame's own alias ({@code
+   * df.alias("s")}, as in Delta's {@code DeltaTable.merge(source.as("s"), ...)}), else {@code source}.
+   */
+  static String ownAlias(Dataset<Row> source) {
+    return source.queryExecution().analyzed() instanceof org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias a
+        ? a.alias() : "source";
   }
 
   private static CommandResult run(RowLevelChange change, Dataset<Row> source, String s, String t, Column on,
