@@ -15,6 +15,7 @@ Public API::
     staged = filecommit.write(df, "/data/t", stage=True)                 # write, audit, publish
     filecommit.read_staged(spark, "/data/t", staged).count()
     filecommit.commit(spark, "/data/t", staged)                         # or filecommit.abort(...)
+    filecommit.vacuum(spark, "/data/t", dry_run=True).files              # maintenance
     e.getCondition() == filecommit.errors.DELTA_CONCURRENT_APPEND         # error classes of failures
 
 Importing the package checks the installed pyspark (``_connect.SUPPORTED_PYSPARK_VERSIONS``) and
@@ -25,7 +26,16 @@ raises ImportError for another release.
 from filecommit import _connect, errors  # noqa: F401
 from filecommit._typing import SaveMode
 from filecommit.actions import AddCDCFile, AddFile, DeletionVector, RemoveFile
-from filecommit.results import BatchResult, CommitResult, SinkFileStatus, Stage, StagedCommit, WriteMetrics
+from filecommit.maintenance import vacuum
+from filecommit.results import (
+    BatchResult,
+    CommitResult,
+    SinkFileStatus,
+    Stage,
+    StagedCommit,
+    VacuumResult,
+    WriteMetrics,
+)
 from filecommit.rowlevel import MergeBuilder, delete, merge, update
 from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
 from filecommit.sink import write_batch
@@ -45,6 +55,7 @@ __all__ = [
     "SinkFileStatus",
     "Stage",
     "StagedCommit",
+    "VacuumResult",
     "WriteMetrics",
     "abort",
     "commit",
@@ -58,6 +69,7 @@ __all__ = [
     "set_table_properties",
     "stage_files",
     "update",
+    "vacuum",
     "write",
     "write_batch",
 ]

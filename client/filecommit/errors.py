@@ -324,6 +324,10 @@ FILECOMMIT_INVALID_STAGED_FILE = "FILECOMMIT_INVALID_STAGED_FILE"
 root, in ``_delta_log`` / ``_change_data``, already in the table, given twice, not Parquet, or
 without the table's partition values. Nothing was staged."""
 
+FILECOMMIT_VACUUM_RETENTION_TOO_SHORT = "FILECOMMIT_VACUUM_RETENTION_TOO_SHORT"
+"""SQLSTATE 22023. VACUUM with a retention below the table's ``delta.deletedFileRetentionDuration``
+(Delta's retention check); nothing was deleted."""
+
 FILECOMMIT = frozenset({
     FILECOMMIT_INVALID_CHANGE_TYPE,
     FILECOMMIT_INVALID_ARGUMENT,
@@ -342,6 +346,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_STAGED_COMMIT_BUSY,
     FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE,
     FILECOMMIT_INVALID_STAGED_FILE,
+    FILECOMMIT_VACUUM_RETENTION_TOO_SHORT,
 })
 """filecommit's own conditions (``FILECOMMIT_*``)."""
 

@@ -183,3 +183,21 @@ class StagedCommit:
     metrics: WriteMetrics
     protocol: dict[str, object] | None = None
     metadata: dict[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class VacuumResult:
+    """What :func:`filecommit.vacuum` deleted, or would delete with ``dry_run=True``.
+
+    Attributes:
+        files: absolute URIs of the files, sorted.
+        dry_run: True when nothing was deleted.
+        num_bytes: their total size, bytes.
+        table_path: fully qualified table root.
+    """
+
+    files: list[str]
+    dry_run: bool
+    num_bytes: int
+    table_path: str
+

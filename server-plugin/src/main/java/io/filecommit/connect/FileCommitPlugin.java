@@ -79,6 +79,9 @@ public final class FileCommitPlugin implements CommandPlugin {
       ResponseStream.<StagingResponse>of(planner).accept(
           StagingCommands.read(CommandInput.unpack(any, ReadStagedCommand.class), planner));
       return true;
+    } else if (any.is(io.filecommit.proto.v1.VacuumCommand.class)) {
+      TableCommands.vacuum(CommandInput.unpack(any, io.filecommit.proto.v1.VacuumCommand.class), planner);
+      return true;
     } else if (any.is(WriteBatchCommand.class)) {
       SinkCommands.writeBatch(CommandInput.unpack(any, WriteBatchCommand.class), planner);
       return true;

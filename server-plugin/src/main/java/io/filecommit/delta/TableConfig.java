@@ -104,6 +104,24 @@ public final class TableConfig<T> {
         true));
   }
 
+  /**
+   * Milliseconds of a Delta interval property ({@code interval 1 week}, {@code interval 36 hours}),
+   * parsed by Spark's {@code IntervalUtils.stringToInterval} as Delta's {@code
+   * DeltaConfigs.getMilliSeconds} does (days as 24 h; months are not allowed there).
+   *
+   * @param value the property's value
+   * @return the interval in ms
+   * @throws IllegalArgumentException when it does not parse or has months
+   */
+  public static long intervalMs(String value) {
+    org.apache.spark.unsafe.types.CalendarInterval ci = org.apache.spark.sql.catalyst.util.IntervalUtils
+        .stringToInterval(org.apache.spark.unsafe.types.UTF8String.fromString(value));
+    if (ci == null || ci.months != 0) {
+      throw new IllegalArgumentException("Not an interval without months: '" + value + "'");
+    }
+    return ci.days * 86_400_000L + ci.microseconds / 1000;
+  }
+
   /** The property key. */
   public String key() {
     return key;

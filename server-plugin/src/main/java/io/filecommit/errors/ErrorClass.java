@@ -148,6 +148,8 @@ public enum ErrorClass {
   FILECOMMIT_INVALID_STAGED_FILE("22023"),
   /** A path that does not exist (Spark's class). */
   PATH_NOT_FOUND("42K03"),
+  /** VACUUM with a retention below the table's delta.deletedFileRetentionDuration (Delta's check). */
+  FILECOMMIT_VACUUM_RETENTION_TOO_SHORT("22023"),
   /** Something the table asks for that filecommit does not do (named in the message). */
   FILECOMMIT_UNSUPPORTED_OPERATION("0A000");
 

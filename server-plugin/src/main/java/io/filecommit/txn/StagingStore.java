@@ -404,6 +404,38 @@ public final class StagingStore {
     }
   }
 
+  /**
+   * The files of every staged commit of the table that is not aborted (data, change data, deletion
+   * vectors the server wrote for it): what VACUUM must leave, as they may still be published.
+   *
+   * @return absolute paths
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED} when the
+   *     records cannot be read (VACUUM must then not run)
+   */
+  public static Set<Path> pendingFiles(DeltaLog log) {
+    Set<Path> out = new HashSet<>();
+    try {
+      if (!log.fs().exists(dir(log))) {
+        return out;
+      }
+      for (FileStatus st : log.fs().listStatus(dir(log))) {
+        String name = st.getPath().getName();
+        if (name.endsWith(".json") && !name.startsWith(".")) {
+          List<String> lines = readLines(log, st.getPath());
+          if (lines != null && !lines.isEmpty()) {
+            List<String> written = StagedCommit.parseHeader(lines.get(0)).writtenFiles();
+            for (String f : written == null ? List.<String>of() : written) {
+              out.add(log.fs().makeQualified(log.absolutePath(f)));
+            }
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw log.readFailure(e);
+    }
+    return out;
+  }
+
   /** The lines of a file, or null when it does not exist. */
   private static List<String> readLines(DeltaLog log, Path path) throws IOException {
     List<String> lines = new ArrayList<>();
