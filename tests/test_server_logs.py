@@ -28,7 +28,11 @@ KERNEL_WARNING = "Cannot find a complete checkpoint"
 
 
 def _run(tmp_path, verbose: bool) -> str:
-    env = {k: v for k, v in os.environ.items() if k != session.VERBOSE_LOGS_ENV}
+    # A fresh process: not marked as a Connect client (the suite's session sets that), no token or
+    # remote of the suite's server.
+    drop = {session.VERBOSE_LOGS_ENV, "SPARK_CONNECT_MODE_ENABLED", "SPARK_CONNECT_AUTHENTICATE_TOKEN", "SPARK_REMOTE",
+            "SPARK_LOCAL_REMOTE"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     if verbose:
         env[session.VERBOSE_LOGS_ENV] = "1"
     root = os.path.realpath(str(tmp_path))
