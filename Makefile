@@ -100,10 +100,11 @@ spark-proto: setup
 	$(VPY) proto/spark_protos.py $(SPARK_PROTO)
 
 ## go-gen: Go stubs of proto/filecommit/v1 and Spark Connect into client/go/gen (generated at build
-## time, not checked in; buf.gen.yaml)
+## time, not checked in; buf.gen.yaml), then `go vet` (downloads the module's dependencies and compiles it)
 go-gen: tools spark-proto
 	rm -rf client/go/gen
 	$(BUF) generate
+	cd client/go && go vet ./...
 
 ## contract-check: buf lint of proto/ and buf breaking against the released contract image
 contract-check: proto-lint proto-breaking
