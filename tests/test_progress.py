@@ -77,3 +77,17 @@ def test_delete_reports_progress(spark, table_path, progress):
     result = filecommit.delete(spark, table_path, "id % 7 = 0")
     assert result.metrics.num_deleted_rows == len(range(0, 50_000, 7))
     assert progress.stages(), progress.calls
+
+
+def test_update_and_merge_report_progress(spark, table_path, progress):
+    filecommit.write(spark.range(0, 50_000, numPartitions=2).withColumn("v", F.col("id")), table_path)
+    progress.calls.clear()
+    u = filecommit.update(spark, table_path, {"v": "v + 1"}, "id % 5 = 0")
+    assert u.metrics.num_updated_rows == 10_000
+    assert progress.stages(), progress.calls
+    progress.calls.clear()
+    source = spark.range(49_990, 50_010).withColumn("v", F.lit(-1).cast("long"))
+    m = (filecommit.merge(source, table_path, "target.id = source.id")
+         .when_matched_update({"v": "source.v"}).when_not_matched_insert_all().execute())
+    assert (m.metrics.num_updated_rows, m.metrics.num_inserted_rows) == (10, 10)
+    assert progress.stages(), progress.calls
