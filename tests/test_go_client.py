@@ -1,7 +1,8 @@
 """The Go client (client/go) drives the contract against the pytest session's server.
 
 ``go test`` runs as a subprocess with the server's address in ``FILECOMMIT_GO_REMOTE``; it writes
-two tables with commands built in Go (a SQL and a Range relation as input, a DELETE, a txn) and a
+two tables with commands built in Go (a SQL and a Range relation as input, a DELETE, a txn, a
+staged write published by id) and a
 JSON report of what the server streamed back. The tables are then read here with delta-rs, an
 independent reader: rows, versions, the txn, and the streamed file actions against the log.
 Needs ``go`` on PATH (or ``$GO``) and the stubs from ``make go-gen``.
@@ -68,14 +69,19 @@ def test_go_client_writes_deletes_and_reads_back(spark, tmp_path):
     with open(report_path) as f:
         report = json.load(f)["tables"]
 
-    # The partitioned table: 100 rows appended (version 0), ids < 10 deleted (version 1).
+    # The partitioned table: 100 rows appended (version 0), ids < 10 deleted (version 1), a staged
+    # append of ids 100..109 published (version 2).
     parted = os.path.join(work, "parted")
-    assert DeltaTable(parted).version() == 1
-    rows = delta_rows(parted, ["id", "part", "name"])
+    assert DeltaTable(parted).version() == 2
+    rows = delta_rows(parted, ["id", "part", "name"], version=1)
     assert rows["id"].tolist() == [float(i) for i in range(10, 100)]
     assert rows["part"].tolist() == [float(i % 4) for i in range(10, 100)]
     assert rows["name"].tolist() == [f"row-{i}" for i in range(10, 100)]
-    write, delete = report["parted"]
+    published = delta_rows(parted, ["id", "part", "name"])
+    assert published["id"].tolist() == [float(i) for i in range(10, 110)]
+    write, delete, publish = report["parted"]
+    published_adds = {unquote(a["add"]["path"]) for a in publish["actions"]["actions"]}
+    assert published_adds == set(_adds(parted, 2)) - set(_adds(parted, 1))
     streamed = {unquote(a["add"]["path"]): int(a["add"]["size"]) for a in write["actions"]["actions"]}
     assert streamed == _adds(parted, 0)
     assert int(write["summary"]["numOutputRows"]) == 100

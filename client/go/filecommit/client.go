@@ -85,6 +85,9 @@ func (s *Session) SessionID() string { return s.sessionID }
 type Result struct {
 	Actions []*fcpb.FileAction
 	Summary *fcpb.CommitSummary
+	// Staged is the StagedCommit of a command sent with Stage set (Summary is then its summary:
+	// not committed, version = the read version); nil otherwise.
+	Staged *fcpb.StagedCommit
 	// Batches counts the FileActionBatch messages received.
 	Batches int
 	// Progress counts the ExecutionProgress messages received (Spark Connect's stage progress).
@@ -92,7 +95,9 @@ type Result struct {
 }
 
 // Execute sends one filecommit table command (WriteCommand, SetTablePropertiesCommand,
-// DeleteCommand, UpdateCommand, MergeCommand) and reads its stream to the end. A server error
+// DeleteCommand, UpdateCommand, MergeCommand, PublishStagedCommand, GetStagedCommand,
+// StageFilesCommand) and reads its stream to the end; a command sent with Stage set ends with a
+// StagedCommit (Result.Staged) instead of a CommitSummary. A server error
 // comes back as the gRPC status error (its message carries the Spark error class); an answer
 // stream without exactly one final CommitSummary is an error.
 func (s *Session) Execute(ctx context.Context, command proto.Message) (*Result, error) {
@@ -148,6 +153,9 @@ func (s *Session) Execute(ctx context.Context, command proto.Message) (*Result, 
 			result.Actions = append(result.Actions, kind.Actions.GetActions()...)
 		case *fcpb.WriteResponse_Summary:
 			result.Summary = kind.Summary
+		case *fcpb.WriteResponse_Staged:
+			result.Staged = kind.Staged
+			result.Summary = kind.Staged.GetSummary()
 		default:
 			return nil, errors.New("filecommit: empty WriteResponse")
 		}

@@ -132,7 +132,34 @@ func TestContract(t *testing.T) {
 	}
 	record("ranged", r)
 
-	// 4. An error path: DELETE on a path without a table carries Delta's error class.
+	// 4. Write, then publish later: a staged append of the partitioned table, published by id as
+	// version 2; publishing it again commits nothing.
+	r, err = s.Execute(ctx, &fcpb.WriteCommand{
+		Input: filecommit.SQL("SELECT id, CAST(id % 4 AS INT) AS part, concat('row-', id) AS name FROM range(100, 110)"),
+		Path:  parted,
+		Stage: &fcpb.Stage{},
+	})
+	if err != nil {
+		t.Fatalf("staged write: %v (class %s)", err, filecommit.ErrorClass(err))
+	}
+	if r.Staged == nil || r.Staged.GetId() == "" || r.Summary.GetCommitted() || r.Staged.GetReadVersion() != 1 {
+		t.Fatalf("staged write: %v", r.Staged)
+	}
+	publish := &fcpb.PublishStagedCommand{Path: parted, StagedIds: []string{r.Staged.GetId()}}
+	r, err = s.Execute(ctx, publish)
+	if err != nil {
+		t.Fatalf("publish: %v (class %s)", err, filecommit.ErrorClass(err))
+	}
+	if !r.Summary.GetCommitted() || r.Summary.GetVersion() != 2 || r.Summary.GetNumOutputRows() != 10 {
+		t.Fatalf("publish summary: %v", r.Summary)
+	}
+	record("parted", r)
+	r, err = s.Execute(ctx, publish)
+	if err != nil || r.Summary.GetCommitted() || r.Summary.GetVersion() != 2 {
+		t.Fatalf("publish again: %v %v", r, err)
+	}
+
+	// 5. An error path: DELETE on a path without a table carries Delta's error class.
 	_, err = s.Execute(ctx, &fcpb.DeleteCommand{Path: filepath.Join(dir, "missing")})
 	if got := filecommit.ErrorClass(err); got != "DELTA_MISSING_DELTA_TABLE" {
 		t.Fatalf("delete of a missing table: class %q, error %v", got, err)
