@@ -10,7 +10,8 @@ SPARK_JARS = $(shell $(VPY) -c 'import os, pyspark; print(os.path.join(os.path.d
 MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
-.PHONY: setup build run test test-java test-python proto proto-check docker-check lint bench clean delta-reader
+.PHONY: setup build run test test-java test-python proto proto-check docker-check lint bench clean delta-reader \
+	tools spark-proto go-gen proto-lint proto-breaking proto-release contract-check
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
 setup: $(VENV)/.installed
@@ -50,8 +51,9 @@ build: setup
 run: build
 	$(VPY) client/examples/flights.py
 
-## test: proto freshness, docker files (static), lint, JUnit, and pytest end to end through one local Connect server
-test: build proto-check docker-check lint test-java test-python
+## test: proto freshness and contract checks (buf lint / breaking), docker files (static), lint, JUnit, and
+## pytest end to end through one local Connect server (which also runs the Go client's test, client/go)
+test: build proto-check contract-check docker-check lint test-java test-python
 
 ## lint: ruff on client/ and mypy on client/filecommit (generated protobuf modules excluded; config in
 ## pyproject.toml, tool versions pinned in its dev extras)
@@ -62,7 +64,7 @@ lint: setup
 test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}
 
-test-python: build delta-reader
+test-python: build delta-reader go-gen
 	$(VPY) -m pytest -q -rs $(PYTEST_ARGS)
 
 proto: setup
@@ -71,10 +73,58 @@ proto: setup
 proto-check: setup
 	$(VPY) proto/gen_python.py --check
 
+## tools: pinned buf and protoc plugins, built with `go install` into .tools/bin (needs Go >= 1.24 and
+## the Go module proxy; no Buf Schema Registry and no remote plugins are used)
+BUF_VERSION                := v1.75.0
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+TOOLS      := $(CURDIR)/.tools/bin
+TOOLS_STAMP := .tools/.installed-$(BUF_VERSION)-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)
+BUF        := PATH=$(TOOLS):$$PATH $(TOOLS)/buf
+SPARK_PROTO := .build/spark-connect-proto
+# The contract as last released: a buf image of proto/ that `buf breaking` compares against.
+CONTRACT_IMAGE := proto/filecommit-v1.binpb
+
+tools: $(TOOLS_STAMP)
+
+$(TOOLS_STAMP):
+	mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	rm -f .tools/.installed-* && touch $@
+
+## spark-proto: the spark/connect/*.proto files of the pinned pyspark's spark-connect jar (buf.yaml's
+## second module)
+spark-proto: setup
+	$(VPY) proto/spark_protos.py $(SPARK_PROTO)
+
+## go-gen: Go stubs of proto/filecommit/v1 and Spark Connect into client/go/gen (generated at build
+## time, not checked in; buf.gen.yaml), then `go vet` (downloads the module's dependencies and compiles it)
+go-gen: tools spark-proto
+	rm -rf client/go/gen
+	$(BUF) generate
+	cd client/go && go vet ./...
+
+## contract-check: buf lint of proto/ and buf breaking against the released contract image
+contract-check: proto-lint proto-breaking
+
+proto-lint: tools spark-proto
+	$(BUF) lint proto
+
+proto-breaking: tools spark-proto
+	$(BUF) breaking proto --exclude-imports --against $(CONTRACT_IMAGE)
+
+## proto-release: record proto/ as the released contract (deliberately, when a release is cut;
+## proto/README.md): rewrites $(CONTRACT_IMAGE)
+proto-release: tools spark-proto
+	$(BUF) build proto --exclude-source-info -o $(CONTRACT_IMAGE)
+
 docker-check: setup
 	PYTHON=$(VPY) bash docker/check.sh
 
-## bench: write benchmarks, append latency at version 10 vs 3,000 and vs plain Spark, UPDATE of 1% of
+## bench: write benchmarks, append latency at version 10 vs 3,000 and vs plain Spark, publish of a
+## staged commit of 10,000 files and staging's cost on a bulk write, UPDATE of 1% of
 ## TPC-H SF1 lineitem vs Delta Lake on Spark, DELETE of 50% of it with deletion vectors under a 1 GiB
 ## server heap, selective scans of it (partition pruning, data skipping) vs Delta (bench/README.md)
 bench: build delta-reader
@@ -83,6 +133,7 @@ bench: build delta-reader
 	$(VPY) bench/bench_rowlevel.py
 	$(VPY) bench/bench_dv_delete.py
 	$(VPY) bench/bench_read.py
+	$(VPY) bench/bench_staging.py
 
 clean:
-	rm -rf server-plugin/target client/filecommit/jars/*.jar out
+	rm -rf server-plugin/target client/filecommit/jars/*.jar out client/go/gen .build

@@ -115,9 +115,28 @@ if jar_name and one(r'^JAR_NAME="([^"]+)"', runner, "run-standalone.sh", re.M) !
 for needle in ('--jars "$JAR"', '"spark.connect.extensions.command.classes=$PLUGIN_CLASS"',
                '"spark.connect.grpc.binding.address=$BIND"', '"spark.connect.grpc.binding.port=$PORT"',
                "org.apache.spark.sql.connect.service.SparkConnectServer", "start-connect-server.sh",
-               "stop-connect-server.sh"):
+               "stop-connect-server.sh", '"spark.filecommit.allowedRoots=$FILECOMMIT_ALLOWED_ROOTS"',
+               "SPARK_CONNECT_AUTHENTICATE_TOKEN"):
     if needle not in runner:
         err(f"run-standalone.sh: missing {needle}")
+
+# ---------------------------------------------------------------- docs/operators.md (the guide docker/ follows)
+guide = read("docs/operators.md")
+for needle in (plugin_class, jar_name, "spark.connect.extensions.command.classes", "spark.filecommit.allowedRoots",
+               "spark.connect.authenticate.token", "SPARK_CONNECT_AUTHENTICATE_TOKEN", "start-connect-server.sh",
+               "docker/run-standalone.sh", "FILECOMMIT_ALLOWED_ROOTS"):
+    if needle and needle not in guide:
+        err(f"docs/operators.md: does not mention {needle}")
+java_root = os.path.join(REPO, "server-plugin/src/main/java")
+server_keys = set()
+for d, _, files in os.walk(java_root):
+    for f in files:
+        if f.endswith(".java"):
+            with open(os.path.join(d, f), encoding="utf-8") as fh:
+                server_keys |= set(re.findall(r'"(spark\.filecommit\.[A-Za-z0-9.]+[A-Za-z0-9])"', fh.read()))
+for key in sorted(server_keys):
+    if key not in guide:
+        err(f"docs/operators.md: server setting {key} (server-plugin/src/main) is not documented")
 if not os.access(os.path.join(REPO, "docker/run-standalone.sh"), os.X_OK):
     err("docker/run-standalone.sh is not executable")
 default_port = one(r'FILECOMMIT_PORT:-(\d+)', runner, "run-standalone.sh")
@@ -385,6 +404,11 @@ if isinstance(compose, dict):
         test_dir = str(env.get("FILECOMMIT_TEST_DIR", ""))
         if not test_dir.startswith(root):
             err(f"{compose_rel}: FILECOMMIT_TEST_DIR {test_dir!r} is not on the shared volume {root}")
+        roots = str((server.get("environment") or {}).get("FILECOMMIT_ALLOWED_ROOTS", ""))
+        if not roots:
+            err(f"{compose_rel}: server sets no FILECOMMIT_ALLOWED_ROOTS (docs/operators.md: a shared server does)")
+        elif not any(root.startswith(r.removeprefix("file:").rstrip("/") + "/") for r in roots.split(",")):
+            err(f"{compose_rel}: FILECOMMIT_ALLOWED_ROOTS {roots!r} does not cover the shared volume {root}")
         basetemp = [a for a in tests.get("command") or [] if a.startswith("--basetemp=")]
         if not basetemp or not basetemp[0].split("=", 1)[1].startswith(root):
             err(f"{compose_rel}: tests need --basetemp on the shared volume (tmp_path tables)")

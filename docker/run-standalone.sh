@@ -24,6 +24,12 @@
 #   FILECOMMIT_MASTER        Spark master of the server (default local[*])
 #   FILECOMMIT_SERVER_DIR    pid and log files of `start`/`stop` (default out/standalone in the repository)
 #   FILECOMMIT_SERVER_OPTS   extra spark-submit arguments, split on spaces (e.g. "--driver-memory 4g")
+#   FILECOMMIT_ALLOWED_ROOTS spark.filecommit.allowedRoots: comma-separated URIs the server may write
+#                            under (default: unset, any absolute path; set it on a shared server)
+#   SPARK_CONNECT_AUTHENTICATE_TOKEN
+#                            when set, the server requires this bearer token from every client
+#                            (Spark Connect's spark.connect.authenticate.token, read from the
+#                            environment so the secret is not on the command line); docs/operators.md
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -68,6 +74,9 @@ server_args() {
     --conf spark.ui.showConsoleProgress=false
     --conf spark.sql.shuffle.partitions=4
   )
+  if [[ -n "${FILECOMMIT_ALLOWED_ROOTS:-}" ]]; then
+    ARGS+=(--conf "spark.filecommit.allowedRoots=$FILECOMMIT_ALLOWED_ROOTS")
+  fi
   if [[ -n "${FILECOMMIT_SERVER_OPTS:-}" ]]; then
     # shellcheck disable=SC2206  # word splitting is the documented behaviour
     ARGS+=(${FILECOMMIT_SERVER_OPTS})

@@ -4,8 +4,8 @@ The generated files ``client/filecommit/proto/v1/<name>_pb2.py`` are checked in.
 by the pinned generator ``grpcio-tools==1.76.0`` (protoc 31.1, runtime protobuf >= 6.31.1) from
 ``proto/filecommit/v1/<name>.proto``; the ``spark/connect/*.proto`` files it imports are read
 from the spark-connect jar that the pinned pyspark wheel ships, and the generated import is
-rewritten to pyspark's own ``pyspark.sql.connect.proto`` modules (reference
-spark-connect-plugins.md, "The Python side").
+rewritten to pyspark's own ``pyspark.sql.connect.proto`` modules (the generated Spark Connect
+messages the pyspark client itself uses).
 
 Usage: ``python proto/gen_python.py`` writes the file; ``--check`` exits 1 if it is stale.
 """

@@ -17,7 +17,15 @@ def test_private_client_methods_exist_with_expected_parameters():
     assert list(inspect.signature(SparkConnectClient._execute_plan_request_with_metadata).parameters)[:1] == ["self"]
     assert list(inspect.signature(SparkConnectClient._set_command_in_plan).parameters) == ["self", "plan", "command"]
     params = list(inspect.signature(SparkConnectClient._execute_and_fetch_as_iterator).parameters)
-    assert params[:3] == ["self", "req", "observations"]
+    assert params[:4] == ["self", "req", "observations", "progress"]
+
+
+def test_private_progress_names_exist():
+    from pyspark.sql.connect.client.core import SparkConnectClient
+    from pyspark.sql.connect.shell.progress import Progress
+
+    assert {"handlers", "operation_id"} <= set(inspect.signature(Progress).parameters)
+    assert "_progress_handlers" in inspect.getsource(SparkConnectClient.__init__)
 
 
 @pytest.mark.slow

@@ -262,3 +262,28 @@ def test_update_failing_after_its_dvs_were_written_leaves_no_dv_file(spark, delt
     answer = delta_spark.read_one({"kind": "sql", "sql": "UPDATE {table} SET v = v * 1000 WHERE id % 2 = 0",
                                    "path": theirs})
     assert not answer["ok"] and answer["condition"] == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
+
+
+def test_tables_that_filecommit_makes_take_deletion_vectors_by_property(spark, delta_spark, tmp_path):
+    """``delta.enableDeletionVectors=true`` on a new table, or set on an existing one, adds the
+    ``deletionVectors`` reader and writer features; DELETE then marks rows in DVs and both readers
+    agree."""
+    rows = ROWS[:90]
+    new, upgraded = str(tmp_path / "new"), str(tmp_path / "upgraded")
+    df = spark.createDataFrame(rows, "id long, v long, part string")
+    filecommit.write(df, new, partition_by=["part"], table_properties={"delta.enableDeletionVectors": "true"})
+    filecommit.write(df, upgraded, partition_by=["part"])
+    before = log_state(upgraded)["protocol"]
+    assert "readerFeatures" not in before
+    filecommit.set_table_properties(spark, upgraded, {"delta.enableDeletionVectors": "true"})
+    for path in (new, upgraded):
+        protocol = log_state(path)["protocol"]
+        assert protocol["minReaderVersion"] == 3 and protocol["minWriterVersion"] == 7
+        assert "deletionVectors" in protocol["readerFeatures"] and "deletionVectors" in protocol["writerFeatures"]
+        r = filecommit.delete(spark, path, "id % 5 = 0")
+        assert r.committed and all(a.deletion_vector is not None for a in r.add_files)
+        assert not [f for f in r.remove_files if f.path not in {a.path for a in r.add_files}], \
+            "a DV delete keeps the files and marks rows"
+        expect = sorted(i for i, _v, _p in rows if i % 5 != 0)
+        assert sorted(delta_rs_rows(path)["id"].tolist()) == expect
+        assert sorted(spark_delta_rows(delta_spark, path)["id"].tolist()) == expect

@@ -425,6 +425,24 @@ def test_merge_with_every_clause_kind_on_a_partitioned_table_with_change_data(sp
     assert r.cdc_files and r.add_files and r.remove_files
 
 
+def test_merge_source_named_by_its_own_alias(spark, delta_spark, twin):
+    """Delta's convention: ``DeltaTable.merge(source.alias("s"), "t.id = s.id")`` -- the source
+    DataFrame's own alias names it when no source_alias is given."""
+    ours, theirs, v0 = twin("base")
+    source = spark.createDataFrame(SOURCE, "id BIGINT, v BIGINT, part STRING").alias("src")
+    r = (filecommit.merge(source, ours, "tgt.id = src.id", target_alias="tgt")
+         .when_matched_update({"v": "src.v + tgt.v"}).when_not_matched_insert_all().execute())
+    delta_runs(delta_spark, theirs,
+               f"MERGE INTO {{table}} tgt USING {SOURCE_SQL.replace(' s(', ' src(')} src ON tgt.id = src.id "
+               "WHEN MATCHED THEN UPDATE SET v = src.v + tgt.v WHEN NOT MATCHED THEN INSERT *")
+    assert r.committed and r.version == v0 + 1
+    assert_same_as_delta(delta_spark, ours, theirs, v0 + 1)
+    # Without an alias of its own the source is still called "source".
+    plain = spark.createDataFrame([(1, 5, "a")], "id BIGINT, v BIGINT, part STRING")
+    r = filecommit.merge(plain, ours, "target.id = source.id").when_matched_delete().execute()
+    assert r.committed and r.metrics.num_deleted_rows == 1
+
+
 def test_merge_inserting_some_columns_with_txn(spark, delta_spark, twin):
     ours, theirs, v0 = twin("base")
     source = spark.createDataFrame([(7, 1, "b"), (70, 2, "c")], "ID BIGINT, value BIGINT, part STRING")

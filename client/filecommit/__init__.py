@@ -14,6 +14,10 @@ Public API::
         .when_matched_update_all().when_not_matched_insert_all().execute()
     spark.read.format("filecommit").option("versionAsOf", 3).load("/data/t")   # reads on the server
     filecommit.history(spark, "/data/t")[0].operation                      # typed commits
+    staged = filecommit.write(df, "/data/t", stage=True)                 # write, audit, publish
+    filecommit.read_staged(spark, "/data/t", staged).count()
+    filecommit.commit(spark, "/data/t", staged)                         # or filecommit.abort(...)
+    filecommit.vacuum(spark, "/data/t", dry_run=True).files              # maintenance
     e.getCondition() == filecommit.errors.DELTA_CONCURRENT_APPEND         # error classes of failures
 
 Importing the package checks the installed pyspark (``_connect.SUPPORTED_PYSPARK_VERSIONS``) and
@@ -25,10 +29,20 @@ from filecommit import _connect, errors  # noqa: F401
 from filecommit._typing import SaveMode
 from filecommit.actions import AddCDCFile, AddFile, DeletionVector, RemoveFile
 from filecommit.history import Commit, history
-from filecommit.results import BatchResult, CommitResult, SinkFileStatus, WriteMetrics
+from filecommit.maintenance import vacuum
+from filecommit.results import (
+    BatchResult,
+    CommitResult,
+    SinkFileStatus,
+    Stage,
+    StagedCommit,
+    VacuumResult,
+    WriteMetrics,
+)
 from filecommit.rowlevel import MergeBuilder, delete, merge, update
 from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
 from filecommit.sink import write_batch
+from filecommit.staging import abort, commit, get_staged, read_staged, stage_files
 from filecommit.writer import set_table_properties, write
 
 __all__ = [
@@ -43,15 +57,24 @@ __all__ = [
     "RemoveFile",
     "SaveMode",
     "SinkFileStatus",
+    "Stage",
+    "StagedCommit",
+    "VacuumResult",
     "WriteMetrics",
+    "abort",
+    "commit",
     "delete",
     "errors",
     "find_plugin_jar",
+    "get_staged",
     "history",
     "local_session",
     "merge",
+    "read_staged",
     "set_table_properties",
+    "stage_files",
     "update",
+    "vacuum",
     "write",
     "write_batch",
 ]

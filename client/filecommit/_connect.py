@@ -74,6 +74,13 @@ def relation_of(df: object) -> Message | None:
 def execute_extension_command(spark: SparkSession, message: Message) -> Iterator[any_pb2.Any]:
     """Send ``message`` packed in ``Command.extension`` and yield each ``extension`` response.
 
+    The ``execution_progress`` responses that the server streams while the command's Spark jobs
+    run (every ``spark.connect.progress.reportInterval``, Spark's ``ExecuteGrpcResponseSender``)
+    go to the session's progress handlers (``spark.registerProgressHandler``) and to pyspark's
+    console progress bar when it is enabled, through a ``pyspark.sql.connect.shell.progress.
+    Progress`` as pyspark's own ``SparkConnectClient.to_table`` uses: without one,
+    ``_execute_and_fetch_as_iterator`` drops them.
+
     Args:
         spark: a Spark Connect ``SparkSession``.
         message: the command message (e.g. ``filecommit.v1.WriteCommand``).
@@ -86,15 +93,17 @@ def execute_extension_command(spark: SparkSession, message: Message) -> Iterator
         carrying the server's message.
     """
     from pyspark.sql.connect import proto as spark_pb
+    from pyspark.sql.connect.shell.progress import Progress
 
     client = spark.client
     command = spark_pb.Command()
     command.extension.Pack(message)
     request = client._execute_plan_request_with_metadata()
     client._set_command_in_plan(request.plan, command)
-    for item in client._execute_and_fetch_as_iterator(request, {}):
-        if isinstance(item, any_pb2.Any):
-            yield item
+    with Progress(handlers=client._progress_handlers, operation_id=request.operation_id) as progress:
+        for item in client._execute_and_fetch_as_iterator(request, {}, progress=progress):
+            if isinstance(item, any_pb2.Any):
+                yield item
 
 
 def server_url(spark: SparkSession) -> str:
@@ -160,7 +169,10 @@ def start_local_server(master: str, conf: Mapping[str, str], python_exec: str | 
     ``PYSPARK_PYTHON`` environment variable (Spark's ``SparkConnectPlanner.pythonExec``, which
     reads neither ``spark.pyspark.python`` nor the client's interpreter; default ``python3``).
     With ``python_exec`` given, ``PYSPARK_PYTHON`` is set to it while the JVM is launched and
-    restored afterwards, so this process's environment is left as it was.
+    restored afterwards, so this process's environment is left as it was. Likewise
+    ``SPARK_LOCAL_IP``, unless set already, is the conf's ``spark.driver.bindAddress`` during the
+    launch (Spark's ``Utils.findLocalInetAddress`` otherwise warns that the host name resolves to
+    a loopback address and picks another interface for executors).
 
     Args:
         master: Spark master, e.g. "local[2]".
@@ -180,17 +192,21 @@ def start_local_server(master: str, conf: Mapping[str, str], python_exec: str | 
         return _local_url
     # Not setting SPARK_LOCAL_REMOTE (as remote("local") does): pyspark would then connect to
     # sc://localhost:15002 whatever the real port. The server lives as long as this process.
-    saved = os.environ.get("PYSPARK_PYTHON")
+    launch_env = {}
     if python_exec is not None:
-        os.environ["PYSPARK_PYTHON"] = python_exec
+        launch_env["PYSPARK_PYTHON"] = python_exec
+    if "SPARK_LOCAL_IP" not in os.environ and conf.get("spark.driver.bindAddress"):
+        launch_env["SPARK_LOCAL_IP"] = conf["spark.driver.bindAddress"]
+    saved = {name: os.environ.get(name) for name in launch_env}
+    os.environ.update(launch_env)
     try:
         RemoteSparkSession._start_connect_server(master, dict(conf))
     finally:
-        if python_exec is not None:
-            if saved is None:
-                os.environ.pop("PYSPARK_PYTHON", None)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
             else:
-                os.environ["PYSPARK_PYTHON"] = saved
+                os.environ[name] = value
     session = ClassicSparkSession._instantiatedSession
     if session is None:
         raise RuntimeError("pyspark did not start the embedded Spark Connect server")

@@ -9,13 +9,14 @@ becomes a :class:`~filecommit.results.BatchResult`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from filecommit import _checks, _connect
 from filecommit.actions import AddCDCFile, AddFile, RemoveFile
 from filecommit.proto.v1 import commands_pb2, sink_pb2
-from filecommit.results import BatchResult, CommitResult, SinkFileStatus, WriteMetrics
+from filecommit.results import BatchResult, CommitResult, SinkFileStatus, Stage, StagedCommit, WriteMetrics
 
 if TYPE_CHECKING:
     from google.protobuf import any_pb2
@@ -63,8 +64,25 @@ def unpacked(payloads: Iterable[any_pb2.Any], message_type: Any) -> Iterator[Any
         yield response
 
 
-def commit_result(payloads: Iterable[any_pb2.Any]) -> CommitResult:
-    """The :class:`CommitResult` of a ``WriteResponse`` stream (file actions, then a ``CommitSummary``).
+def _metrics(summary: Any) -> WriteMetrics:
+    return WriteMetrics(
+        rows=summary.num_output_rows,
+        files=summary.num_add_files,
+        bytes=summary.num_output_bytes,
+        removed_files=summary.num_remove_files,
+        duration_ms=summary.duration_ms,
+        attempts=summary.attempts,
+        cdc_files=summary.num_cdc_files,
+        num_deleted_rows=summary.num_deleted_rows,
+        num_updated_rows=summary.num_updated_rows,
+        num_inserted_rows=summary.num_inserted_rows,
+        num_copied_rows=summary.num_copied_rows,
+    )
+
+
+def commit_result(payloads: Iterable[any_pb2.Any]) -> CommitResult | StagedCommit:
+    """The :class:`CommitResult` of a ``WriteResponse`` stream (file actions, then a ``CommitSummary``),
+    or the :class:`StagedCommit` of one that ends with a ``StagedCommit``.
 
     Raises:
         RuntimeError: the stream ended without a summary, or held another message type.
@@ -85,6 +103,22 @@ def commit_result(payloads: Iterable[any_pb2.Any]) -> CommitResult:
                     cdc.append(AddCDCFile.from_proto(action.cdc))
         elif response.HasField("summary"):
             summary = response.summary
+        elif response.HasField("staged"):
+            staged = response.staged
+            return StagedCommit(
+                id=staged.id or None,
+                table_path=staged.table_path,
+                read_version=staged.read_version,
+                created_time=staged.created_time,
+                expiration_time=staged.expiration_time,
+                operation=staged.operation,
+                add_files=adds,
+                remove_files=removes,
+                cdc_files=cdc,
+                metrics=_metrics(staged.summary),
+                protocol=json.loads(staged.protocol_json)["protocol"] if staged.HasField("protocol_json") else None,
+                metadata=json.loads(staged.metadata_json)["metaData"] if staged.HasField("metadata_json") else None,
+            )
     if summary is None:
         raise RuntimeError("the server finished the write without a commit summary")
     return CommitResult(
@@ -93,19 +127,7 @@ def commit_result(payloads: Iterable[any_pb2.Any]) -> CommitResult:
         table_path=summary.table_path,
         add_files=adds,
         remove_files=removes,
-        metrics=WriteMetrics(
-            rows=summary.num_output_rows,
-            files=summary.num_add_files,
-            bytes=summary.num_output_bytes,
-            removed_files=summary.num_remove_files,
-            duration_ms=summary.duration_ms,
-            attempts=summary.attempts,
-            cdc_files=summary.num_cdc_files,
-            num_deleted_rows=summary.num_deleted_rows,
-            num_updated_rows=summary.num_updated_rows,
-            num_inserted_rows=summary.num_inserted_rows,
-            num_copied_rows=summary.num_copied_rows,
-        ),
+        metrics=_metrics(summary),
         cdc_files=cdc,
     )
 
@@ -139,7 +161,27 @@ def batch_result(payloads: Iterable[any_pb2.Any]) -> BatchResult:
     )
 
 
-def execute_commit(spark: SparkSession, command: Message) -> CommitResult:
+def set_stage(command: Any, stage: object) -> None:
+    """Check ``stage`` (False / None: commit; True: stage with the server's expiry;
+    :class:`~filecommit.results.Stage`: stage with its expiry) and set ``command.stage``.
+
+    Raises:
+        pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` for anything else.
+        pyspark.errors.PySparkValueError: ``VALUE_OUT_OF_BOUNDS`` for an expiry <= 0.
+    """
+    if stage is None or stage is False:
+        return
+    if stage is True:
+        command.stage.SetInParent()
+        return
+    if not isinstance(stage, Stage):
+        _checks.type_error("stage", "a bool or a filecommit.Stage", stage)
+    command.stage.SetInParent()
+    if stage.expires_after_ms is not None:
+        command.stage.expires_after_ms = _checks.int_in_range("expires_after_ms", stage.expires_after_ms, 1, 2**63 - 1)
+
+
+def execute_commit(spark: SparkSession, command: Message) -> CommitResult | StagedCommit:
     """Send a table command (``WriteCommand``, ``SetTablePropertiesCommand``, ``DeleteCommand``,
     ``UpdateCommand``, ``MergeCommand``) and collect its :class:`CommitResult`.
 

@@ -217,8 +217,11 @@ DELTA_LOG_FILE_NOT_FOUND = "DELTA_LOG_FILE_NOT_FOUND"
 DELTA_MISSING_CHANGE_DATA = "DELTA_MISSING_CHANGE_DATA"
 """SQLSTATE KD002. A change feed range with a version at which ``delta.enableChangeDataFeed`` was
 not on (before it was enabled, or after it was disabled)."""
+PATH_NOT_FOUND = "PATH_NOT_FOUND"
+"""SQLSTATE 42K03. A file given to ``stage_files`` does not exist (Spark's class)."""
 
 TABLE_SCHEMA_OPTIONS = frozenset({
+    PATH_NOT_FOUND,
     DELTA_TABLE_ALREADY_EXISTS,
     DELTA_TABLE_NOT_FOUND,
     DELTA_MISSING_DELTA_TABLE,
@@ -334,6 +337,39 @@ FILECOMMIT_LOG_READ_FAILED = "FILECOMMIT_LOG_READ_FAILED"
 """SQLSTATE 58030. The table's log could not be read (a storage failure) before anything was
 written: nothing was committed; retry the call."""
 
+FILECOMMIT_STAGED_COMMIT_NOT_FOUND = "FILECOMMIT_STAGED_COMMIT_NOT_FOUND"
+"""SQLSTATE 42704. No staged commit with that id on the table: never staged there, not an id, or
+its record was cleaned up after it was published or expired."""
+
+FILECOMMIT_STAGED_COMMIT_ABORTED = "FILECOMMIT_STAGED_COMMIT_ABORTED"
+"""SQLSTATE 55000. The staged commit was aborted and its files deleted: it cannot be published."""
+
+FILECOMMIT_STAGED_COMMIT_EXPIRED = "FILECOMMIT_STAGED_COMMIT_EXPIRED"
+"""SQLSTATE 55000. The staged commit expired (its files are deleted by the server), or a version
+it must be checked against was cleaned from the log: it cannot be published."""
+
+FILECOMMIT_STAGED_COMMIT_PUBLISHED = "FILECOMMIT_STAGED_COMMIT_PUBLISHED"
+"""SQLSTATE 55000. The staged commit is already in a table version: it cannot be aborted, or
+published again in another group of staged commits."""
+
+FILECOMMIT_STAGED_COMMIT_BUSY = "FILECOMMIT_STAGED_COMMIT_BUSY"
+"""SQLSTATE 55006. A publish and an abort of the same staged commit met (or a publish's outcome is
+unknown): the abort did nothing; its files are kept."""
+
+FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE = "FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE"
+"""SQLSTATE 42000. Staged commits that cannot be one transaction: both remove a file, change the
+metadata differently, carry the same txn app id, or one changes the metadata next to another's
+files. Nothing was committed."""
+
+FILECOMMIT_INVALID_STAGED_FILE = "FILECOMMIT_INVALID_STAGED_FILE"
+"""SQLSTATE 22023. A file given to ``stage_files`` that cannot be committed: outside the table
+root, in ``_delta_log`` / ``_change_data``, already in the table, given twice, not Parquet, or
+without the table's partition values. Nothing was staged."""
+
+FILECOMMIT_VACUUM_RETENTION_TOO_SHORT = "FILECOMMIT_VACUUM_RETENTION_TOO_SHORT"
+"""SQLSTATE 22023. VACUUM with a retention below the table's ``delta.deletedFileRetentionDuration``
+(Delta's retention check); nothing was deleted."""
+
 FILECOMMIT = frozenset({
     FILECOMMIT_INVALID_CHANGE_TYPE,
     FILECOMMIT_INVALID_ARGUMENT,
@@ -345,6 +381,14 @@ FILECOMMIT = frozenset({
     FILECOMMIT_COMMIT_STATE_UNKNOWN,
     FILECOMMIT_LOG_WRITE_FAILED,
     FILECOMMIT_LOG_READ_FAILED,
+    FILECOMMIT_STAGED_COMMIT_NOT_FOUND,
+    FILECOMMIT_STAGED_COMMIT_ABORTED,
+    FILECOMMIT_STAGED_COMMIT_EXPIRED,
+    FILECOMMIT_STAGED_COMMIT_PUBLISHED,
+    FILECOMMIT_STAGED_COMMIT_BUSY,
+    FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE,
+    FILECOMMIT_INVALID_STAGED_FILE,
+    FILECOMMIT_VACUUM_RETENTION_TOO_SHORT,
 })
 """filecommit's own conditions (``FILECOMMIT_*``)."""
 

@@ -133,3 +133,71 @@ class BatchResult:
     latest_batch_id: int
     num_output_bytes: int
     duration_ms: int
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Stage a command's commit instead of committing it (``stage=Stage(...)`` or ``stage=True``).
+
+    Attributes:
+        expires_after_ms: how long the staged commit may be published, ms (> 0, at most the
+            server's ``spark.filecommit.staging.expiration``, default 24 h); None: the server's
+            setting. After it the server deletes the staged files and refuses to publish.
+    """
+
+    expires_after_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class StagedCommit:
+    """A commit held back (contract ``filecommit.v1.StagedCommit``): its files are written under the
+    table root, nothing is in ``_delta_log`` until :func:`filecommit.commit` publishes it.
+
+    Attributes:
+        id: server-issued id (a UUID str) to publish, read or abort it from any client; None when
+            nothing was staged (the command had nothing to commit, as a ``CommitResult`` with
+            ``committed=False``).
+        table_path: fully qualified table root.
+        read_version: the table version the command read (-1: it creates the table); the publish
+            checks Delta's conflict rules against every later version.
+        created_time: when it was staged, ms since the Unix epoch (0 when nothing was staged).
+        expiration_time: when it expires, ms since the Unix epoch (0 when nothing was staged).
+        operation: the ``commitInfo.operation`` it will record (``WRITE``, ``DELETE``, ...).
+        add_files: the AddFiles it will commit.
+        remove_files: the RemoveFiles it will commit.
+        cdc_files: the AddCDCFiles it will commit.
+        metrics: counters as for a commit (``attempts`` 0).
+        protocol: the Delta ``protocol`` action it will commit (the log's JSON object), or None.
+        metadata: the Delta ``metaData`` action it will commit (the log's JSON object), or None.
+    """
+
+    id: str | None
+    table_path: str
+    read_version: int
+    created_time: int
+    expiration_time: int
+    operation: str
+    add_files: list[AddFile]
+    remove_files: list[RemoveFile]
+    cdc_files: list[AddCDCFile]
+    metrics: WriteMetrics
+    protocol: dict[str, object] | None = None
+    metadata: dict[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class VacuumResult:
+    """What :func:`filecommit.vacuum` deleted, or would delete with ``dry_run=True``.
+
+    Attributes:
+        files: absolute URIs of the files, sorted.
+        dry_run: True when nothing was deleted.
+        num_bytes: their total size, bytes.
+        table_path: fully qualified table root.
+    """
+
+    files: list[str]
+    dry_run: bool
+    num_bytes: int
+    table_path: str
+

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from filecommit import _checks, _wire
 from filecommit._typing import ColumnOrSql, StrMap, WriteTxn
 from filecommit.proto.v1 import rowlevel_pb2 as rl
-from filecommit.results import CommitResult
+from filecommit.results import CommitResult, Stage, StagedCommit
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.dataframe import DataFrame
@@ -74,7 +74,8 @@ def delete(
     *,
     options: StrMap | None = None,
     txn: WriteTxn | None = None,
-) -> CommitResult:
+    stage: bool | Stage = False,
+) -> CommitResult | StagedCommit:
     """Delete the rows of the Delta table at ``path`` that satisfy ``condition``, as one version.
 
     Follows rowlevel.proto ``DeleteCommand`` and delta-spark's ``DeleteCommand``: a condition on partition columns
@@ -89,6 +90,8 @@ def delete(
             every row.
         options: Spark Parquet writer options for rewritten files (str -> str).
         txn: ``(app_id, version)`` for an idempotent change, as in :func:`filecommit.write`.
+        stage: stage the change instead of committing it (a :class:`~filecommit.StagedCommit`
+            is returned), as in :func:`filecommit.write`.
 
     Returns:
         CommitResult: ``remove_files`` (every file that left the table), ``add_files`` (rewritten
@@ -107,14 +110,17 @@ def delete(
     """
     _checks.check_path(path)
     command = rl.DeleteCommand(path=path, options=_checks.string_map("options", options))
-    return _execute(spark, command, condition, txn)
+    return _execute(spark, command, condition, txn, stage)
 
 
-def _execute(spark: SparkSession, command: Any, condition: ColumnOrSql | None, txn: WriteTxn | None) -> CommitResult:
-    """Set ``condition`` and ``txn`` on a Delete/UpdateCommand, send it, collect the result."""
+def _execute(
+    spark: SparkSession, command: Any, condition: ColumnOrSql | None, txn: WriteTxn | None, stage: object
+) -> CommitResult | StagedCommit:
+    """Set ``condition``, ``txn`` and ``stage`` on a Delete/UpdateCommand, send it, collect the result."""
     if condition is not None:
         command.condition.CopyFrom(_expression(spark, "condition", condition))
     _wire.set_txn(command, txn)
+    _wire.set_stage(command, stage)
     return _wire.execute_commit(spark, command)
 
 
@@ -126,7 +132,8 @@ def update(
     *,
     options: StrMap | None = None,
     txn: WriteTxn | None = None,
-) -> CommitResult:
+    stage: bool | Stage = False,
+) -> CommitResult | StagedCommit:
     """Update the rows of the Delta table at ``path`` that satisfy ``condition``, as one version.
 
     Follows rowlevel.proto ``UpdateCommand`` and delta-spark's ``UpdateCommand``: only files holding matching rows
@@ -142,6 +149,7 @@ def update(
         condition: SQL string or column; None updates every row. Rows where it is NULL stay.
         options: Spark Parquet writer options for rewritten files.
         txn: ``(app_id, version)`` for an idempotent change.
+        stage: stage the change instead of committing it, as in :func:`filecommit.write`.
 
     Returns:
         CommitResult with ``metrics.num_updated_rows`` and ``metrics.num_copied_rows``;
@@ -162,7 +170,7 @@ def update(
         assignments=_assignments(spark, "set", set),
         options=_checks.string_map("options", options),
     )
-    return _execute(spark, command, condition, txn)
+    return _execute(spark, command, condition, txn, stage)
 
 
 class MergeBuilder:
@@ -180,7 +188,9 @@ class MergeBuilder:
     Column). Clause-order rules and unknown columns are checked by the server on ``execute()``.
     """
 
-    def __init__(self, source: DataFrame, path: str, on: ColumnOrSql, source_alias: str, target_alias: str) -> None:
+    def __init__(
+        self, source: DataFrame, path: str, on: ColumnOrSql, source_alias: str | None, target_alias: str
+    ) -> None:
         """Use :func:`merge`; arguments as there (already checked)."""
         self._source = source
         self._spark: SparkSession = source.sparkSession
@@ -238,27 +248,34 @@ class MergeBuilder:
         """WHEN NOT MATCHED BY SOURCE [AND condition] THEN DELETE."""
         return self._add(rl.MergeClause.NOT_MATCHED_BY_SOURCE_DELETE, condition)
 
-    def build_command(self, *, options: StrMap | None = None, txn: WriteTxn | None = None) -> Any:
+    def build_command(
+        self, *, options: StrMap | None = None, txn: WriteTxn | None = None, stage: bool | Stage = False
+    ) -> Any:
         """The ``filecommit.v1.MergeCommand`` of this builder (arguments as :meth:`execute`)."""
         _checks.not_empty("WHEN clause of the merge", self._clauses)
         command = rl.MergeCommand(
             path=self._path,
             clauses=self._clauses,
-            source_alias=self._source_alias,
+            source_alias=self._source_alias or "",
             target_alias=self._target_alias,
             options=_checks.string_map("options", options),
         )
         command.source.CopyFrom(_wire.relation(self._source))
         command.condition.CopyFrom(self._on)
         _wire.set_txn(command, txn)
+        _wire.set_stage(command, stage)
         return command
 
-    def execute(self, *, options: StrMap | None = None, txn: WriteTxn | None = None) -> CommitResult:
+    def execute(
+        self, *, options: StrMap | None = None, txn: WriteTxn | None = None, stage: bool | Stage = False
+    ) -> CommitResult | StagedCommit:
         """Run the merge as one table version.
 
         Args:
             options: Spark Parquet writer options for written files.
             txn: ``(app_id, version)`` for an idempotent change, as in :func:`filecommit.write`.
+            stage: stage the merge instead of committing it (a :class:`~filecommit.StagedCommit`
+                is returned), as in :func:`filecommit.write`.
 
         Returns:
             CommitResult with ``metrics.num_inserted_rows``, ``num_updated_rows``,
@@ -272,7 +289,7 @@ class MergeBuilder:
                 ``DELTA_MERGE_UNRESOLVED_EXPRESSION``, ``DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED``,
                 constraint and conflict classes (:mod:`filecommit.errors`). Nothing is committed then.
         """
-        return _wire.execute_commit(self._spark, self.build_command(options=options, txn=txn))
+        return _wire.execute_commit(self._spark, self.build_command(options=options, txn=txn, stage=stage))
 
 
 def merge(
@@ -280,7 +297,7 @@ def merge(
     path: str,
     on: ColumnOrSql,
     *,
-    source_alias: str = "source",
+    source_alias: str | None = None,
     target_alias: str = "target",
 ) -> MergeBuilder:
     """Start a MERGE of ``source`` into the Delta table at ``path`` (rowlevel.proto ``MergeCommand``,
@@ -290,7 +307,9 @@ def merge(
         source: a Spark Connect DataFrame (its plan runs on the server).
         path: table root; the table must exist.
         on: the ON condition, e.g. ``"target.id = source.id"``.
-        source_alias: the source's name in expressions (the source is re-aliased to it).
+        source_alias: the source's name in expressions (the source is re-aliased to it). None (the
+            default): the source DataFrame's own alias (``source.alias("s")``, Delta's
+            convention), or ``"source"`` when it has none.
         target_alias: the table's name in expressions.
 
     Returns:
@@ -304,8 +323,8 @@ def merge(
     """
     _wire.relation(source)  # type check first
     _checks.check_path(path)
-    s = _checks.non_empty_str("source_alias", source_alias)
+    s = None if source_alias is None else _checks.non_empty_str("source_alias", source_alias)
     t = _checks.non_empty_str("target_alias", target_alias)
-    if s.lower() == t.lower():
+    if s is not None and s.lower() == t.lower():
         _checks.not_allowed("source_alias", f"a name other than target_alias '{t}'")
     return MergeBuilder(source, path, on, s, t)

@@ -68,8 +68,33 @@ def find_plugin_jar() -> str:
     return candidates[-1]
 
 
+QUIET_LOG_CONFIG = str(Path(__file__).resolve().parent / "log4j2-quiet.properties")
+"""Log4j 2 configuration of the embedded server by default: warnings and errors only, without the
+warnings that Delta Kernel and Hadoop log for normal events (a table without checkpoint, no native
+Hadoop library)."""
+
+VERBOSE_LOGS_ENV = "FILECOMMIT_VERBOSE_LOGS"
+"""Environment variable: ``1`` gives the embedded server Spark's default logging, as
+``local_session(verbose_logs=True)`` does."""
+
+
+def _with_log_config(conf: dict[str, str], verbose_logs: bool) -> dict[str, str]:
+    """``conf`` with ``-Dlog4j2.configurationFile=QUIET_LOG_CONFIG`` appended to the driver's
+    JVM options, unless logs are verbose or the options already name a log4j2 configuration."""
+    if verbose_logs or os.environ.get(VERBOSE_LOGS_ENV) == "1":
+        return conf
+    options = conf.get("spark.driver.extraJavaOptions", "")
+    if "log4j2.configurationFile" in options:
+        return conf
+    flag = f"-Dlog4j2.configurationFile=file:{QUIET_LOG_CONFIG}"
+    return {**conf, "spark.driver.extraJavaOptions": f"{options} {flag}".strip()}
+
+
 def local_session(
-    master: str = "local[2]", conf: Mapping[str, str] | None = None, port: int = 0
+    master: str = "local[2]",
+    conf: Mapping[str, str] | None = None,
+    port: int = 0,
+    verbose_logs: bool = False,
 ) -> SparkSession:
     """Start (or reuse) an embedded Spark Connect server with the filecommit plugin.
 
@@ -85,12 +110,20 @@ def local_session(
     environment variable, takes precedence. As with pyspark's ``builder.remote("local")``, the
     process is marked as a Spark Connect client (``SPARK_CONNECT_MODE_ENABLED=1``), so
     ``pyspark.sql.functions.udf`` / ``pandas_udf`` build Connect columns. Only the first call
-    starts a server; later calls reuse it and ignore ``master``, ``conf`` and ``port``.
+    starts a server; later calls reuse it and ignore ``master``, ``conf``, ``port`` and
+    ``verbose_logs``.
+
+    The server logs quietly by default: warnings and errors on stderr, without the warnings that
+    Delta Kernel and Hadoop log for normal events (:data:`QUIET_LOG_CONFIG`, given to the driver JVM
+    as ``-Dlog4j2.configurationFile``). ``verbose_logs=True`` or the environment variable
+    ``FILECOMMIT_VERBOSE_LOGS=1`` keep Spark's default logging; a log4j2 file of your own, given as
+    ``-Dlog4j2.configurationFile=...`` in ``conf["spark.driver.extraJavaOptions"]``, is used as is.
 
     Args:
         master: Spark master for the embedded server, e.g. "local[2]" or "local-cluster[2,1,1024]".
         conf: extra Spark configuration for the server (str -> str).
         port: gRPC port; 0 (default) picks a free ephemeral port, so several servers can coexist.
+        verbose_logs: keep Spark's default server logging instead of the quiet configuration.
 
     Returns:
         A Spark Connect ``SparkSession`` (``pyspark.sql.connect.session.SparkSession``).
@@ -101,13 +134,14 @@ def local_session(
             empty master; ``NEGATIVE_VALUE`` / ``VALUE_OUT_OF_BOUNDS`` for a port outside
             [0, 65535].
         pyspark.errors.PySparkTypeError: (a ``TypeError``) ``NOT_EXPECTED_TYPE`` for a conf that is
-            not a str -> str mapping or a non-int port.
+            not a str -> str mapping, a non-int port or a non-bool verbose_logs.
     """
     from filecommit import _connect
 
     _checks.non_empty_str("master", master)
     extra = _checks.string_map("conf", conf)
     _checks.int_in_range("port", port, 0, 65535)
+    _checks.flag("verbose_logs", verbose_logs)
     python_exec = extra.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
     server_conf = {
         "spark.master": master,
@@ -123,6 +157,7 @@ def local_session(
         "spark.pyspark.python": python_exec,
     }
     server_conf.update(extra)
+    server_conf = _with_log_config(server_conf, verbose_logs)
     url = _connect.start_local_server(master, server_conf, python_exec=python_exec)
     return _connect.connect(url)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from filecommit import _checks, _wire
 from filecommit._typing import PartitionBy, SaveMode, StrMap, WriteTxn
 from filecommit.proto.v1 import commands_pb2 as pb
-from filecommit.results import CommitResult
+from filecommit.results import CommitResult, Stage, StagedCommit
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.dataframe import DataFrame
@@ -88,7 +88,8 @@ def write(
     table_properties: StrMap | None = None,
     change_data: bool = False,
     txn: WriteTxn | None = None,
-) -> CommitResult:
+    stage: bool | Stage = False,
+) -> CommitResult | StagedCommit:
     """Write a DataFrame into the Delta table at ``path`` as one new table version.
 
     Follows proto/filecommit/v1/commands.proto (``WriteCommand``) and the Delta protocol (commits,
@@ -117,11 +118,16 @@ def write(
             ``>= version``, nothing is written and the result has ``committed=False`` and the
             table's current version; otherwise the commit carries the ``txn`` action
             ``{appId, version, lastUpdated}``, so a retried write is committed exactly once.
+        stage: True (or a :class:`~filecommit.Stage` with an expiry) writes the files but commits
+            nothing: the result is then a :class:`~filecommit.StagedCommit` to audit
+            (:func:`filecommit.read_staged`) and publish (:func:`filecommit.commit`) or abort
+            (:func:`filecommit.abort`) later, from any client.
 
     Returns:
         CommitResult with the committed version, AddFiles, AddCDCFiles, RemoveFiles and metrics
         (sizes in bytes, times in ms since the Unix epoch); ``committed`` is False when nothing was
-        committed (mode "ignore" on an existing table, or ``txn`` already applied).
+        committed (mode "ignore" on an existing table, or ``txn`` already applied). With ``stage``:
+        the StagedCommit (``id`` None when there was nothing to stage).
 
     Raises:
         pyspark.errors.PySparkValueError, pyspark.errors.PySparkTypeError: invalid arguments
@@ -147,6 +153,7 @@ def write(
         change_data=change_data,
         txn=txn,
     )
+    _wire.set_stage(command, stage)
     return _wire.execute_commit(df.sparkSession, command)
 
 
@@ -156,7 +163,8 @@ def set_table_properties(
     properties: StrMap,
     *,
     txn: WriteTxn | None = None,
-) -> CommitResult:
+    stage: bool | Stage = False,
+) -> CommitResult | StagedCommit:
     """Set table properties on an existing Delta table in a metadata-only commit.
 
     Follows proto/filecommit/v1/commands.proto (``SetTablePropertiesCommand``). E.g.
@@ -173,10 +181,12 @@ def set_table_properties(
             table's latest txn version for ``app_id`` is ``>= version``, nothing is committed
             (``committed=False``, the table's current version); otherwise the commit carries the
             ``txn`` action.
+        stage: stage the change instead of committing it, as in :func:`write`.
 
     Returns:
         CommitResult of the new version (no file actions); ``committed`` is False when the
-        properties were already set or ``txn`` was already applied.
+        properties were already set or ``txn`` was already applied. With ``stage``: the
+        StagedCommit.
 
     Raises:
         pyspark.errors.PySparkValueError: (a ``ValueError``) ``VALUE_NOT_NON_EMPTY_STR`` for an
@@ -194,4 +204,5 @@ def set_table_properties(
     props = _checks.not_empty("table property in `properties`", _checks.string_map("properties", properties))
     command = pb.SetTablePropertiesCommand(path=path, properties=props)
     _wire.set_txn(command, txn)
+    _wire.set_stage(command, stage)
     return _wire.execute_commit(spark, command)

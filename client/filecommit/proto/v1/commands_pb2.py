@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from pyspark.sql.connect.proto import relations_pb2 as spark_dot_connect_dot_relations__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66ilecommit/v1/commands.proto\x12\rfilecommit.v1\x1a\x1dspark/connect/relations.proto\"\xbb\x03\n\x0cWriteCommand\x12&\n\x05input\x18\x01 \x01(\x0b\x32\x17.spark.connect.Relation\x12\x0c\n\x04path\x18\x02 \x01(\t\x12%\n\x04mode\x18\x03 \x01(\x0e\x32\x17.filecommit.v1.SaveMode\x12\x14\n\x0cpartition_by\x18\x04 \x03(\t\x12\x39\n\x07options\x18\x05 \x03(\x0b\x32(.filecommit.v1.WriteCommand.OptionsEntry\x12J\n\x10table_properties\x18\x06 \x03(\x0b\x32\x30.filecommit.v1.WriteCommand.TablePropertiesEntry\x12\x13\n\x0b\x63hange_data\x18\x07 \x01(\x08\x12,\n\x03txn\x18\x08 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x36\n\x14TablePropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x06\n\x04_txn\".\n\x0bTransaction\x12\x0e\n\x06\x61pp_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\"\xe0\x01\n\x19SetTablePropertiesCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12L\n\nproperties\x18\x02 \x03(\x0b\x32\x38.filecommit.v1.SetTablePropertiesCommand.PropertiesEntry\x12,\n\x03txn\x18\x03 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x1a\x31\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x06\n\x04_txn\">\n\x0ePartitionValue\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12\x12\n\x05value\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_value\"\xe4\x02\n\x07\x41\x64\x64\x46ile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x19\n\x11modification_time\x18\x04 \x01(\x03\x12\x13\n\x0b\x64\x61ta_change\x18\x05 \x01(\x08\x12\x12\n\x05stats\x18\x06 \x01(\tH\x00\x88\x01\x01\x12.\n\x04tags\x18\x07 \x03(\x0b\x32 .filecommit.v1.AddFile.TagsEntry\x12\x45\n\x0f\x64\x65letion_vector\x18\x08 \x01(\x0b\x32\'.filecommit.v1.DeletionVectorDescriptorH\x01\x88\x01\x01\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x08\n\x06_statsB\x12\n\x10_deletion_vector\"\x97\x01\n\x18\x44\x65letionVectorDescriptor\x12\x14\n\x0cstorage_type\x18\x01 \x01(\t\x12\x19\n\x11path_or_inline_dv\x18\x02 \x01(\t\x12\x13\n\x06offset\x18\x03 \x01(\x05H\x00\x88\x01\x01\x12\x15\n\rsize_in_bytes\x18\x04 \x01(\x05\x12\x13\n\x0b\x63\x61rdinality\x18\x05 \x01(\x03\x42\t\n\x07_offset\"\x9b\x02\n\nRemoveFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x1a\n\x12\x64\x65letion_timestamp\x18\x02 \x01(\x03\x12\x13\n\x0b\x64\x61ta_change\x18\x03 \x01(\x08\x12\x1e\n\x16\x65xtended_file_metadata\x18\x04 \x01(\x08\x12\x37\n\x10partition_values\x18\x05 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x11\n\x04size\x18\x06 \x01(\x03H\x00\x88\x01\x01\x12\x45\n\x0f\x64\x65letion_vector\x18\x07 \x01(\x0b\x32\'.filecommit.v1.DeletionVectorDescriptorH\x01\x88\x01\x01\x42\x07\n\x05_sizeB\x12\n\x10_deletion_vector\"\xc1\x01\n\nAddCDCFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x31\n\x04tags\x18\x04 \x03(\x0b\x32#.filecommit.v1.AddCDCFile.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x94\x01\n\nFileAction\x12%\n\x03\x61\x64\x64\x18\x01 \x01(\x0b\x32\x16.filecommit.v1.AddFileH\x00\x12+\n\x06remove\x18\x02 \x01(\x0b\x32\x19.filecommit.v1.RemoveFileH\x00\x12(\n\x03\x63\x64\x63\x18\x03 \x01(\x0b\x32\x19.filecommit.v1.AddCDCFileH\x00\x42\x08\n\x06\x61\x63tion\"=\n\x0f\x46ileActionBatch\x12*\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x19.filecommit.v1.FileAction\"\xd1\x02\n\rCommitSummary\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x11\n\tcommitted\x18\x02 \x01(\x08\x12\x12\n\ntable_path\x18\x03 \x01(\t\x12\x15\n\rnum_add_files\x18\x04 \x01(\x03\x12\x18\n\x10num_remove_files\x18\x05 \x01(\x03\x12\x17\n\x0fnum_output_rows\x18\x06 \x01(\x03\x12\x18\n\x10num_output_bytes\x18\x07 \x01(\x03\x12\x13\n\x0b\x64uration_ms\x18\x08 \x01(\x03\x12\x10\n\x08\x61ttempts\x18\t \x01(\x05\x12\x15\n\rnum_cdc_files\x18\n \x01(\x03\x12\x18\n\x10num_deleted_rows\x18\x0b \x01(\x03\x12\x18\n\x10num_updated_rows\x18\x0c \x01(\x03\x12\x19\n\x11num_inserted_rows\x18\r \x01(\x03\x12\x17\n\x0fnum_copied_rows\x18\x0e \x01(\x03\"{\n\rWriteResponse\x12\x31\n\x07\x61\x63tions\x18\x01 \x01(\x0b\x32\x1e.filecommit.v1.FileActionBatchH\x00\x12/\n\x07summary\x18\x02 \x01(\x0b\x32\x1c.filecommit.v1.CommitSummaryH\x00\x42\x06\n\x04kind*\x89\x01\n\x08SaveMode\x12\x19\n\x15SAVE_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10SAVE_MODE_APPEND\x10\x01\x12\x17\n\x13SAVE_MODE_OVERWRITE\x10\x02\x12\x1d\n\x19SAVE_MODE_ERROR_IF_EXISTS\x10\x03\x12\x14\n\x10SAVE_MODE_IGNORE\x10\x04\x42)\n\x16io.filecommit.proto.v1B\rCommandsProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66ilecommit/v1/commands.proto\x12\rfilecommit.v1\x1a\x1dspark/connect/relations.proto\"\xef\x03\n\x0cWriteCommand\x12&\n\x05input\x18\x01 \x01(\x0b\x32\x17.spark.connect.Relation\x12\x0c\n\x04path\x18\x02 \x01(\t\x12%\n\x04mode\x18\x03 \x01(\x0e\x32\x17.filecommit.v1.SaveMode\x12\x14\n\x0cpartition_by\x18\x04 \x03(\t\x12\x39\n\x07options\x18\x05 \x03(\x0b\x32(.filecommit.v1.WriteCommand.OptionsEntry\x12J\n\x10table_properties\x18\x06 \x03(\x0b\x32\x30.filecommit.v1.WriteCommand.TablePropertiesEntry\x12\x13\n\x0b\x63hange_data\x18\x07 \x01(\x08\x12,\n\x03txn\x18\x08 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x12(\n\x05stage\x18\t \x01(\x0b\x32\x14.filecommit.v1.StageH\x01\x88\x01\x01\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x36\n\x14TablePropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x06\n\x04_txnB\x08\n\x06_stage\";\n\x05Stage\x12\x1d\n\x10\x65xpires_after_ms\x18\x01 \x01(\x03H\x00\x88\x01\x01\x42\x13\n\x11_expires_after_ms\".\n\x0bTransaction\x12\x0e\n\x06\x61pp_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\"\x94\x02\n\x19SetTablePropertiesCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12L\n\nproperties\x18\x02 \x03(\x0b\x32\x38.filecommit.v1.SetTablePropertiesCommand.PropertiesEntry\x12,\n\x03txn\x18\x03 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x12(\n\x05stage\x18\x04 \x01(\x0b\x32\x14.filecommit.v1.StageH\x01\x88\x01\x01\x1a\x31\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x06\n\x04_txnB\x08\n\x06_stage\">\n\x0ePartitionValue\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12\x12\n\x05value\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_value\"\xe4\x02\n\x07\x41\x64\x64\x46ile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x19\n\x11modification_time\x18\x04 \x01(\x03\x12\x13\n\x0b\x64\x61ta_change\x18\x05 \x01(\x08\x12\x12\n\x05stats\x18\x06 \x01(\tH\x00\x88\x01\x01\x12.\n\x04tags\x18\x07 \x03(\x0b\x32 .filecommit.v1.AddFile.TagsEntry\x12\x45\n\x0f\x64\x65letion_vector\x18\x08 \x01(\x0b\x32\'.filecommit.v1.DeletionVectorDescriptorH\x01\x88\x01\x01\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x08\n\x06_statsB\x12\n\x10_deletion_vector\"\x97\x01\n\x18\x44\x65letionVectorDescriptor\x12\x14\n\x0cstorage_type\x18\x01 \x01(\t\x12\x19\n\x11path_or_inline_dv\x18\x02 \x01(\t\x12\x13\n\x06offset\x18\x03 \x01(\x05H\x00\x88\x01\x01\x12\x15\n\rsize_in_bytes\x18\x04 \x01(\x05\x12\x13\n\x0b\x63\x61rdinality\x18\x05 \x01(\x03\x42\t\n\x07_offset\"\x9b\x02\n\nRemoveFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x1a\n\x12\x64\x65letion_timestamp\x18\x02 \x01(\x03\x12\x13\n\x0b\x64\x61ta_change\x18\x03 \x01(\x08\x12\x1e\n\x16\x65xtended_file_metadata\x18\x04 \x01(\x08\x12\x37\n\x10partition_values\x18\x05 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x11\n\x04size\x18\x06 \x01(\x03H\x00\x88\x01\x01\x12\x45\n\x0f\x64\x65letion_vector\x18\x07 \x01(\x0b\x32\'.filecommit.v1.DeletionVectorDescriptorH\x01\x88\x01\x01\x42\x07\n\x05_sizeB\x12\n\x10_deletion_vector\"\xc1\x01\n\nAddCDCFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x31\n\x04tags\x18\x04 \x03(\x0b\x32#.filecommit.v1.AddCDCFile.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x94\x01\n\nFileAction\x12%\n\x03\x61\x64\x64\x18\x01 \x01(\x0b\x32\x16.filecommit.v1.AddFileH\x00\x12+\n\x06remove\x18\x02 \x01(\x0b\x32\x19.filecommit.v1.RemoveFileH\x00\x12(\n\x03\x63\x64\x63\x18\x03 \x01(\x0b\x32\x19.filecommit.v1.AddCDCFileH\x00\x42\x08\n\x06\x61\x63tion\"=\n\x0f\x46ileActionBatch\x12*\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x19.filecommit.v1.FileAction\"\xd1\x02\n\rCommitSummary\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x11\n\tcommitted\x18\x02 \x01(\x08\x12\x12\n\ntable_path\x18\x03 \x01(\t\x12\x15\n\rnum_add_files\x18\x04 \x01(\x03\x12\x18\n\x10num_remove_files\x18\x05 \x01(\x03\x12\x17\n\x0fnum_output_rows\x18\x06 \x01(\x03\x12\x18\n\x10num_output_bytes\x18\x07 \x01(\x03\x12\x13\n\x0b\x64uration_ms\x18\x08 \x01(\x03\x12\x10\n\x08\x61ttempts\x18\t \x01(\x05\x12\x15\n\rnum_cdc_files\x18\n \x01(\x03\x12\x18\n\x10num_deleted_rows\x18\x0b \x01(\x03\x12\x18\n\x10num_updated_rows\x18\x0c \x01(\x03\x12\x19\n\x11num_inserted_rows\x18\r \x01(\x03\x12\x17\n\x0fnum_copied_rows\x18\x0e \x01(\x03\"\x91\x02\n\x0cStagedCommit\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\ntable_path\x18\x02 \x01(\t\x12\x14\n\x0cread_version\x18\x03 \x01(\x03\x12\x14\n\x0c\x63reated_time\x18\x04 \x01(\x03\x12\x17\n\x0f\x65xpiration_time\x18\x05 \x01(\x03\x12\x11\n\toperation\x18\x06 \x01(\t\x12-\n\x07summary\x18\x07 \x01(\x0b\x32\x1c.filecommit.v1.CommitSummary\x12\x1a\n\rprotocol_json\x18\x08 \x01(\tH\x00\x88\x01\x01\x12\x1a\n\rmetadata_json\x18\t \x01(\tH\x01\x88\x01\x01\x42\x10\n\x0e_protocol_jsonB\x10\n\x0e_metadata_json\"\xaa\x01\n\rWriteResponse\x12\x31\n\x07\x61\x63tions\x18\x01 \x01(\x0b\x32\x1e.filecommit.v1.FileActionBatchH\x00\x12/\n\x07summary\x18\x02 \x01(\x0b\x32\x1c.filecommit.v1.CommitSummaryH\x00\x12-\n\x06staged\x18\x03 \x01(\x0b\x32\x1b.filecommit.v1.StagedCommitH\x00\x42\x06\n\x04kind\"`\n\rVacuumCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x1c\n\x0fretention_hours\x18\x02 \x01(\x01H\x00\x88\x01\x01\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\x42\x12\n\x10_retention_hours\" \n\x0fVacuumFileBatch\x12\r\n\x05\x66iles\x18\x01 \x03(\t\"Z\n\rVacuumSummary\x12\x0f\n\x07\x64ry_run\x18\x01 \x01(\x08\x12\x11\n\tnum_files\x18\x02 \x01(\x03\x12\x11\n\tnum_bytes\x18\x03 \x01(\x03\x12\x12\n\ntable_path\x18\x04 \x01(\t\"z\n\x0eVacuumResponse\x12/\n\x05\x66iles\x18\x01 \x01(\x0b\x32\x1e.filecommit.v1.VacuumFileBatchH\x00\x12/\n\x07summary\x18\x02 \x01(\x0b\x32\x1c.filecommit.v1.VacuumSummaryH\x00\x42\x06\n\x04kind*\x89\x01\n\x08SaveMode\x12\x19\n\x15SAVE_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10SAVE_MODE_APPEND\x10\x01\x12\x17\n\x13SAVE_MODE_OVERWRITE\x10\x02\x12\x1d\n\x19SAVE_MODE_ERROR_IF_EXISTS\x10\x03\x12\x14\n\x10SAVE_MODE_IGNORE\x10\x04\x42)\n\x16io.filecommit.proto.v1B\rCommandsProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,40 +43,52 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ADDFILE_TAGSENTRY']._serialized_options = b'8\001'
   _globals['_ADDCDCFILE_TAGSENTRY']._loaded_options = None
   _globals['_ADDCDCFILE_TAGSENTRY']._serialized_options = b'8\001'
-  _globals['_SAVEMODE']._serialized_start=2538
-  _globals['_SAVEMODE']._serialized_end=2675
+  _globals['_SAVEMODE']._serialized_start=3375
+  _globals['_SAVEMODE']._serialized_end=3512
   _globals['_WRITECOMMAND']._serialized_start=79
-  _globals['_WRITECOMMAND']._serialized_end=522
-  _globals['_WRITECOMMAND_OPTIONSENTRY']._serialized_start=412
-  _globals['_WRITECOMMAND_OPTIONSENTRY']._serialized_end=458
-  _globals['_WRITECOMMAND_TABLEPROPERTIESENTRY']._serialized_start=460
-  _globals['_WRITECOMMAND_TABLEPROPERTIESENTRY']._serialized_end=514
-  _globals['_TRANSACTION']._serialized_start=524
-  _globals['_TRANSACTION']._serialized_end=570
-  _globals['_SETTABLEPROPERTIESCOMMAND']._serialized_start=573
-  _globals['_SETTABLEPROPERTIESCOMMAND']._serialized_end=797
-  _globals['_SETTABLEPROPERTIESCOMMAND_PROPERTIESENTRY']._serialized_start=740
-  _globals['_SETTABLEPROPERTIESCOMMAND_PROPERTIESENTRY']._serialized_end=789
-  _globals['_PARTITIONVALUE']._serialized_start=799
-  _globals['_PARTITIONVALUE']._serialized_end=861
-  _globals['_ADDFILE']._serialized_start=864
-  _globals['_ADDFILE']._serialized_end=1220
-  _globals['_ADDFILE_TAGSENTRY']._serialized_start=1147
-  _globals['_ADDFILE_TAGSENTRY']._serialized_end=1190
-  _globals['_DELETIONVECTORDESCRIPTOR']._serialized_start=1223
-  _globals['_DELETIONVECTORDESCRIPTOR']._serialized_end=1374
-  _globals['_REMOVEFILE']._serialized_start=1377
-  _globals['_REMOVEFILE']._serialized_end=1660
-  _globals['_ADDCDCFILE']._serialized_start=1663
-  _globals['_ADDCDCFILE']._serialized_end=1856
-  _globals['_ADDCDCFILE_TAGSENTRY']._serialized_start=1147
-  _globals['_ADDCDCFILE_TAGSENTRY']._serialized_end=1190
-  _globals['_FILEACTION']._serialized_start=1859
-  _globals['_FILEACTION']._serialized_end=2007
-  _globals['_FILEACTIONBATCH']._serialized_start=2009
-  _globals['_FILEACTIONBATCH']._serialized_end=2070
-  _globals['_COMMITSUMMARY']._serialized_start=2073
-  _globals['_COMMITSUMMARY']._serialized_end=2410
-  _globals['_WRITERESPONSE']._serialized_start=2412
-  _globals['_WRITERESPONSE']._serialized_end=2535
+  _globals['_WRITECOMMAND']._serialized_end=574
+  _globals['_WRITECOMMAND_OPTIONSENTRY']._serialized_start=454
+  _globals['_WRITECOMMAND_OPTIONSENTRY']._serialized_end=500
+  _globals['_WRITECOMMAND_TABLEPROPERTIESENTRY']._serialized_start=502
+  _globals['_WRITECOMMAND_TABLEPROPERTIESENTRY']._serialized_end=556
+  _globals['_STAGE']._serialized_start=576
+  _globals['_STAGE']._serialized_end=635
+  _globals['_TRANSACTION']._serialized_start=637
+  _globals['_TRANSACTION']._serialized_end=683
+  _globals['_SETTABLEPROPERTIESCOMMAND']._serialized_start=686
+  _globals['_SETTABLEPROPERTIESCOMMAND']._serialized_end=962
+  _globals['_SETTABLEPROPERTIESCOMMAND_PROPERTIESENTRY']._serialized_start=895
+  _globals['_SETTABLEPROPERTIESCOMMAND_PROPERTIESENTRY']._serialized_end=944
+  _globals['_PARTITIONVALUE']._serialized_start=964
+  _globals['_PARTITIONVALUE']._serialized_end=1026
+  _globals['_ADDFILE']._serialized_start=1029
+  _globals['_ADDFILE']._serialized_end=1385
+  _globals['_ADDFILE_TAGSENTRY']._serialized_start=1312
+  _globals['_ADDFILE_TAGSENTRY']._serialized_end=1355
+  _globals['_DELETIONVECTORDESCRIPTOR']._serialized_start=1388
+  _globals['_DELETIONVECTORDESCRIPTOR']._serialized_end=1539
+  _globals['_REMOVEFILE']._serialized_start=1542
+  _globals['_REMOVEFILE']._serialized_end=1825
+  _globals['_ADDCDCFILE']._serialized_start=1828
+  _globals['_ADDCDCFILE']._serialized_end=2021
+  _globals['_ADDCDCFILE_TAGSENTRY']._serialized_start=1312
+  _globals['_ADDCDCFILE_TAGSENTRY']._serialized_end=1355
+  _globals['_FILEACTION']._serialized_start=2024
+  _globals['_FILEACTION']._serialized_end=2172
+  _globals['_FILEACTIONBATCH']._serialized_start=2174
+  _globals['_FILEACTIONBATCH']._serialized_end=2235
+  _globals['_COMMITSUMMARY']._serialized_start=2238
+  _globals['_COMMITSUMMARY']._serialized_end=2575
+  _globals['_STAGEDCOMMIT']._serialized_start=2578
+  _globals['_STAGEDCOMMIT']._serialized_end=2851
+  _globals['_WRITERESPONSE']._serialized_start=2854
+  _globals['_WRITERESPONSE']._serialized_end=3024
+  _globals['_VACUUMCOMMAND']._serialized_start=3026
+  _globals['_VACUUMCOMMAND']._serialized_end=3122
+  _globals['_VACUUMFILEBATCH']._serialized_start=3124
+  _globals['_VACUUMFILEBATCH']._serialized_end=3156
+  _globals['_VACUUMSUMMARY']._serialized_start=3158
+  _globals['_VACUUMSUMMARY']._serialized_end=3248
+  _globals['_VACUUMRESPONSE']._serialized_start=3250
+  _globals['_VACUUMRESPONSE']._serialized_end=3372
 # @@protoc_insertion_point(module_scope)

@@ -4,6 +4,7 @@ import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.StagedCommit;
 import java.util.List;
 
 /**
@@ -23,6 +24,8 @@ import java.util.List;
  * @param attempts commit attempts
  * @param rowMetrics rows deleted, updated, inserted and copied by a row-level change ({@link
  *     RowMetrics#NONE} for other commands)
+ * @param staged the staged commit when the command was staged instead of committed (then {@code
+ *     version} is the read version and nothing is in the log yet), else null
  */
 public record CommandResult(
     long version,
@@ -35,7 +38,16 @@ public record CommandResult(
     long numOutputBytes,
     long durationMs,
     int attempts,
-    RowMetrics rowMetrics) {
+    RowMetrics rowMetrics,
+    StagedCommit staged) {
+
+  /** A result without a staged commit (see the record's parameters). */
+  public CommandResult(long version, boolean committed, String tablePath, List<AddFile> addFiles,
+      List<RemoveFile> removeFiles, List<AddCDCFile> cdcFiles, long numOutputRows, long numOutputBytes, long durationMs,
+      int attempts, RowMetrics rowMetrics) {
+    this(version, committed, tablePath, addFiles, removeFiles, cdcFiles, numOutputRows, numOutputBytes, durationMs,
+        attempts, rowMetrics, null);
+  }
 
   /**
    * The result of a command that committed nothing.

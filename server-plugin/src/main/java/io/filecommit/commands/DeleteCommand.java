@@ -5,6 +5,7 @@ import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,6 +51,7 @@ public final class DeleteCommand {
    * @param condition the rows to delete, or null for every row
    * @param options Spark Parquet writer options for rewritten files
    * @param txnId application transaction of an idempotent change, or null
+   * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return what was committed; {@code committed=false} when {@code txnId} was already applied or
    *     no row matched (and no {@code txnId} was given); row metrics: deleted and copied rows
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_DELTA_TABLE}, {@code
@@ -57,8 +59,9 @@ public final class DeleteCommand {
    *     classes; Spark's analysis errors for a condition that does not resolve
    */
   public static CommandResult run(SparkSession session, String path, Column condition,
-      Map<String, String> options, TransactionId txnId) {
-    RowLevelChange change = RowLevelChange.open(session, path, "DELETE", txnId, true);
+      Map<String, String> options, TransactionId txnId,
+      StageRequest stage) {
+    RowLevelChange change = RowLevelChange.open(session, path, "DELETE", txnId, true, stage);
     if (change.skipped()) {
       return change.nothingCommitted();
     }

@@ -17,6 +17,7 @@ import io.filecommit.schema.SchemaUtils;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
 import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -90,18 +91,22 @@ public final class RowLevelChange {
    * @param txnId idempotent write's application transaction, or null
    * @param removesRows whether the change may update or delete existing rows (refused on
    *     append-only tables)
+   * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return the change; {@link #skipped()} when {@code txnId} was already applied
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
    *     empty path, {@code DELTA_MISSING_DELTA_TABLE} when there is no table, {@code
    *     DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}
    */
   public static RowLevelChange open(SparkSession session, String path, String operation, TransactionId txnId,
-      boolean removesRows) {
+      boolean removesRows, StageRequest stage) {
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
     }
     DeltaLog log = DeltaLog.forTable(session, path);
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    if (stage != null) {
+      txn.stageInstead(stage);
+    }
     Snapshot snapshot = txn.snapshot();
     String table = txn.table();
     if (!snapshot.exists()) {
@@ -301,7 +306,7 @@ public final class RowLevelChange {
         return CommandResult.nothingCommitted(version, table, start, txn.attempts());
       }
       return new CommandResult(version, true, table, adds, removes, cdc, totals[0], totals[1],
-          System.currentTimeMillis() - start, txn.attempts(), metrics);
+          System.currentTimeMillis() - start, txn.attempts(), metrics, txn.staged());
     } catch (RuntimeException | Error e) {
       txn.abort();
       throw e;

@@ -9,6 +9,7 @@ import io.filecommit.errors.ErrorClass;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
 import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,6 +31,7 @@ public final class SetTablePropertiesCommand {
    * @param path table root
    * @param properties properties to add or change
    * @param txnId application transaction of an idempotent call, or null
+   * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return the commit (no file actions); {@code committed=false} when nothing changed (and no
    *     {@code txnId}) or the {@code txnId} was already applied
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for a
@@ -37,13 +39,16 @@ public final class SetTablePropertiesCommand {
    *     TableConfig#validate}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, conflict classes
    */
   public static CommandResult run(SparkSession session, String path, Map<String, String> properties,
-      TransactionId txnId) {
+      TransactionId txnId, StageRequest stage) {
     long start = System.currentTimeMillis();
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
     }
     TableConfig.validate(properties);
     OptimisticTransaction txn = new OptimisticTransaction(session, DeltaLog.forTable(session, path));
+    if (stage != null) {
+      txn.stageInstead(stage);
+    }
     Snapshot snapshot = txn.snapshot();
     String table = txn.table();
     if (!snapshot.exists()) {
@@ -64,6 +69,6 @@ public final class SetTablePropertiesCommand {
     }
     long version = txn.commit(List.of(), new Operation.SetTableProperties(properties));
     return new CommandResult(version, txn.committed(), table, List.of(), List.of(), List.of(), 0, 0,
-        System.currentTimeMillis() - start, txn.attempts(), RowMetrics.NONE);
+        System.currentTimeMillis() - start, txn.attempts(), RowMetrics.NONE, txn.staged());
   }
 }

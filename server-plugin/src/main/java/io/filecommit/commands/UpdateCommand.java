@@ -5,6 +5,7 @@ import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -49,6 +50,7 @@ public final class UpdateCommand {
    * @param condition the rows to update, or null for every row
    * @param options Spark Parquet writer options for rewritten files
    * @param txnId application transaction of an idempotent change, or null
+   * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return what was committed; {@code committed=false} when {@code txnId} was already applied or
    *     no row matched (and no {@code txnId} was given); row metrics: updated and copied rows
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} without
@@ -59,11 +61,12 @@ public final class UpdateCommand {
    *     that do not resolve
    */
   public static CommandResult run(SparkSession session, String path, Map<String, Column> assignments,
-      Column condition, Map<String, String> options, TransactionId txnId) {
+      Column condition, Map<String, String> options, TransactionId txnId,
+      StageRequest stage) {
     if (assignments.isEmpty()) {
       throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("UPDATE of " + path + " needs at least one assignment");
     }
-    RowLevelChange change = RowLevelChange.open(session, path, "UPDATE", txnId, true);
+    RowLevelChange change = RowLevelChange.open(session, path, "UPDATE", txnId, true, stage);
     if (change.skipped()) {
       return change.nothingCommitted();
     }

@@ -17,6 +17,7 @@ import io.filecommit.schema.SchemaUtils;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
 import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -77,6 +78,7 @@ public final class WriteIntoDelta {
    * @param txnId the application transaction of an idempotent write, or null: when the table's
    *     latest version for its appId is already >= its version, nothing is written ({@code
    *     committed=false}); else the commit carries {@code txn}
+   * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return what was committed
    * @throws io.filecommit.errors.FileCommitException for bad input (empty path, non-table
    *     directory, schema or partition mismatch, invalid properties, options or change types),
@@ -85,7 +87,7 @@ public final class WriteIntoDelta {
    */
   public static CommandResult run(SparkSession session, Dataset<Row> data, String path, WriteMode mode,
       List<String> partitionBy, Map<String, String> options, Map<String, String> tableProperties, boolean changeData,
-      TransactionId txnId) {
+      TransactionId txnId, StageRequest stage) {
     long start = System.currentTimeMillis();
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
@@ -107,6 +109,9 @@ public final class WriteIntoDelta {
 
     DeltaLog log = DeltaLog.forTable(session, path);
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    if (stage != null) {
+      txn.stageInstead(stage);
+    }
     Snapshot snapshot = txn.snapshot();
     String table = txn.table();
     if (!snapshot.exists() && isFileSinkDirectory(log)) {
@@ -227,7 +232,7 @@ public final class WriteIntoDelta {
       return CommandResult.nothingCommitted(version, txn.table(), start, txn.attempts());
     }
     return new CommandResult(version, true, txn.table(), adds, removes, cdc, totals[0], totals[1],
-        System.currentTimeMillis() - start, txn.attempts(), RowMetrics.NONE);
+        System.currentTimeMillis() - start, txn.attempts(), RowMetrics.NONE, txn.staged());
   }
 
   /**

@@ -3,7 +3,13 @@ package io.filecommit.connect;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.filecommit.commands.CommandResult;
+import io.filecommit.proto.v1.AbortStagedCommand;
 import io.filecommit.proto.v1.DeleteCommand;
+import io.filecommit.proto.v1.GetStagedCommand;
+import io.filecommit.proto.v1.PublishStagedCommand;
+import io.filecommit.proto.v1.ReadStagedCommand;
+import io.filecommit.proto.v1.StageFilesCommand;
+import io.filecommit.proto.v1.StagingResponse;
 import io.filecommit.proto.v1.MergeCommand;
 import io.filecommit.proto.v1.SetTablePropertiesCommand;
 import io.filecommit.proto.v1.UpdateCommand;
@@ -59,13 +65,50 @@ public final class FileCommitPlugin implements CommandPlugin {
       result = RowLevelCommands.update(CommandInput.unpack(any, UpdateCommand.class), planner);
     } else if (any.is(MergeCommand.class)) {
       result = RowLevelCommands.merge(CommandInput.unpack(any, MergeCommand.class), planner);
+    } else if (any.is(PublishStagedCommand.class)) {
+      result = StagingCommands.publish(CommandInput.unpack(any, PublishStagedCommand.class), planner);
+    } else if (any.is(StageFilesCommand.class)) {
+      result = StagingCommands.stageFiles(CommandInput.unpack(any, StageFilesCommand.class), planner);
+    } else if (any.is(GetStagedCommand.class)) {
+      result = StagingCommands.get(CommandInput.unpack(any, GetStagedCommand.class), planner);
+    } else if (any.is(AbortStagedCommand.class)) {
+      ResponseStream.<StagingResponse>of(planner).accept(
+          StagingCommands.abort(CommandInput.unpack(any, AbortStagedCommand.class), planner));
+      return true;
+    } else if (any.is(ReadStagedCommand.class)) {
+      ResponseStream.<StagingResponse>of(planner).accept(
+          StagingCommands.read(CommandInput.unpack(any, ReadStagedCommand.class), planner));
+      return true;
+    } else if (any.is(io.filecommit.proto.v1.VacuumCommand.class)) {
+      TableCommands.vacuum(CommandInput.unpack(any, io.filecommit.proto.v1.VacuumCommand.class), planner);
+      return true;
     } else if (any.is(WriteBatchCommand.class)) {
       SinkCommands.writeBatch(CommandInput.unpack(any, WriteBatchCommand.class), planner);
       return true;
     } else {
       return false;
     }
-    ResponseStream.respond(result, ResponseStream.of(planner));
+    ResponseStream.respond(result, stagedAnswer(any), ResponseStream.of(planner));
     return true;
+  }
+
+  /** Whether the command asked to stage (its answer then ends with a StagedCommit). */
+  private static boolean stagedAnswer(Any any) {
+    try {
+      if (any.is(WriteCommand.class)) {
+        return any.unpack(WriteCommand.class).hasStage();
+      } else if (any.is(SetTablePropertiesCommand.class)) {
+        return any.unpack(SetTablePropertiesCommand.class).hasStage();
+      } else if (any.is(DeleteCommand.class)) {
+        return any.unpack(DeleteCommand.class).hasStage();
+      } else if (any.is(UpdateCommand.class)) {
+        return any.unpack(UpdateCommand.class).hasStage();
+      } else if (any.is(MergeCommand.class)) {
+        return any.unpack(MergeCommand.class).hasStage();
+      }
+      return any.is(StageFilesCommand.class) || any.is(GetStagedCommand.class);
+    } catch (InvalidProtocolBufferException e) {
+      return false;
+    }
   }
 }

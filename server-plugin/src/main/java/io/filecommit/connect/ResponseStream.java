@@ -6,6 +6,7 @@ import io.filecommit.commands.CommandResult;
 import io.filecommit.proto.v1.CommitSummary;
 import io.filecommit.proto.v1.FileAction;
 import io.filecommit.proto.v1.FileActionBatch;
+import io.filecommit.proto.v1.StagedCommit;
 import io.filecommit.proto.v1.WriteResponse;
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
@@ -58,9 +59,11 @@ public final class ResponseStream {
    * Streams the file actions of a table command's result in bounded batches, then its summary.
    *
    * @param result what the command committed
+   * @param staged whether the command was asked to stage: the last message is then a {@code
+   *     StagedCommit} (with an empty id when nothing was staged) instead of the summary
    * @param out receives each response in order
    */
-  static void respond(CommandResult result, Consumer<WriteResponse> out) {
+  static void respond(CommandResult result, boolean staged, Consumer<WriteResponse> out) {
     List<Object> all = new ArrayList<>(result.addFiles());
     all.addAll(result.cdcFiles());
     all.addAll(result.removeFiles());
@@ -81,7 +84,30 @@ public final class ResponseStream {
     if (batch.getActionsCount() > 0) {
       out.accept(WriteResponse.newBuilder().setActions(batch).build());
     }
-    out.accept(WriteResponse.newBuilder().setSummary(CommitSummary.newBuilder()
+    CommitSummary summary = summary(result);
+    if (!staged) {
+      out.accept(WriteResponse.newBuilder().setSummary(summary).build());
+      return;
+    }
+    StagedCommit.Builder b = StagedCommit.newBuilder().setTablePath(result.tablePath())
+        .setReadVersion(result.version()).setSummary(summary);
+    io.filecommit.txn.StagedCommit s = result.staged();
+    if (s != null) {
+      b.setId(s.id()).setReadVersion(s.readVersion()).setCreatedTime(s.createdTime())
+          .setExpirationTime(s.expirationTime()).setOperation(s.operation());
+      if (s.protocol() != null) {
+        b.setProtocolJson(io.filecommit.delta.actions.Actions.toJson(s.protocol()));
+      }
+      if (s.metadata() != null) {
+        b.setMetadataJson(io.filecommit.delta.actions.Actions.toJson(s.metadata()));
+      }
+    }
+    out.accept(WriteResponse.newBuilder().setStaged(b).build());
+  }
+
+  /** The contract's summary of a result. */
+  private static CommitSummary summary(CommandResult result) {
+    return CommitSummary.newBuilder()
         .setVersion(result.version())
         .setCommitted(result.committed())
         .setTablePath(result.tablePath())
@@ -95,6 +121,6 @@ public final class ResponseStream {
         .setNumDeletedRows(result.rowMetrics().deleted())
         .setNumUpdatedRows(result.rowMetrics().updated())
         .setNumInsertedRows(result.rowMetrics().inserted())
-        .setNumCopiedRows(result.rowMetrics().copied())).build());
+        .setNumCopiedRows(result.rowMetrics().copied()).build();
   }
 }

@@ -28,7 +28,8 @@ final class RowLevelCommands {
   static CommandResult delete(io.filecommit.proto.v1.DeleteCommand cmd, SparkConnectPlanner planner) {
     return DeleteCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner),
         cmd.hasCondition() ? CommandInput.column(planner, cmd.getCondition()) : null, cmd.getOptionsMap(),
-        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
 
   /** Runs an {@code UpdateCommand}. */
@@ -36,7 +37,8 @@ final class RowLevelCommands {
     return UpdateCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner),
         assignments(planner, cmd.getAssignmentsList(), "UpdateCommand"),
         cmd.hasCondition() ? CommandInput.column(planner, cmd.getCondition()) : null, cmd.getOptionsMap(),
-        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
 
   /**
@@ -59,7 +61,8 @@ final class RowLevelCommands {
     }
     return MergeIntoCommand.run(planner.session(), path, source, cmd.getSourceAlias(), cmd.getTargetAlias(),
         CommandInput.column(planner, cmd.getCondition()), clauses, cmd.getOptionsMap(),
-        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
 
   private static Map<String, Column> assignments(SparkConnectPlanner planner, List<Assignment> given, String where) {

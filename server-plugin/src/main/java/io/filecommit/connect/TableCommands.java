@@ -19,13 +19,30 @@ final class TableCommands {
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
         CommandInput.path(cmd.getPath(), planner), ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
         cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData(),
-        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
 
   /** Runs a {@code SetTablePropertiesCommand}. */
   static CommandResult setTableProperties(io.filecommit.proto.v1.SetTablePropertiesCommand cmd,
       SparkConnectPlanner planner) {
     return SetTablePropertiesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner),
-        cmd.getPropertiesMap(), ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+        cmd.getPropertiesMap(), ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
+  }
+
+  /** Runs a {@code VacuumCommand}: the files in batches of 10,000, then the summary. */
+  static void vacuum(io.filecommit.proto.v1.VacuumCommand cmd, SparkConnectPlanner planner) {
+    String path = CommandInput.path(cmd.getPath(), planner);
+    io.filecommit.commands.VacuumCommand.Result r = io.filecommit.commands.VacuumCommand.run(planner.session(), path,
+        cmd.hasRetentionHours() ? cmd.getRetentionHours() : null, cmd.getDryRun());
+    java.util.function.Consumer<io.filecommit.proto.v1.VacuumResponse> out = ResponseStream.of(planner);
+    for (int i = 0; i < r.files().size(); i += 10_000) {
+      out.accept(io.filecommit.proto.v1.VacuumResponse.newBuilder().setFiles(io.filecommit.proto.v1.VacuumFileBatch
+          .newBuilder().addAllFiles(r.files().subList(i, Math.min(r.files().size(), i + 10_000)))).build());
+    }
+    out.accept(io.filecommit.proto.v1.VacuumResponse.newBuilder().setSummary(io.filecommit.proto.v1.VacuumSummary
+        .newBuilder().setDryRun(r.dryRun()).setNumFiles(r.files().size()).setNumBytes(r.bytes())
+        .setTablePath(path)).build());
   }
 }

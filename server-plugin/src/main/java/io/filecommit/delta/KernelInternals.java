@@ -84,6 +84,19 @@ public final class KernelInternals {
         Optional.ofNullable(dv.offset()), dv.sizeInBytes(), dv.cardinality());
   }
 
+  /**
+   * The absolute path of the file that holds a deletion vector stored on disk ({@code u} or {@code
+   * p}; protocol "Deletion Vector Descriptor Schema"), resolved as Kernel's {@code
+   * DeletionVectorDescriptor.getAbsolutePath} does.
+   *
+   * @param tablePath the table root
+   * @param dv the descriptor; must not be inline
+   * @return the file's absolute path (a URI string)
+   */
+  public static String deletionVectorFile(String tablePath, DeletionVectorDescriptor dv) {
+    return kernelDescriptor(dv).getAbsolutePath(tablePath);
+  }
+
   /** The Z85 form of a UUID that a {@code u} deletion vector descriptor carries (protocol "Deletion Vector Descriptor Schema"). */
   public static String encodeUuid(UUID uuid) {
     return Base85Codec.encodeUUID(uuid);

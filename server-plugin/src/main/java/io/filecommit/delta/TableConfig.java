@@ -52,10 +52,11 @@ public final class TableConfig<T> {
   public static final TableConfig<String> DELETED_FILE_RETENTION =
       interval("delta.deletedFileRetentionDuration", "interval 1 week");
   /**
-   * Whether writers may add deletion vectors (protocol "Deletion Vectors"). Read from tables that
-   * others made; filecommit does not set it itself.
+   * Whether writers may add deletion vectors (protocol "Deletion Vectors"); setting it to {@code
+   * true} adds the {@code deletionVectors} reader and writer features (table features protocol
+   * 3 / 7), as Delta does.
    */
-  public static final TableConfig<Boolean> ENABLE_DELETION_VECTORS = bool("delta.enableDeletionVectors", false);
+  public static final TableConfig<Boolean> ENABLE_DELETION_VECTORS = bool("delta.enableDeletionVectors", true);
   /** Column mapping mode: {@code none}, {@code name} or {@code id} (protocol "Column Mapping"); read only. */
   public static final TableConfig<String> COLUMN_MAPPING_MODE = register(new TableConfig<>("delta.columnMapping.mode",
       "none", v -> v.trim().toLowerCase(Locale.ROOT), v -> true, null, "none, name or id", false));
@@ -101,6 +102,24 @@ public final class TableConfig<T> {
     return register(new TableConfig<>(key, defaultValue, String::trim,
         v -> v.toLowerCase(Locale.ROOT).startsWith("interval "), null, "an interval such as 'interval 30 days'",
         true));
+  }
+
+  /**
+   * Milliseconds of a Delta interval property ({@code interval 1 week}, {@code interval 36 hours}),
+   * parsed by Spark's {@code IntervalUtils.stringToInterval} as Delta's {@code
+   * DeltaConfigs.getMilliSeconds} does (days as 24 h; months are not allowed there).
+   *
+   * @param value the property's value
+   * @return the interval in ms
+   * @throws IllegalArgumentException when it does not parse or has months
+   */
+  public static long intervalMs(String value) {
+    org.apache.spark.unsafe.types.CalendarInterval ci = org.apache.spark.sql.catalyst.util.IntervalUtils
+        .stringToInterval(org.apache.spark.unsafe.types.UTF8String.fromString(value));
+    if (ci == null || ci.months != 0) {
+      throw new IllegalArgumentException("Not an interval without months: '" + value + "'");
+    }
+    return ci.days * 86_400_000L + ci.microseconds / 1000;
   }
 
   /** The property key. */

@@ -176,18 +176,31 @@ public final class TableFeatures {
     if (ict) {
       needed.add("inCommitTimestamp");
     }
+    boolean dv = TableConfig.ENABLE_DELETION_VECTORS.fromConfiguration(conf);
+    if (dv) {
+      needed.add("deletionVectors");
+    }
     Protocol base = current == null ? Protocol.DEFAULT : current;
-    if (base.hasWriterFeatures() || ict) {
+    if (base.hasWriterFeatures() || ict || dv) {
       Set<String> features = new TreeSet<>(writerFeatures(base));
       boolean changed = !base.hasWriterFeatures();
       for (String f : needed) {
         changed |= features.add(f);
       }
+      Set<String> readers = base.hasReaderFeatures() ? new TreeSet<>(readerFeatures(base)) : null;
+      int reader = base.minReaderVersion();
+      if (dv && (readers == null || !readers.contains("deletionVectors"))) {
+        // A reader feature needs the table features reader version; a legacy reader version's
+        // implied features become listed ones (protocol "Table Features").
+        readers = readers == null ? new TreeSet<>(readerFeatures(base)) : readers;
+        readers.add("deletionVectors");
+        reader = Protocol.TABLE_FEATURES_READER;
+        changed = true;
+      }
       if (!changed) {
         return base;
       }
-      return new Protocol(base.minReaderVersion(), Protocol.TABLE_FEATURES_WRITER,
-          base.hasReaderFeatures() ? base.readerFeatures() : null, features);
+      return new Protocol(reader, Protocol.TABLE_FEATURES_WRITER, readers, features);
     }
     int writer = 2;
     if (needed.contains("checkConstraints")) {

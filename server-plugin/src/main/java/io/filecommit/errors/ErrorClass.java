@@ -153,6 +153,25 @@ public enum ErrorClass {
   INVALID_NON_DETERMINISTIC_EXPRESSIONS("42K0E"),
   /** MERGE: a non-deterministic condition or assignment (Delta's class). */
   DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED("0AKDC"),
+  // Staged commits (stage, publish, abort).
+  /** No staged commit with that id on the table (never staged, or its record was cleaned up). */
+  FILECOMMIT_STAGED_COMMIT_NOT_FOUND("42704"),
+  /** The staged commit was aborted (its files are deleted); it cannot be published. */
+  FILECOMMIT_STAGED_COMMIT_ABORTED("55000"),
+  /** The staged commit expired (or the log it was read from was cleaned); it cannot be published. */
+  FILECOMMIT_STAGED_COMMIT_EXPIRED("55000"),
+  /** The staged commit is already in a table version (published): it cannot be aborted or published in another group. */
+  FILECOMMIT_STAGED_COMMIT_PUBLISHED("55000"),
+  /** A publish and an abort of the same staged commit met; neither happened; call again. */
+  FILECOMMIT_STAGED_COMMIT_BUSY("55006"),
+  /** Staged commits that cannot be one transaction (same file removed twice, other metadata, ...). */
+  FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE("42000"),
+  /** A file handed to the server to stage that it cannot commit (outside the table, not Parquet, ...). */
+  FILECOMMIT_INVALID_STAGED_FILE("22023"),
+  /** A path that does not exist (Spark's class). */
+  PATH_NOT_FOUND("42K03"),
+  /** VACUUM with a retention below the table's delta.deletedFileRetentionDuration (Delta's check). */
+  FILECOMMIT_VACUUM_RETENTION_TOO_SHORT("22023"),
   /** Something the table asks for that filecommit does not do (named in the message). */
   FILECOMMIT_UNSUPPORTED_OPERATION("0A000");
 

@@ -57,6 +57,15 @@ final class ConflictChecker {
    */
   record ReadPredicate(Column predicate, String alias) {}
 
+  /**
+   * What one transaction that takes part in a commit read: its read version and what it read. A
+   * commit has one reader, a publish of staged commits one per staged commit.
+   *
+   * @param readVersion the version it read (-1: the table did not exist)
+   * @param state what it read and removes
+   */
+  record Reader(long readVersion, ConflictChecker.ReadState state) {}
+
   private final SparkSession session;
   private final Metadata metadata;
   private final ReadState ours;

@@ -17,8 +17,6 @@ import io.filecommit.delta.actions.SetTransaction;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.schema.SchemaUtils;
-import java.io.IOException;
-import java.nio.file.FileAlreadyExistsException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -39,12 +37,8 @@ import org.apache.spark.sql.functions;
  * when another writer took it, the winning commit is read and judged by the {@link
  * ConflictChecker}: no conflict -> retry at the next version; a conflict -> a typed error.
  *
- * <p>A commit's outcome is read from the log, never guessed from an exception (as Delta's {@code
- * detectIdempotentSelfCommit}): every commit carries this transaction's {@code commitInfo.txnId},
- * and after any failure of the store the version tried is read back — holding our {@code txnId}
- * it is our commit (the store's answer was lost); absent, the same version is tried again; held by
- * another writer, the conflict rules apply. When the log cannot be read, the command fails with
- * {@code FILECOMMIT_COMMIT_STATE_UNKNOWN} and keeps every file.
+ * <p>A commit's outcome is read from the log, never guessed from an exception ({@link
+ * LogPublisher}); the commit carries this transaction's {@code commitInfo.txnId}.
  *
  * <p>Files the command wrote are registered with {@link #onAbort}; {@link #abort} deletes them only
  * while the transaction has not committed. Not thread-safe: one transaction per command.
@@ -62,8 +56,9 @@ public final class OptimisticTransaction {
   private boolean hasWritten;
   private int attempts;
   private boolean committed;
-  /** Set when a commit's outcome could not be read from the log: every written file must stay. */
-  private boolean outcomeUnknown;
+  private final LogPublisher publisher;
+  private StageRequest stage;
+  private StagedCommit staged;
   private boolean readWholeTable;
   private final List<ConflictChecker.ReadPredicate> readPredicates = new ArrayList<>();
   private final Set<String> readFiles = new HashSet<>();
@@ -80,6 +75,39 @@ public final class OptimisticTransaction {
     this.session = session;
     this.deltaLog = deltaLog;
     this.snapshot = deltaLog.snapshot();
+    this.publisher = new LogPublisher(deltaLog, txnId, table());
+  }
+
+  /**
+   * Makes {@link #commit} store the commit as a staged commit instead of publishing it: the files
+   * stay where they were written, nothing reaches {@code _delta_log} until the staged commit is
+   * published ({@link StagedPublish}).
+   *
+   * @param request how long the staged commit lives
+   */
+  public void stageInstead(StageRequest request) {
+    this.stage = Objects.requireNonNull(request, "request");
+  }
+
+  /** The staged commit {@link #commit} stored, or null when it was not staged. */
+  public StagedCommit staged() {
+    return staged;
+  }
+
+  /** The metadata this transaction commits, or null. */
+  Metadata stagedMetadata() {
+    return newMetadata;
+  }
+
+  /** The protocol this transaction commits, or null. */
+  Protocol stagedProtocol() {
+    return newProtocol;
+  }
+
+  /** Sets the metadata and protocol of staged commits being published (checked when staged). */
+  void setStagedMetadata(Metadata metadata, Protocol protocol) {
+    newMetadata = metadata;
+    newProtocol = protocol;
   }
 
   /** The snapshot this transaction read (its version is the read version). */
@@ -142,7 +170,7 @@ public final class OptimisticTransaction {
    * version references them. Best effort; calling twice is harmless.
    */
   public void abort() {
-    if (committed || outcomeUnknown) {
+    if (committed || publisher.outcomeUnknown()) {
       return;
     }
     List<Runnable> todo = new ArrayList<>(cleanups);
@@ -271,36 +299,78 @@ public final class OptimisticTransaction {
   }
 
   /**
-   * Commits the actions (with any metadata and protocol change) as the next table version.
+   * Commits the actions (with any metadata and protocol change) as the next table version, or, for
+   * a transaction made with {@link #stageInstead}, stores them as a staged commit ({@link
+   * #staged()}) and publishes nothing.
    *
    * @param actions file actions to commit
    * @param operation what the commit does (commitInfo operation, parameters, metrics)
    * @return the committed version; when the write turned out to be a duplicate of a concurrent
-   *     commit of the same {@code txn}, that commit's version ({@link #committed()} is false)
+   *     commit of the same {@code txn}, that commit's version ({@link #committed()} is false); when
+   *     staged, the read version
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_CANNOT_MODIFY_APPEND_ONLY} when a
    *     data-changing remove meets an append-only table; a conflict class when a concurrent commit
    *     conflicts
    */
   public long commit(List<? extends FileAction> actions, Operation operation) {
-    Metadata md = newMetadata;
-    Protocol pr = newProtocol;
-    Metadata effective = metadata();
-    if (TableConfig.APPEND_ONLY.fromMetadata(effective)
+    if (TableConfig.APPEND_ONLY.fromMetadata(metadata())
         && actions.stream().anyMatch(a -> a instanceof RemoveFile r && r.dataChange())) {
       throw DeltaErrors.appendOnly(table(), TableConfig.APPEND_ONLY.key(), "this write would remove files");
     }
-    boolean ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromMetadata(effective);
-    long lastTimestamp = ict && snapshot.exists() ? snapshot.timestamp() : Long.MIN_VALUE;
-    boolean blind = operation.isBlindAppend() && md == null && pr == null && onlyAdds(actions);
-    long version = snapshot.version() + 1;
-    String isolation = TableConfig.ISOLATION_LEVEL.fromMetadata(effective);
+    ConflictChecker.ReadState state = readState(actions);
+    if (stage != null) {
+      staged = StagedCommit.of(this, stage, state, operation, actions);
+      StagingStore.write(deltaLog, staged);
+      committed = true;
+      return snapshot.version();
+    }
+    return commitLoop(actions, operation, List.of(new ConflictChecker.Reader(snapshot.version(), state)), Set.of());
+  }
+
+  /** What this transaction read and removes, for the conflict rules. */
+  private ConflictChecker.ReadState readState(List<? extends FileAction> actions) {
     Set<String> removed = new HashSet<>();
     for (FileAction a : actions) {
       if (a instanceof RemoveFile r) {
         removed.add(r.path());
       }
     }
+    return new ConflictChecker.ReadState(newMetadata != null || newProtocol != null, readWholeTable,
+        List.copyOf(readPredicates), Set.copyOf(readFiles), removed, Map.copyOf(txns),
+        TableConfig.ISOLATION_LEVEL.fromMetadata(metadata()));
+  }
+
+  /**
+   * Commits the actions at the first free version, after judging every version that some reader
+   * did not see: those already in the log before this transaction's snapshot (a staged commit read
+   * an older version) and those that win the race for the next version.
+   *
+   * @param stagedIds ids of the staged commits published, empty for a plain commit
+   */
+  long commitLoop(List<? extends FileAction> actions, Operation operation, List<ConflictChecker.Reader> readers,
+      Set<String> stagedIds) {
+    Metadata md = newMetadata;
+    Protocol pr = newProtocol;
+    Metadata effective = metadata();
+    boolean ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromMetadata(effective);
+    lastTimestamp = ict && snapshot.exists() ? snapshot.timestamp() : Long.MIN_VALUE;
+    boolean blind = operation.isBlindAppend() && md == null && pr == null && onlyAdds(actions);
+    String isolation = TableConfig.ISOLATION_LEVEL.fromMetadata(effective);
     committed = false;
+    attempts = 0;
+    long firstRead = readers.stream().mapToLong(ConflictChecker.Reader::readVersion).min().orElse(snapshot.version());
+    for (long v = firstRead + 1; v <= snapshot.version(); v++) {
+      List<Action> seen = publisher.readOutcome(v, null);
+      if (seen == null) {
+        throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Version " + v + " of " + table() + ", read by a "
+            + "staged commit of version " + firstRead + ", is no longer in the log (cleaned up): its conflicts "
+            + "cannot be checked; nothing was committed", Map.of("version", Long.toString(v), "table", table()));
+      }
+      if (judge(WinningCommitSummary.of(v, seen), readers, stagedIds, effective, false)) {
+        return v;
+      }
+    }
+    long version = snapshot.version() + 1;
     for (attempts = 1; attempts <= MAX_COMMIT_ATTEMPTS; attempts++) {
       long now = System.currentTimeMillis();
       Long inCommit = null;
@@ -321,30 +391,25 @@ public final class OptimisticTransaction {
         lines.add(new SetTransaction(t.getKey(), t.getValue(), now));
       }
       lines.addAll(actions);
-      List<Action> winning = publish(version, lines);
+      List<Action> winning = publisher.publish(version, lines);
       if (winning == null) {
         committed = true;
         PostCommitHooks.run(deltaLog, version, pr, md, md != null ? md : effective, txns);
         return version;
       }
       WinningCommitSummary winner = WinningCommitSummary.of(version, winning);
-      if (winner.inCommitTimestamp() != null) {
-        lastTimestamp = Math.max(lastTimestamp, winner.inCommitTimestamp());
-      }
       boolean createdOurTable = false;
       if (!snapshot.exists() && version == 0) {
         // Two writers created the table at once. The same table (an append of ours would have
         // made the same one): ours continues as a blind append on theirs, after the conflict
         // check (its txn may be ours). Another table: ours cannot go on.
-        createdOurTable = operation.isBlindAppend() && sameTableCreated(winner, md, pr);
+        createdOurTable = operation.isBlindAppend() && winner.createdSameTable(md, pr);
         if (!createdOurTable) {
           throw DeltaErrors.conflict(ErrorClass.DELTA_PROTOCOL_CHANGED, "another writer created the Delta table",
               0, table(), "CREATE");
         }
       }
-      ConflictChecker.ReadState state = new ConflictChecker.ReadState(md != null || pr != null, readWholeTable,
-          readPredicates, readFiles, removed, txns, isolation);
-      if (new ConflictChecker(session, effective, state, winner, table()).check(createdOurTable)) {
+      if (judge(winner, readers, stagedIds, effective, createdOurTable)) {
         return version;
       }
       if (createdOurTable) {
@@ -353,103 +418,62 @@ public final class OptimisticTransaction {
         blind = onlyAdds(actions);
       }
       version++;
-      backoff(attempts);
+      LogPublisher.backoff(attempts);
     }
     throw DeltaErrors.conflict(ErrorClass.DELTA_CONCURRENT_TRANSACTION, "gave up after " + MAX_COMMIT_ATTEMPTS
         + " attempts without a conflict-free version", version, table(), "RETRIES");
   }
 
-  /** Times one version is tried again while the store fails and the version stays absent. */
-  static final int MAX_WRITE_RETRIES = 3;
-  /** Times the log is read before a commit's outcome is declared unknown. */
-  static final int MAX_READ_ATTEMPTS = 3;
+  /** In-commit timestamp of the newest commit seen, while a commit loop runs. */
+  private long lastTimestamp;
+  private boolean duplicateOfStaged;
+
+  /** Whether the last commit loop found its staged commits already published. */
+  boolean duplicateOfStaged() {
+    return duplicateOfStaged;
+  }
+
+  /** appId -> version of the {@code txn} actions this transaction commits. */
+  Map<String, Long> transactions() {
+    return Map.copyOf(txns);
+  }
 
   /**
-   * Publishes one attempt and decides its outcome from the log.
+   * Judges one commit that holds a version this transaction's readers did not see.
    *
-   * @param version the version to create
-   * @param lines the commit's actions
-   * @return null when the commit is ours (written, or found holding our {@code txnId} after the
-   *     store failed); else the actions of the other writer's commit that holds the version
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_WRITE_FAILED} when the
-   *     store keeps failing and the version stays absent (nothing committed); {@code
-   *     FILECOMMIT_COMMIT_STATE_UNKNOWN} when the version cannot be read (files must be kept)
+   * @return true when that commit already applied this transaction (its {@code txn}, or the same
+   *     staged commits): nothing more must be committed
+   * @throws io.filecommit.errors.FileCommitException with a conflict's class; {@code
+   *     FILECOMMIT_STAGED_COMMIT_PUBLISHED} when it published some of the staged commits
    */
-  private List<Action> publish(long version, List<Action> lines) {
-    Exception failure = null;
-    for (int tries = 0; ; tries++) {
-      try {
-        deltaLog.writeCommit(version, lines);
-        return null;
-      } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
-        failure = null;
-      } catch (IOException | RuntimeException e) {
-        failure = e;
+  private boolean judge(WinningCommitSummary winner, List<ConflictChecker.Reader> readers, Set<String> stagedIds, Metadata effective,
+      boolean createdOurTable) {
+    if (winner.inCommitTimestamp() != null) {
+      lastTimestamp = Math.max(lastTimestamp, winner.inCommitTimestamp());
+    }
+    if (!stagedIds.isEmpty()) {
+      Set<String> theirs = winner.stagedCommitIds();
+      if (theirs.equals(stagedIds)) {
+        duplicateOfStaged = true;
+        return true;
       }
-      List<Action> present = readOutcome(version, failure);
-      if (present != null) {
-        if (isOurs(present)) {
-          LOG.warn("filecommit: the store reported a failure for commit " + version + " of " + table()
-              + ", but the log holds this transaction's commit (txnId " + txnId + "): committed",
-              failure);
-          return null;
+      for (String id : stagedIds) {
+        if (theirs.contains(id)) {
+          throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Staged commit " + id + " of " + table()
+              + " was published by version " + winner.version() + " together with other staged commits "
+              + theirs + "; nothing was committed", Map.of("stagedId", id, "version", Long.toString(winner.version())));
         }
-        return present;
-      }
-      if (tries + 1 >= MAX_WRITE_RETRIES) {
-        throw ErrorClass.FILECOMMIT_LOG_WRITE_FAILED.error("The store failed to publish commit " + version + " of "
-            + table() + " " + (tries + 1) + " times and the log shows it did not land; nothing was committed: "
-            + failure, failure, Map.of("version", Long.toString(version), "table", table()));
-      }
-      pause(tries);
-    }
-  }
-
-  /**
-   * Reads commit {@code version} after a failed or refused write.
-   *
-   * @return its actions, or null when the version does not exist
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_COMMIT_STATE_UNKNOWN} after
-   *     {@link #MAX_READ_ATTEMPTS} failed reads; the transaction then keeps every written file
-   */
-  private List<Action> readOutcome(long version, Exception writeFailure) {
-    Exception last = null;
-    for (int i = 0; i < MAX_READ_ATTEMPTS; i++) {
-      try {
-        return deltaLog.readCommitIfExists(version).orElse(null);
-      } catch (IOException | RuntimeException e) {
-        last = e;
-        pause(i);
       }
     }
-    outcomeUnknown = true;
-    Exception cause = writeFailure != null ? writeFailure : last;
-    throw ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.error("Cannot tell whether commit " + version + " of " + table()
-        + " landed: the store failed (" + (writeFailure == null ? "the version was taken" : writeFailure)
-        + ") and reading the version back failed (" + last + "). Every written file was kept; call again with the "
-        + "same txn to converge", cause, Map.of("version", Long.toString(version), "table", table(), "txnId", txnId));
-  }
-
-  /** Whether a commit's commitInfo carries this transaction's id. */
-  private boolean isOurs(List<Action> commit) {
-    for (Action a : commit) {
-      if (a instanceof CommitInfo ci) {
-        return txnId.equals(ci.txnId());
+    boolean duplicate = false;
+    for (ConflictChecker.Reader r : readers) {
+      if (r.readVersion() < winner.version()
+          && new ConflictChecker(session, effective, r.state(), winner, table()).check(createdOurTable)) {
+        duplicate = true;
       }
     }
-    return false;
+    return duplicate;
   }
-
-  /** Short pause before trying the store again: 20, 40, 80 ms. */
-  private static void pause(int attempt) {
-    try {
-      Thread.sleep(20L << Math.min(attempt, 4));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(OptimisticTransaction.class);
 
   /** The one {@code commitInfo} of this transaction's commits. */
   private CommitInfo commitInfo(Operation operation, Long inCommitTimestamp, long timestamp, String isolation,
@@ -465,25 +489,5 @@ public final class OptimisticTransaction {
     return actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
   }
 
-  /** Short randomized pause after the 4th lost race in a row, at most ~50 ms, so hot tables settle. */
-  private static void backoff(int lost) {
-    if (lost < 4) {
-      return;
-    }
-    long ms = Math.min(50, 1L << Math.min(lost - 3, 6));
-    try {
-      Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(ms / 2, ms + 1));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
 
-  private static boolean sameTableCreated(WinningCommitSummary winner, Metadata ours, Protocol ourProtocol) {
-    Metadata theirs = winner.metadata();
-    return ours != null && theirs != null && !winner.hasRemoves() && ourProtocol != null
-        && ourProtocol.equals(winner.protocol())
-        && theirs.schema().equals(ours.schema())
-        && theirs.partitionColumns().equals(ours.partitionColumns())
-        && theirs.configuration().equals(ours.configuration());
-  }
 }

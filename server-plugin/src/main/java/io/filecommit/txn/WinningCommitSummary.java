@@ -83,4 +83,40 @@ public record WinningCommitSummary(long version, Protocol protocol, Metadata met
   public boolean hasRemoves() {
     return !removedPaths.isEmpty();
   }
+
+  /**
+   * Whether this commit created the same table that {@code ours} (with {@code ourProtocol}) would
+   * have created: same protocol, schema, partition columns and configuration, and no removes.
+   */
+  public boolean createdSameTable(Metadata ours, Protocol ourProtocol) {
+    return ours != null && metadata != null && !hasRemoves() && ourProtocol != null
+        && ourProtocol.equals(protocol)
+        && metadata.schema().equals(ours.schema())
+        && metadata.partitionColumns().equals(ours.partitionColumns())
+        && metadata.configuration().equals(ours.configuration());
+  }
+
+  /**
+   * The ids of the staged commits this commit published (its {@code commitInfo.operationParameters}
+   * entry {@value #STAGED_COMMITS_PARAMETER}, a JSON array of strings); empty when none.
+   */
+  public java.util.Set<String> stagedCommitIds() {
+    if (commitInfo == null || commitInfo.operationParameters() == null) {
+      return java.util.Set.of();
+    }
+    Object value = commitInfo.operationParameters().get(STAGED_COMMITS_PARAMETER);
+    if (!(value instanceof String json)) {
+      return java.util.Set.of();
+    }
+    try {
+      java.util.Set<String> ids = new java.util.HashSet<>();
+      io.filecommit.delta.actions.Actions.MAPPER.readTree(json).forEach(n -> ids.add(n.asText()));
+      return ids;
+    } catch (java.io.IOException e) {
+      return java.util.Set.of();
+    }
+  }
+
+  /** The operation parameter that names the staged commits a commit published. */
+  public static final String STAGED_COMMITS_PARAMETER = "stagedCommits";
 }

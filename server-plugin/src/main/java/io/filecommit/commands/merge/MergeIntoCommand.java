@@ -9,6 +9,7 @@ import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.RowMetrics;
+import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -67,6 +68,7 @@ public final class MergeIntoCommand {
    * @param clauses the WHEN clauses, at least one
    * @param options Spark Parquet writer options for written files
    * @param txnId application transaction of an idempotent change, or null
+   * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return what was committed; row metrics: deleted, updated, inserted, copied rows
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MERGE_MISSING_WHEN} without
    *     clauses, {@code DELTA_NON_LAST_*_CLAUSE_OMIT_CONDITION}, {@code
@@ -76,12 +78,13 @@ public final class MergeIntoCommand {
    *     Spark's analysis errors for expressions that do not resolve
    */
   public static CommandResult run(SparkSession session, String path, Dataset<Row> source, String sourceAlias,
-      String targetAlias, Column on, List<MergeClause> clauses, Map<String, String> options, TransactionId txnId) {
+      String targetAlias, Column on, List<MergeClause> clauses, Map<String, String> options, TransactionId txnId,
+      StageRequest stage) {
     MergeClause.check(clauses);
     if (on == null) {
       throw DeltaErrors.malformed("MERGE into " + path + " needs an ON condition");
     }
-    String s = sourceAlias == null || sourceAlias.isEmpty() ? "source" : sourceAlias;
+    String s = sourceAlias == null || sourceAlias.isEmpty() ? ownAlias(source) : sourceAlias;
     String t = targetAlias == null || targetAlias.isEmpty() ? "target" : targetAlias;
     if (s.equalsIgnoreCase(t)) {
       throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("MERGE source and target aliases must differ, both are '" + s + "'");
@@ -89,7 +92,7 @@ public final class MergeIntoCommand {
     boolean hasMatched = clauses.stream().anyMatch(c -> c.kind().matched());
     boolean hasBySource = clauses.stream().anyMatch(c -> c.kind().bySource());
     boolean hasInsert = clauses.stream().anyMatch(c -> c.kind() == MergeClause.Kind.NOT_MATCHED_INSERT);
-    RowLevelChange change = RowLevelChange.open(session, path, "MERGE", txnId, hasMatched || hasBySource);
+    RowLevelChange change = RowLevelChange.open(session, path, "MERGE", txnId, hasMatched || hasBySource, stage);
     if (change.skipped()) {
       return change.nothingCommitted();
     }
@@ -101,6 +104,15 @@ public final class MergeIntoCommand {
     } finally {
       materialized.unpersist();
     }
+  }
+
+  /**
+   * The source's name in expressions when none is given: the source DataFrame's own alias ({@code
+   * df.alias("s")}, as in Delta's {@code DeltaTable.merge(source.as("s"), ...)}), else {@code source}.
+   */
+  static String ownAlias(Dataset<Row> source) {
+    return source.queryExecution().analyzed() instanceof org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias a
+        ? a.alias() : "source";
   }
 
   private static CommandResult run(RowLevelChange change, Dataset<Row> source, String s, String t, Column on,

@@ -1,0 +1,206 @@
+package io.filecommit.commands;
+
+import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.KernelInternals;
+import io.filecommit.delta.Snapshot;
+import io.filecommit.delta.TableConfig;
+import io.filecommit.delta.TableFeatures;
+import io.filecommit.delta.actions.Action;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.DeletionVectorDescriptor;
+import io.filecommit.delta.actions.RemoveFile;
+import io.filecommit.errors.DeltaErrors;
+import io.filecommit.errors.ErrorClass;
+import io.filecommit.txn.StagingStore;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RemoteIterator;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.classic.SparkSession;
+
+/**
+ * VACUUM: deletes the files under a table root that no version inside the retention window
+ * references (Delta's {@code VacuumCommand}, protocol "Delta Table Specification" on removed files
+ * and tombstones). A file is deleted when it is not valid and its modification time is older than
+ * {@code now - retention}; valid are the active files and their deletion vector files, the files
+ * (and DV files) of {@code remove} tombstones newer than the retention, and the files of staged
+ * commits that are not aborted. Listed are all files under the root except {@code _delta_log} and
+ * hidden names (starting with {@code _} or {@code .}), with {@code _change_data} and partition
+ * directories of partition columns that start with {@code _} listed as Delta lists them.
+ *
+ * <p>A retention below the table's {@code delta.deletedFileRetentionDuration} is refused unless the
+ * server allows it ({@value #RETENTION_CHECK_CONF}{@code =false}, a static setting; Delta's {@code
+ * spark.databricks.delta.retentionDurationCheck.enabled}). Nothing is committed to the log.
+ */
+public final class VacuumCommand {
+  /** Server setting that, set to {@code false}, allows retentions below the table's. */
+  public static final String RETENTION_CHECK_CONF = "spark.filecommit.vacuum.retentionCheck.enabled";
+
+  private VacuumCommand() {}
+
+  /**
+   * What VACUUM deleted (or would delete).
+   *
+   * @param files absolute paths (URIs) of the files, sorted
+   * @param dryRun whether nothing was deleted
+   * @param bytes their total size, bytes
+   */
+  public record Result(List<String> files, boolean dryRun, long bytes) {}
+
+  /**
+   * Runs VACUUM.
+   *
+   * @param session Spark session (reads checkpoint tombstones when the log was cleaned)
+   * @param path table root
+   * @param retentionHours retention in hours (>= 0), or null for the table's {@code
+   *     delta.deletedFileRetentionDuration}
+   * @param dryRun only list the files
+   * @return the files
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_DELTA_TABLE}, {@code
+   *     FILECOMMIT_INVALID_ARGUMENT} (negative retention), {@code
+   *     FILECOMMIT_VACUUM_RETENTION_TOO_SHORT}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}
+   */
+  public static Result run(SparkSession session, String path, Double retentionHours, boolean dryRun) {
+    if (path == null || path.isBlank()) {
+      throw DeltaErrors.blankPath(path);
+    }
+    DeltaLog log = DeltaLog.forTable(session, path);
+    Snapshot snapshot = log.snapshot();
+    String table = log.tablePath().toString();
+    if (!snapshot.exists()) {
+      throw DeltaErrors.missingTable(table, "VACUUM");
+    }
+    // vacuumProtocolCheck: VACUUM is a writer; a table it cannot write it does not vacuum.
+    TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
+    long configured = TableConfig.intervalMs(TableConfig.DELETED_FILE_RETENTION.fromMetadata(snapshot.metadata()));
+    if (retentionHours != null && (retentionHours < 0 || retentionHours.isNaN())) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("VACUUM retention must be >= 0 hours, got " + retentionHours);
+    }
+    long retention = retentionHours == null ? configured : (long) (retentionHours * 3_600_000L);
+    boolean check = session.sparkContext().getConf().getBoolean(RETENTION_CHECK_CONF, true);
+    if (check && retention < configured) {
+      throw ErrorClass.FILECOMMIT_VACUUM_RETENTION_TOO_SHORT.error("VACUUM of " + table + " with a retention of "
+          + retentionHours + " hours is below the table's " + TableConfig.DELETED_FILE_RETENTION.key() + " ("
+          + (configured / 3_600_000.0) + " hours): writers still in flight could lose files. Use at least that, or "
+          + "lower the table property; the server can allow it with " + RETENTION_CHECK_CONF + "=false",
+          Map.of("retentionHours", String.valueOf(retentionHours), "tableHours", Double.toString(configured / 3_600_000.0)));
+    }
+    long cutoff = System.currentTimeMillis() - retention;
+    FileSystem fs = log.fs();
+    Set<Path> valid = validFiles(session, log, snapshot, cutoff);
+    valid.addAll(StagingStore.pendingFiles(log));
+    Set<String> partitionColumns = new HashSet<>();
+    snapshot.metadata().partitionColumns().forEach(c -> partitionColumns.add(c.toLowerCase(Locale.ROOT)));
+    List<String> files = new ArrayList<>();
+    long bytes = 0;
+    try {
+      Path root = fs.makeQualified(log.tablePath());
+      RemoteIterator<LocatedFileStatus> it = fs.listFiles(root, true);
+      while (it.hasNext()) {
+        LocatedFileStatus st = it.next();
+        Path p = fs.makeQualified(st.getPath());
+        String rel = root.toUri().relativize(p.toUri()).getPath();
+        if (hidden(rel, partitionColumns) || valid.contains(p) || st.getModificationTime() >= cutoff) {
+          continue;
+        }
+        files.add(p.toString());
+        bytes += st.getLen();
+      }
+      files.sort(null);
+      if (!dryRun) {
+        for (String f : files) {
+          fs.delete(new Path(f), false);
+        }
+      }
+    } catch (IOException e) {
+      throw log.readFailure(e);
+    }
+    return new Result(files, dryRun, bytes);
+  }
+
+  /** Whether a relative path lies in {@code _delta_log} or a hidden file or directory (Delta's rule). */
+  static boolean hidden(String relative, Set<String> partitionColumns) {
+    String[] parts = relative.split("/");
+    if (parts[0].equals("_delta_log")) {
+      return true;
+    }
+    for (String part : parts) {
+      if (!(part.startsWith("_") || part.startsWith("."))) {
+        continue;
+      }
+      int eq = part.indexOf('=');
+      boolean partitionDir = eq > 0 && partitionColumns.contains(part.substring(0, eq).toLowerCase(Locale.ROOT));
+      if (!part.equals("_change_data") && !partitionDir) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Active files and tombstones newer than {@code cutoff}, with their deletion vector files: from
+   * the snapshot, every JSON commit in the log, and (when older commits were cleaned) the
+   * checkpoints' {@code remove} entries.
+   */
+  private static Set<Path> validFiles(SparkSession session, DeltaLog log, Snapshot snapshot, long cutoff) {
+    Set<Path> valid = new HashSet<>();
+    FileSystem fs = log.fs();
+    String root = log.tablePath().toString();
+    for (AddFile f : snapshot.allFiles()) {
+      valid.add(fs.makeQualified(log.absolutePath(f.path())));
+      addDv(valid, fs, root, f.deletionVector());
+    }
+    List<Long> versions = log.listVersions();
+    for (long v : versions) {
+      for (Action a : log.readCommit(v)) {
+        if (a instanceof RemoveFile r && r.deletionTimestamp() > cutoff) {
+          valid.add(fs.makeQualified(log.absolutePath(r.path())));
+          addDv(valid, fs, root, r.deletionVector());
+        }
+      }
+    }
+    if (!versions.isEmpty() && versions.get(0) > 0) {
+      List<String> checkpoints = new ArrayList<>();
+      try {
+        for (org.apache.hadoop.fs.FileStatus st : fs.listStatus(log.logPath())) {
+          if (st.getPath().getName().contains(".checkpoint") && st.getPath().getName().endsWith(".parquet")) {
+            checkpoints.add(st.getPath().toString());
+          }
+        }
+      } catch (IOException e) {
+        throw log.readFailure(e);
+      }
+      if (!checkpoints.isEmpty()) {
+        var removes = session.read().parquet(checkpoints.toArray(new String[0])).where("remove IS NOT NULL");
+        boolean dvs = java.util.Arrays.asList(((org.apache.spark.sql.types.StructType) removes.schema().apply("remove")
+            .dataType()).fieldNames()).contains("deletionVector");
+        for (Row r : removes.selectExpr("remove.path", "remove.deletionTimestamp",
+            dvs ? "remove.deletionVector" : "CAST(NULL AS STRUCT<storageType: STRING>) AS deletionVector").collectAsList()) {
+          if (r.isNullAt(1) || r.getLong(1) > cutoff) {
+            valid.add(fs.makeQualified(log.absolutePath(r.getString(0))));
+            if (!r.isNullAt(2)) {
+              Row dv = r.getStruct(2);
+              addDv(valid, fs, root, new DeletionVectorDescriptor(dv.getAs("storageType"), dv.getAs("pathOrInlineDv"),
+                  dv.getAs("offset"), dv.<Integer>getAs("sizeInBytes"), dv.<Long>getAs("cardinality")));
+            }
+          }
+        }
+      }
+    }
+    return valid;
+  }
+
+  private static void addDv(Set<Path> valid, FileSystem fs, String root, DeletionVectorDescriptor dv) {
+    if (dv != null && !"i".equals(dv.storageType())) {
+      valid.add(fs.makeQualified(new Path(KernelInternals.deletionVectorFile(root, dv))));
+    }
+  }
+}

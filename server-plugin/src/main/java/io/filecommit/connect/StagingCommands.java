@@ -1,0 +1,117 @@
+package io.filecommit.connect;
+
+import io.filecommit.commands.CommandResult;
+import io.filecommit.commands.StageFilesCommand;
+import io.filecommit.commands.StagedCommits;
+import io.filecommit.errors.ErrorClass;
+import io.filecommit.proto.v1.AbortStagedCommand;
+import io.filecommit.proto.v1.AbortSummary;
+import io.filecommit.proto.v1.ExternalFile;
+import io.filecommit.proto.v1.GetStagedCommand;
+import io.filecommit.proto.v1.PartitionValue;
+import io.filecommit.proto.v1.PublishStagedCommand;
+import io.filecommit.proto.v1.ReadStagedCommand;
+import io.filecommit.proto.v1.ReadStagedSummary;
+import io.filecommit.proto.v1.Stage;
+import io.filecommit.proto.v1.StagingResponse;
+import io.filecommit.txn.StageRequest;
+import io.filecommit.txn.StagedCommit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
+
+/**
+ * Serves the staging commands of the contract ({@code staging.proto}) with {@link StagedCommits}
+ * and {@link StageFilesCommand}, and turns a command's {@code Stage} into a {@link StageRequest}
+ * under the server's expiry setting {@value #EXPIRATION_CONF} (Spark time string, default {@value
+ * #DEFAULT_EXPIRATION}; a static setting, so clients cannot change it).
+ */
+final class StagingCommands {
+  /** Server setting: the longest (and default) life of a staged commit. */
+  static final String EXPIRATION_CONF = "spark.filecommit.staging.expiration";
+  /** Default of {@link #EXPIRATION_CONF}: shorter than Delta's 7-day VACUUM retention. */
+  static final String DEFAULT_EXPIRATION = "24h";
+
+  private StagingCommands() {}
+
+  /**
+   * The stage request of a command, or null when it is not staged.
+   *
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
+   *     expiry <= 0 or beyond the server's
+   */
+  static StageRequest stage(boolean present, Stage stage, SparkConnectPlanner planner) {
+    if (!present) {
+      return null;
+    }
+    long max = planner.session().sparkContext().getConf().getTimeAsMs(EXPIRATION_CONF, DEFAULT_EXPIRATION);
+    if (!stage.hasExpiresAfterMs()) {
+      return new StageRequest(max);
+    }
+    long ms = stage.getExpiresAfterMs();
+    if (ms <= 0 || ms > max) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Stage.expires_after_ms must be in (0, " + max
+          + "] (the server's " + EXPIRATION_CONF + "), got " + ms, Map.of("value", Long.toString(ms)));
+    }
+    return new StageRequest(ms);
+  }
+
+  /** Runs a {@code PublishStagedCommand}. */
+  static CommandResult publish(PublishStagedCommand cmd, SparkConnectPlanner planner) {
+    return StagedCommits.publish(planner.session(), CommandInput.path(cmd.getPath(), planner), cmd.getStagedIdsList(),
+        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
+  }
+
+  /** Runs an {@code AbortStagedCommand}. */
+  static StagingResponse abort(AbortStagedCommand cmd, SparkConnectPlanner planner) {
+    long deleted = StagedCommits.abort(planner.session(), CommandInput.path(cmd.getPath(), planner),
+        cmd.getStagedIdsList());
+    return StagingResponse.newBuilder().setAborted(AbortSummary.newBuilder()
+        .addAllStagedIds(cmd.getStagedIdsList()).setNumDeletedFiles(deleted)).build();
+  }
+
+  /** Runs a {@code GetStagedCommand}: the staged commit as a staged command's result. */
+  static CommandResult get(GetStagedCommand cmd, SparkConnectPlanner planner) {
+    StagedCommit c = StagedCommits.get(planner.session(), CommandInput.path(cmd.getPath(), planner), cmd.getStagedId());
+    return StagedCommits.result(List.of(c), c.readVersion(), false, 0, 0);
+  }
+
+  /**
+   * Runs a {@code ReadStagedCommand}: registers the rows as a temporary view of the session.
+   *
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for a view
+   *     name that is not a plain identifier
+   */
+  static StagingResponse read(ReadStagedCommand cmd, SparkConnectPlanner planner) {
+    String view = cmd.getViewName().isEmpty()
+        ? "filecommit_staged_" + UUID.randomUUID().toString().replace("-", "") : cmd.getViewName();
+    if (!view.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("view_name must be a plain identifier "
+          + "([A-Za-z_][A-Za-z0-9_]*), got '" + view + "'", Map.of("value", view));
+    }
+    StagedCommits.read(planner.session(), CommandInput.path(cmd.getPath(), planner), cmd.getStagedIdsList(),
+        cmd.getTableAfter()).createOrReplaceTempView(view);
+    return StagingResponse.newBuilder().setRead(ReadStagedSummary.newBuilder().setViewName(view)).build();
+  }
+
+  /** Runs a {@code StageFilesCommand}. */
+  static CommandResult stageFiles(io.filecommit.proto.v1.StageFilesCommand cmd, SparkConnectPlanner planner) {
+    List<StageFilesCommand.StagedFile> files = new ArrayList<>();
+    for (ExternalFile f : cmd.getFilesList()) {
+      Map<String, String> values = null;
+      if (f.getPartitionValuesCount() > 0) {
+        values = new LinkedHashMap<>();
+        for (PartitionValue v : f.getPartitionValuesList()) {
+          values.put(v.getColumn(), v.hasValue() ? v.getValue() : null);
+        }
+      }
+      files.add(new StageFilesCommand.StagedFile(f.getPath(), values));
+    }
+    StageRequest stage = stage(true, cmd.getStage(), planner);
+    return StageFilesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner), files,
+        ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()), stage);
+  }
+}

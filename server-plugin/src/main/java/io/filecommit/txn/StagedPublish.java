@@ -1,0 +1,180 @@
+package io.filecommit.txn;
+
+import io.filecommit.delta.actions.FileAction;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.RemoveFile;
+import io.filecommit.errors.ErrorClass;
+import io.filecommit.errors.FileCommitException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * Publishes one or several staged commits of a table as one table version: one transaction whose
+ * actions are theirs, judged by Delta's conflict rules ({@link ConflictChecker}) against every
+ * version after each staged commit's read version, as if each had committed itself (protocol
+ * "Optimistic Concurrency Control"). Idempotent: the commit names the staged commits in {@code
+ * commitInfo.operationParameters.stagedCommits}, and a publish that finds them there (or their
+ * {@code published} marker, {@link StagingStore}) commits nothing again.
+ */
+public final class StagedPublish {
+  private StagedPublish() {}
+
+  /**
+   * What a publish did.
+   *
+   * @param version the version that holds the staged commits, or the table's version when nothing
+   *     was committed
+   * @param committed whether this call committed them (false: already published, or an application
+   *     transaction of theirs was already applied)
+   * @param attempts commit attempts
+   */
+  public record Outcome(long version, boolean committed, int attempts) {}
+
+  /**
+   * Publishes {@code staged} in {@code txn} (a transaction on the table's latest snapshot, with the
+   * publish's own {@code txn} already set, if any).
+   *
+   * @param txn the transaction
+   * @param staged the staged commits, distinct, of the transaction's table
+   * @param now the time, ms since the epoch
+   * @return what happened
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_EXPIRED},
+   *     {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED} (some, not all, already published), {@code
+   *     FILECOMMIT_STAGED_COMMIT_ABORTED}, {@code FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE}, the
+   *     conflict classes, the commit's failure classes
+   */
+  public static Outcome publish(OptimisticTransaction txn, List<StagedCommit> staged, long now) {
+    List<String> ids = staged.stream().map(StagedCommit::id).toList();
+    Optional<Long> done = alreadyPublished(txn, ids);
+    if (done.isPresent()) {
+      return new Outcome(done.get(), false, 0);
+    }
+    for (StagedCommit c : staged) {
+      if (c.expiredAt(now)) {
+        throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Staged commit " + c.id() + " of " + txn.table()
+            + " expired at " + java.time.Instant.ofEpochMilli(c.expirationTime()) + "; it cannot be published",
+            Map.of("stagedId", c.id(), "expirationTime", Long.toString(c.expirationTime())));
+      }
+    }
+    checkCompatible(txn.table(), staged);
+    StagedCommit withMetadata = staged.stream().filter(c -> c.metadata() != null || c.protocol() != null)
+        .findFirst().orElse(null);
+    if (withMetadata != null) {
+      txn.setStagedMetadata(withMetadata.metadata(), withMetadata.protocol());
+    }
+    for (StagedCommit c : staged) {
+      for (Map.Entry<String, Long> t : c.txns().entrySet()) {
+        if (txn.setTransaction(new TransactionId(t.getKey(), t.getValue()))) {
+          return new Outcome(txn.snapshot().version(), false, 0);
+        }
+      }
+    }
+    Map<String, Long> allTxns = txn.transactions();
+    List<ConflictChecker.Reader> readers = new ArrayList<>();
+    List<FileAction> actions = new ArrayList<>();
+    for (StagedCommit c : staged) {
+      ConflictChecker.ReadState s = c.readState();
+      readers.add(new ConflictChecker.Reader(c.readVersion(), new ConflictChecker.ReadState(s.metadataChanged(),
+          s.readWholeTable(), s.readPredicates(), s.readFiles(), s.removedFiles(), allTxns, s.isolationLevel())));
+      actions.addAll(c.actions());
+    }
+    List<Path> markers = StagingStore.beginPublish(txn.deltaLog(), ids);
+    long version;
+    try {
+      version = txn.commitLoop(actions, Operation.Published.of(staged), readers, new LinkedHashSet<>(ids));
+    } catch (FileCommitException e) {
+      if (!ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.name().equals(e.getCondition())) {
+        StagingStore.endPublish(txn.deltaLog(), markers, ids, -1);
+      }
+      throw e;
+    }
+    boolean holdsThem = txn.committed() || txn.duplicateOfStaged();
+    StagingStore.endPublish(txn.deltaLog(), markers, ids, holdsThem ? version : -1);
+    return new Outcome(version, txn.committed(), txn.attempts());
+  }
+
+  /** The version that published all of {@code ids}, if one did; an error if only some were. */
+  private static Optional<Long> alreadyPublished(OptimisticTransaction txn, List<String> ids) {
+    Set<Long> versions = new HashSet<>();
+    int published = 0;
+    for (String id : ids) {
+      Optional<Long> v = StagingStore.publishedVersion(txn.deltaLog(), id);
+      if (v.isPresent()) {
+        versions.add(v.get());
+        published++;
+      }
+    }
+    if (published == 0) {
+      return Optional.empty();
+    }
+    if (published == ids.size() && versions.size() == 1) {
+      return Optional.of(versions.iterator().next());
+    }
+    throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Some of the staged commits " + ids + " of "
+        + txn.table() + " were already published (in versions " + versions + "); nothing was committed",
+        Map.of("versions", versions.toString()));
+  }
+
+  /**
+   * Refuses staged commits that cannot be one transaction: a file removed by two of them, different
+   * metadata or protocol changes, a metadata change next to another's file actions (written for the
+   * old metadata), or one application transaction twice.
+   */
+  private static void checkCompatible(String table, List<StagedCommit> staged) {
+    if (staged.size() < 2) {
+      return;
+    }
+    Map<String, String> removedBy = new HashMap<>();
+    Map<String, String> appBy = new HashMap<>();
+    StagedCommit first = null;
+    for (StagedCommit c : staged) {
+      for (RemoveFile r : c.removeFiles()) {
+        String other = removedBy.putIfAbsent(r.path(), c.id());
+        if (other != null) {
+          throw incompatible(table, other, c.id(), "both remove the file " + r.path());
+        }
+      }
+      for (String app : c.txns().keySet()) {
+        String other = appBy.putIfAbsent(app, c.id());
+        if (other != null) {
+          throw incompatible(table, other, c.id(), "both carry a txn of application '" + app + "'");
+        }
+      }
+      if (c.metadata() != null || c.protocol() != null) {
+        if (first == null) {
+          first = c;
+        } else if (!sameTable(first.metadata(), c.metadata()) || !Objects.equals(first.protocol(), c.protocol())) {
+          throw incompatible(table, first.id(), c.id(), "they change the metadata or protocol differently");
+        }
+      }
+    }
+    if (first != null) {
+      for (StagedCommit c : staged) {
+        if (c.metadata() == null && c.protocol() == null && !c.actions().isEmpty()) {
+          throw incompatible(table, first.id(), c.id(), "the first changes the metadata or protocol and the second "
+              + "wrote files for the table as it was");
+        }
+      }
+    }
+  }
+
+  /** Same schema, partitioning and configuration (a table's id and creation time may differ). */
+  private static boolean sameTable(Metadata a, Metadata b) {
+    return a == null ? b == null : b != null && a.schemaString().equals(b.schemaString())
+        && a.partitionColumns().equals(b.partitionColumns()) && a.configuration().equals(b.configuration());
+  }
+
+  private static FileCommitException incompatible(String table, String a, String b, String why) {
+    return ErrorClass.FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE.error("Staged commits " + a + " and " + b + " of " + table
+        + " cannot be published as one commit: " + why + "; nothing was committed",
+        Map.of("stagedIds", a + "," + b));
+  }
+}

@@ -1,0 +1,138 @@
+"""VACUUM against Delta Lake on Spark: the same dry-run list on copies of the same Delta-made table,
+time travel inside the retention window intact, staged files kept, short retentions refused.
+
+Tables are made by real delta-spark (``.venv-delta``); results are read by Spark + Delta and by
+delta-rs (its DataFusion scan applies deletion vectors).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from helpers import make_fixture_tables, twin_copier
+
+import filecommit
+
+pytestmark = pytest.mark.slow
+
+ROWS = [(i, i * 10, "abc"[i % 3]) for i in range(1, 91)]
+
+
+def _values(rows):
+    return ", ".join(f"({i}, {v}, '{p}')" for i, v, p in rows)
+
+
+FIXTURES = {"churned": [{"sql": s} for s in (
+    "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
+    "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', 'delta.enableChangeDataFeed' = 'true', "
+    "'delta.deletedFileRetentionDuration' = 'interval 0 hours')",
+    f"INSERT INTO {{table}} VALUES {_values(ROWS[:30])}",
+    f"INSERT INTO {{table}} VALUES {_values(ROWS[30:60])}",
+    f"INSERT INTO {{table}} VALUES {_values(ROWS[60:])}",
+    "DELETE FROM {table} WHERE id % 7 = 0",
+    "UPDATE {table} SET v = -v WHERE id % 11 = 0",
+    "DELETE FROM {table} WHERE id % 13 = 0",
+    "OPTIMIZE {table}",
+    "DELETE FROM {table} WHERE part = 'c'",
+)]}
+
+
+@pytest.fixture(scope="module")
+def made(delta_spark, tmp_path_factory, request):
+    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "vacuum")
+
+
+def _rel(root, files):
+    root = os.path.realpath(root)
+    out = set()
+    for f in files:
+        p = f[5:] if f.startswith("file:") else f
+        out.add(os.path.relpath(os.path.realpath(p), root))
+    return out
+
+
+def _delta_rs_ids(path):
+    from deltalake import DeltaTable, QueryBuilder
+
+    got = QueryBuilder().register("t", DeltaTable(path)).execute("SELECT id FROM t").read_all()
+    return sorted(pa.table(got).to_pandas()["id"].tolist())
+
+
+def test_dry_run_lists_what_delta_lists_and_vacuum_keeps_the_table(spark, delta_spark, made, tmp_path):
+    ours, theirs, version = twin_copier(made, tmp_path)("churned")
+    for root in (ours, theirs):
+        # Debris Delta's VACUUM deletes, and hidden files it never touches.
+        with open(os.path.join(root, "part=a", "stray.parquet"), "wb") as f:
+            f.write(b"not referenced")
+        os.makedirs(os.path.join(root, "_tmp"), exist_ok=True)
+        with open(os.path.join(root, "_tmp", "x"), "w") as f:
+            f.write("hidden")
+        with open(os.path.join(root, ".hidden"), "w") as f:
+            f.write("hidden")
+    time.sleep(1.1)
+    delta = delta_spark.read_one({"kind": "sql", "sql": "VACUUM {table} RETAIN 0 HOURS DRY RUN", "path": theirs})
+    assert delta["ok"], delta.get("error")
+    theirs_list = _rel(theirs, [r["path"] for r in delta["rows"]])
+    dry = filecommit.vacuum(spark, ours, retention_hours=0, dry_run=True)
+    assert dry.dry_run and dry.files
+    assert _rel(ours, dry.files) == theirs_list
+    assert "part=a/stray.parquet" in theirs_list and not any(p.startswith(("_tmp", ".hidden")) for p in theirs_list)
+    before = delta_spark.read_one({"path": ours, "kind": "table"})
+    done = filecommit.vacuum(spark, ours, retention_hours=0)
+    assert not done.dry_run and _rel(ours, done.files) == theirs_list
+    assert not any(os.path.exists(os.path.join(ours, p)) for p in theirs_list)
+    assert os.path.exists(os.path.join(ours, "_tmp", "x")) and os.path.exists(os.path.join(ours, ".hidden"))
+    after = delta_spark.read_one({"path": ours, "kind": "table"})
+    assert after["version"] == version
+    key = ["id", "v", "part"]
+    assert pd.DataFrame(after["rows"])[key].sort_values("id").values.tolist() == \
+        pd.DataFrame(before["rows"])[key].sort_values("id").values.tolist()
+    assert _delta_rs_ids(ours) == sorted(r["id"] for r in before["rows"])
+    assert filecommit.vacuum(spark, ours, retention_hours=0, dry_run=True).files == []
+
+
+def test_time_travel_inside_the_retention_window_survives(spark, delta_spark, tmp_path):
+    path = str(tmp_path / "t")
+    df = spark.createDataFrame(ROWS, "id long, v long, part string")
+    filecommit.write(df, path, partition_by=["part"])
+    filecommit.write(df.where("id < 40"), path, mode="overwrite")
+    filecommit.delete(spark, path, "id < 10")
+    stray = os.path.join(path, "part=a", "old-stray.parquet")
+    with open(stray, "wb") as f:
+        f.write(b"x")
+    old = time.time() - 3 * 3600
+    os.utime(stray, (old, old))
+    with pytest.raises(Exception) as e:
+        filecommit.vacuum(spark, path, retention_hours=1)
+    assert e.value.getCondition() == filecommit.errors.FILECOMMIT_VACUUM_RETENTION_TOO_SHORT
+    assert os.path.exists(stray)
+    filecommit.set_table_properties(spark, path, {"delta.deletedFileRetentionDuration": "interval 1 hours"})
+    r = filecommit.vacuum(spark, path, retention_hours=1)
+    assert _rel(path, r.files) == {"part=a/old-stray.parquet"}
+    reads = delta_spark.read([{"path": path, "kind": "table", "version": v} for v in range(4)])
+    assert all(x["ok"] for x in reads), [x.get("error") for x in reads]
+    assert [len(x["rows"]) for x in reads] == [90, 39, 30, 30]
+
+
+def test_staged_files_are_kept(spark, tmp_path):
+    path = str(tmp_path / "t")
+    df = spark.createDataFrame(ROWS[:20], "id long, v long, part string")
+    filecommit.write(df, path, partition_by=["part"],
+                     table_properties={"delta.deletedFileRetentionDuration": "interval 0 hours"})
+    staged = filecommit.write(df, path, mode="overwrite", stage=True)
+    time.sleep(1.1)
+    r = filecommit.vacuum(spark, path, retention_hours=0)
+    staged_paths = {f.path for f in staged.add_files}
+    assert not staged_paths & _rel(path, r.files)
+    published = filecommit.commit(spark, path, staged)
+    assert published.committed
+    r = filecommit.vacuum(spark, path, retention_hours=0, dry_run=True)
+    assert not staged_paths & _rel(path, r.files)
+    assert _rel(path, r.files) == {f.path for f in published.remove_files}, "only the files the overwrite removed"
+    with pytest.raises(Exception) as e:
+        filecommit.vacuum(spark, str(tmp_path / "none"))
+    assert e.value.getCondition() == filecommit.errors.DELTA_MISSING_DELTA_TABLE
