@@ -86,6 +86,7 @@ def test_staged_commands_are_invisible_until_published(spark, delta_spark, tmp_p
         staged = stage(spark, path)
         assert staged.id, name
         assert staged.read_version == versions[-1]
+        assert staged.metrics.attempts == 0 and staged.expiration_time > staged.created_time, name
         # Nothing in the log: the same versions, delta-rs reads the same rows.
         assert commit_versions(path) == versions, name
         assert delta_rows(path).equals(_frame(BASE)), name

@@ -89,8 +89,9 @@ public final class ResponseStream {
       out.accept(WriteResponse.newBuilder().setSummary(summary).build());
       return;
     }
+    // Staged: nothing is committed yet, whatever the command's own result says.
     StagedCommit.Builder b = StagedCommit.newBuilder().setTablePath(result.tablePath())
-        .setReadVersion(result.version()).setSummary(summary);
+        .setReadVersion(result.version()).setSummary(summary.toBuilder().setCommitted(false));
     io.filecommit.txn.StagedCommit s = result.staged();
     if (s != null) {
       b.setId(s.id()).setReadVersion(s.readVersion()).setCreatedTime(s.createdTime())
