@@ -293,16 +293,7 @@ public final class StagingStore {
    */
   public static List<String> sweepIfDue(DeltaLog log, long now) {
     watch(log);
-    String key = log.tablePath().toString();
-    Long last = LAST_SWEEP.get(key);
-    if (last != null && now - last < SWEEP_INTERVAL_MS) {
-      return List.of();
-    }
-    if (LAST_SWEEP.size() > 10_000) {
-      LAST_SWEEP.clear();
-    }
-    LAST_SWEEP.put(key, now);
-    return sweep(log, now);
+    return sweepIfDueNoWatch(log, now);
   }
 
   /**
@@ -395,14 +386,19 @@ public final class StagingStore {
     }
   }
 
-  private static void sweepIfDueNoWatch(DeltaLog log, long now) {
+  private static List<String> sweepIfDueNoWatch(DeltaLog log, long now) {
     String key = log.tablePath().toString();
     Long last = LAST_SWEEP.get(key);
-    if (last == null || now - last >= SWEEP_INTERVAL_MS) {
-      LAST_SWEEP.put(key, now);
-      sweep(log, now);
+    if (last != null && now - last < SWEEP_INTERVAL_MS) {
+      return List.of();
     }
+    if (LAST_SWEEP.size() > 10_000) {
+      LAST_SWEEP.clear();
+    }
+    LAST_SWEEP.put(key, now);
+    return sweep(log, now);
   }
+
 
   /**
    * The files of every staged commit of the table that is not aborted (data, change data, deletion
