@@ -16,7 +16,8 @@ Requests::
     {"op": "make", "tables": [{"name": "check", "path": "/abs/dir",
                                "steps": [{"sql": "CREATE TABLE {table} (id BIGINT) USING delta"},
                                          {"dataframe": {"schema": <StructType JSON>, "rows": [[...]],
-                                                        "mode": "append", "partitionBy": []}}],
+                                                        "mode": "append", "partitionBy": [],
+                                                        "options": {"mergeSchema": "true"}}}],
                                "drop_commits_before": 20}],
      "parallel": 2}
     {"op": "read", "reads": [<read>, ...]}
@@ -141,6 +142,8 @@ def _make_one(spark, spec: dict) -> dict:
                     .write.format("delta").mode(d.get("mode", "append"))
                 if d.get("partitionBy"):
                     writer = writer.partitionBy(*d["partitionBy"])
+                for k, v in (d.get("options") or {}).items():
+                    writer = writer.option(k, v)
                 writer.save(path)
             else:
                 raise ValueError(f"unknown step {step!r} (sql | dataframe)")

@@ -146,6 +146,14 @@ DELTA_METADATA_MISMATCH = "DELTA_METADATA_MISMATCH"
 """SQLSTATE 42KDG. The data's schema does not match the table's (use ``overwriteSchema`` with mode
 "overwrite" to replace it)."""
 
+DELTA_FAILED_TO_MERGE_FIELDS = "DELTA_FAILED_TO_MERGE_FIELDS"
+"""SQLSTATE 22005. ``mergeSchema`` cannot merge a field of the data into the table's: incompatible
+types, a narrower type, or a widening without ``delta.enableTypeWidening=true``."""
+
+DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE = "DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE"
+"""SQLSTATE 0AKDC. A change of ``delta.columnMapping.mode`` other than ``none`` to ``name`` on an
+existing table."""
+
 DELTA_PARTITION_COLUMN_NOT_FOUND = "DELTA_PARTITION_COLUMN_NOT_FOUND"
 """SQLSTATE 42703. A partition column is missing from the data or the schema."""
 
@@ -226,6 +234,8 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_TABLE_NOT_FOUND,
     DELTA_MISSING_DELTA_TABLE,
     DELTA_METADATA_MISMATCH,
+    DELTA_FAILED_TO_MERGE_FIELDS,
+    DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE,
     DELTA_PARTITION_COLUMN_NOT_FOUND,
     DELTA_INVALID_PARTITION_COLUMN,
     DELTA_INVALID_PARTITION_COLUMN_TYPE,

@@ -104,7 +104,10 @@ def write(
         partition_by: partition columns, in directory order (new tables; must match on append);
             one str is one column.
         options: writer options, e.g. ``{"maxRecordsPerFile": "100000", "compression": "zstd"}``,
-            ``{"overwriteSchema": "true"}`` with mode "overwrite"; values str, int, float or bool.
+            ``{"overwriteSchema": "true"}`` with mode "overwrite", ``{"mergeSchema": "true"}`` to add
+            the data's new columns and nested fields to the table schema (and widen types where the
+            table sets ``delta.enableTypeWidening``), as Delta's ``mergeSchema``; values str, int,
+            float or bool.
         table_properties: table properties for a new table (e.g. ``delta.randomizeFilePrefixes``,
             ``delta.enableChangeDataFeed``) or to add to an existing one.
         change_data: the input has a ``_change_type`` column: rows where it is set (insert,

@@ -13,6 +13,7 @@ import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.schema.PartitionPredicates;
+import io.filecommit.schema.SchemaEvolution;
 import io.filecommit.schema.SchemaUtils;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
@@ -47,6 +48,9 @@ import org.apache.spark.sql.types.StructType;
  *   <li>overwrite: add files and remove every active file in the same commit; option {@code
  *       overwriteSchema=true} replaces schema and partition columns; option {@code replaceWhere}
  *       removes only the files of matching partitions;
+ *   <li>append and overwrite with option {@code mergeSchema=true}: the data's new columns and nested
+ *       fields are added to the table schema and allowed widenings applied ({@link SchemaEvolution});
+ *       without it, the data's schema must fit the table's;
  *   <li>error-if-exists: fail if the table exists;
  *   <li>ignore: do nothing if the table exists.
  * </ul>
@@ -57,6 +61,11 @@ import org.apache.spark.sql.types.StructType;
 public final class WriteIntoDelta {
   /** Writer option that lets overwrite replace the schema and partition columns. */
   public static final String OVERWRITE_SCHEMA = "overwriteSchema";
+  /**
+   * Writer option that merges the data's schema into the table's (new columns and nested fields
+   * appended; widenings where the table allows them), as Delta's {@code mergeSchema}.
+   */
+  public static final String MERGE_SCHEMA = "mergeSchema";
   /** Writer option: overwrite only the partitions matching this predicate on partition columns. */
   public static final String REPLACE_WHERE = "replaceWhere";
   /** The change types a change record may carry (protocol "Change Data Files"). */
@@ -103,8 +112,10 @@ public final class WriteIntoDelta {
       throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Option replaceWhere needs mode overwrite without overwriteSchema, "
           + "got mode " + mode.sparkName() + (overwriteSchema ? " with overwriteSchema" : ""));
     }
+    boolean mergeSchema = "true".equalsIgnoreCase(options.get(MERGE_SCHEMA));
     Map<String, String> writerOptions = new LinkedHashMap<>(options);
     writerOptions.remove(OVERWRITE_SCHEMA);
+    writerOptions.remove(MERGE_SCHEMA);
     writerOptions.remove(REPLACE_WHERE);
 
     DeltaLog log = DeltaLog.forTable(session, path);
@@ -148,7 +159,7 @@ public final class WriteIntoDelta {
     if (replaceWhere != null && !snapshot.exists()) {
       throw ErrorClass.DELTA_TABLE_NOT_FOUND.error("Option replaceWhere needs an existing table at " + table);
     }
-    updateMetadata(txn, dataSchema, partitionBy, tableProperties, overwriteSchema);
+    updateMetadata(txn, dataSchema, partitionBy, tableProperties, overwriteSchema, mergeSchema);
     if (mode == WriteMode.OVERWRITE && TableConfig.APPEND_ONLY.fromMetadata(txn.metadata())) {
       throw DeltaErrors.appendOnly(table, TableConfig.APPEND_ONLY.key(), "mode overwrite is not allowed");
     }
@@ -180,7 +191,7 @@ public final class WriteIntoDelta {
 
   /** The metadata of a new table, an overwritten schema, or new table properties. */
   private static void updateMetadata(OptimisticTransaction txn, StructType dataSchema, List<String> partitionBy,
-      Map<String, String> tableProperties, boolean overwriteSchema) {
+      Map<String, String> tableProperties, boolean overwriteSchema, boolean mergeSchema) {
     Snapshot snapshot = txn.snapshot();
     if (!snapshot.exists() || overwriteSchema) {
       Map<String, String> conf = new LinkedHashMap<>(snapshot.exists() ? snapshot.metadata().configuration() : Map.of());
@@ -196,11 +207,18 @@ public final class WriteIntoDelta {
     }
     Metadata md = snapshot.metadata();
     checkPartitioning(md, partitionBy, txn.table());
-    checkSchema(md.schema(), dataSchema, txn.table());
     Map<String, String> conf = new LinkedHashMap<>(md.configuration());
     conf.putAll(tableProperties);
-    if (!conf.equals(md.configuration())) {
-      txn.updateMetadata(md.withConfiguration(conf));
+    StructType schema = md.schema();
+    if (mergeSchema) {
+      schema = SchemaEvolution.merge(schema, SchemaUtils.defaultCollationAsPlainString(dataSchema),
+          TableConfig.ENABLE_TYPE_WIDENING.fromConfiguration(conf), md.partitionColumns());
+    } else {
+      checkSchema(schema, dataSchema, txn.table());
+    }
+    if (!conf.equals(md.configuration()) || !schema.equals(md.schema())) {
+      txn.updateMetadata(new Metadata(md.id(), md.name(), md.description(), md.format(), schema.json(),
+          md.partitionColumns(), conf, md.createdTime()));
     }
   }
 

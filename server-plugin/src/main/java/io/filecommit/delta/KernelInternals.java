@@ -22,8 +22,8 @@ import org.apache.hadoop.fs.Path;
  * The one adapter for what filecommit needs from Delta Kernel's {@code io.delta.kernel.internal}
  * packages, which Kernel 4.4's public API does not offer: the protocol's feature lists, the
  * metadata's id and creation time, the latest {@code txn} version of an application, deletion
- * vector bitmaps and the Z85 form of a UUID, and the checkpoint pieces for tables whose write-time
- * rules Kernel will not checkpoint. Keeping every such call here bounds what a Kernel upgrade can
+ * vector bitmaps and the Z85 form of a UUID, the checkpoint pieces for tables whose write-time
+ * rules Kernel will not checkpoint, and the cleanup of expired log files. Keeping every such call here bounds what a Kernel upgrade can
  * break to this class.
  */
 public final class KernelInternals {
@@ -122,5 +122,23 @@ public final class KernelInternals {
     new Checkpointer(impl.getLogPath()).writeLastCheckpointFile(engine, new CheckpointMetaData(version, adds,
         Optional.empty()));
     return true;
+  }
+
+  /**
+   * Deletes the expired commit and checkpoint files of a table with Kernel's {@code
+   * MetadataCleanup.cleanupExpiredLogs} (protocol "Metadata Cleanup"): files last modified before
+   * {@code now - retentionMs} are deleted only when a complete checkpoint at a later version covers
+   * them, so every version from the oldest kept checkpoint on can still be read; the commit file at
+   * that checkpoint's version is kept.
+   *
+   * @param engine the table's engine
+   * @param tablePath the table root
+   * @param retentionMs how long log files are kept, in ms (>= 0)
+   * @return the number of files deleted
+   * @throws IOException when listing or deleting fails
+   */
+  static long cleanupExpiredLogs(Engine engine, String tablePath, long retentionMs) throws IOException {
+    return io.delta.kernel.internal.snapshot.MetadataCleanup.cleanupExpiredLogs(engine,
+        System::currentTimeMillis, new io.delta.kernel.internal.fs.Path(tablePath), retentionMs);
   }
 }

@@ -48,6 +48,18 @@ public final class TableConfig<T> {
       "'Serializable' or 'WriteSerializable'", true));
   /** How long log entries are kept, an interval string such as {@code interval 30 days}. */
   public static final TableConfig<String> LOG_RETENTION = interval("delta.logRetentionDuration", "interval 30 days");
+  /**
+   * Whether expired log files are deleted after a checkpoint (protocol "Metadata Cleanup"; Delta's
+   * default true).
+   */
+  public static final TableConfig<Boolean> ENABLE_EXPIRED_LOG_CLEANUP = register(new TableConfig<>(
+      "delta.enableExpiredLogCleanup", true, v -> !v.trim().equalsIgnoreCase("false"), v -> true,
+      raw -> raw.equalsIgnoreCase("true") || raw.equalsIgnoreCase("false"), "'true' or 'false'", true));
+  /**
+   * Whether a column's type may be widened (protocol "Type Widening"); setting it to {@code true}
+   * adds the {@code typeWidening} reader and writer features, as Delta does.
+   */
+  public static final TableConfig<Boolean> ENABLE_TYPE_WIDENING = bool("delta.enableTypeWidening", true);
   /** How long removed files are kept for VACUUM, an interval string. */
   public static final TableConfig<String> DELETED_FILE_RETENTION =
       interval("delta.deletedFileRetentionDuration", "interval 1 week");
@@ -57,9 +69,13 @@ public final class TableConfig<T> {
    * 3 / 7), as Delta does.
    */
   public static final TableConfig<Boolean> ENABLE_DELETION_VECTORS = bool("delta.enableDeletionVectors", true);
-  /** Column mapping mode: {@code none}, {@code name} or {@code id} (protocol "Column Mapping"); read only. */
+  /**
+   * Column mapping mode: {@code none}, {@code name} or {@code id} (protocol "Column Mapping"); a
+   * new table may take any, an existing one only moves from {@code none} to {@code name}.
+   */
   public static final TableConfig<String> COLUMN_MAPPING_MODE = register(new TableConfig<>("delta.columnMapping.mode",
-      "none", v -> v.trim().toLowerCase(Locale.ROOT), v -> true, null, "none, name or id", false));
+      "none", v -> v.trim().toLowerCase(Locale.ROOT), v -> v.equals("none") || v.equals("name") || v.equals("id"),
+      null, "'none', 'name' or 'id'", true));
 
   /** Prefix of a CHECK constraint's key: {@code delta.constraints.<name>} (protocol "CHECK Constraints"). */
   public static final String CONSTRAINT_PREFIX = "delta.constraints.";

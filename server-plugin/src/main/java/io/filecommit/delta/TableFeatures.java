@@ -28,10 +28,10 @@ public final class TableFeatures {
   public static final Set<String> SUPPORTED_WRITER = Set.of(
       "appendOnly", "invariants", "checkConstraints", "generatedColumns", "changeDataFeed",
       "deletionVectors", "timestampNtz", "domainMetadata", "inCommitTimestamp", "v2Checkpoint",
-      "vacuumProtocolCheck", "checkpointProtection", "columnMapping");
+      "vacuumProtocolCheck", "checkpointProtection", "columnMapping", "typeWidening");
   /** Reader features of tables filecommit writes to. */
   public static final Set<String> SUPPORTED_READER = Set.of(
-      "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "columnMapping");
+      "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "columnMapping", "typeWidening");
 
   /** Column metadata key of a generated column's expression. */
   public static final String GENERATION_EXPRESSION = "delta.generationExpression";
@@ -149,7 +149,8 @@ public final class TableFeatures {
   /**
    * The protocol a table needs after a metadata change: {@code current} (null for a new table)
    * raised just enough for what the metadata uses — change data feed, CHECK constraints,
-   * generated columns, in-commit timestamps. A table-features protocol (writer 7) gets the feature
+   * generated columns, in-commit timestamps, column mapping (reader 2 / writer 5), deletion vectors
+   * and type widening (reader 3 / writer 7). A table-features protocol (writer 7) gets the feature
    * names added; a legacy one its version raised (CHECK -> 3, CDF or generated columns -> 4); a
    * feature without legacy version (in-commit timestamps) moves a legacy table to writer 7 listing
    * its implied features too.
@@ -176,26 +177,43 @@ public final class TableFeatures {
     if (ict) {
       needed.add("inCommitTimestamp");
     }
-    boolean dv = TableConfig.ENABLE_DELETION_VECTORS.fromConfiguration(conf);
-    if (dv) {
-      needed.add("deletionVectors");
+    boolean mapping = ColumnMapping.enabled(md);
+    if (mapping) {
+      needed.add("columnMapping");
     }
+    // Reader-and-writer features without a legacy version of their own (protocol "Table Features").
+    Set<String> readerWriter = new TreeSet<>();
+    if (TableConfig.ENABLE_DELETION_VECTORS.fromConfiguration(conf)) {
+      readerWriter.add("deletionVectors");
+    }
+    if (TableConfig.ENABLE_TYPE_WIDENING.fromConfiguration(conf)) {
+      readerWriter.add("typeWidening");
+    }
+    needed.addAll(readerWriter);
     Protocol base = current == null ? Protocol.DEFAULT : current;
-    if (base.hasWriterFeatures() || ict || dv) {
+    if (base.hasWriterFeatures() || ict || !readerWriter.isEmpty()) {
       Set<String> features = new TreeSet<>(writerFeatures(base));
       boolean changed = !base.hasWriterFeatures();
       for (String f : needed) {
         changed |= features.add(f);
       }
+      if (mapping) {
+        readerWriter.add("columnMapping");
+      }
       Set<String> readers = base.hasReaderFeatures() ? new TreeSet<>(readerFeatures(base)) : null;
       int reader = base.minReaderVersion();
-      if (dv && (readers == null || !readers.contains("deletionVectors"))) {
-        // A reader feature needs the table features reader version; a legacy reader version's
-        // implied features become listed ones (protocol "Table Features").
-        readers = readers == null ? new TreeSet<>(readerFeatures(base)) : readers;
-        readers.add("deletionVectors");
-        reader = Protocol.TABLE_FEATURES_READER;
-        changed = true;
+      for (String f : readerWriter) {
+        if (readers == null || !readers.contains(f)) {
+          if (f.equals("columnMapping") && readers == null && reader >= 2) {
+            continue; // reader 2 implies it
+          }
+          // A reader feature needs the table features reader version; a legacy reader version's
+          // implied features become listed ones (protocol "Table Features").
+          readers = readers == null ? new TreeSet<>(readerFeatures(base)) : readers;
+          readers.add(f);
+          reader = Protocol.TABLE_FEATURES_READER;
+          changed = true;
+        }
       }
       if (!changed) {
         return base;
@@ -209,10 +227,15 @@ public final class TableFeatures {
     if (needed.contains("changeDataFeed") || needed.contains("generatedColumns")) {
       writer = 4;
     }
-    if (writer <= base.minWriterVersion()) {
+    int reader = base.minReaderVersion();
+    if (mapping) {
+      writer = 5;
+      reader = Math.max(reader, 2);
+    }
+    if (writer <= base.minWriterVersion() && reader == base.minReaderVersion()) {
       return base;
     }
-    return Protocol.legacy(base.minReaderVersion(), writer);
+    return Protocol.legacy(reader, Math.max(writer, base.minWriterVersion()));
   }
 
   /** The names of the generated columns of a schema (top level). */

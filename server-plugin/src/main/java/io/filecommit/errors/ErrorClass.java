@@ -66,6 +66,10 @@ public enum ErrorClass {
   DELTA_MISSING_DELTA_TABLE("42P01"),
   /** The data's schema does not match the table's. */
   DELTA_METADATA_MISMATCH("42KDG"),
+  /** mergeSchema cannot merge a field: incompatible types, or a widening the table does not allow. */
+  DELTA_FAILED_TO_MERGE_FIELDS("22005"),
+  /** A change of {@code delta.columnMapping.mode} Delta does not allow (only none to name). */
+  DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE("0AKDC"),
   /** A partition column is missing from the data or schema. */
   DELTA_PARTITION_COLUMN_NOT_FOUND("42703"),
   /** Partition columns that differ from the table's. */

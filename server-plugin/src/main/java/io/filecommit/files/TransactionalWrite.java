@@ -9,6 +9,7 @@ import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
+import io.filecommit.schema.SchemaEvolution;
 import io.filecommit.schema.SchemaUtils;
 import io.filecommit.txn.OptimisticTransaction;
 import java.util.ArrayList;
@@ -72,7 +73,8 @@ public final class TransactionalWrite {
 
   /**
    * Projects the input onto the table schema: table column order and names (input matched
-   * case-insensitively), absent non-partition columns filled with typed nulls; with {@code
+   * case-insensitively), absent non-partition columns filled with typed nulls, nested fields and
+   * widened types fitted to the table's ({@link SchemaEvolution#project}); with {@code
    * enforce}, absent generated columns computed and the table's rules checked on every row.
    *
    * @param data the input
@@ -100,7 +102,8 @@ public final class TransactionalWrite {
       Optional<StructField> in = SchemaUtils.findField(input, f.name());
       if (in.isPresent()) {
         supplied.add(f.name());
-        cols.add(functions.col(SchemaUtils.quote(in.get().name())).as(f.name()));
+        cols.add(SchemaEvolution.project(functions.col(SchemaUtils.quote(in.get().name())), in.get().dataType(),
+            f.dataType()).as(f.name()));
       } else if (SchemaUtils.containsIgnoreCase(md.partitionColumns(), f.name())
           && !(enforce && generated.contains(f.name()))) {
         throw ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error("Partition column '" + f.name()

@@ -1,6 +1,7 @@
 package io.filecommit.txn;
 
 import io.filecommit.constraints.ConstraintValidation;
+import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
@@ -290,6 +291,7 @@ public final class OptimisticTransaction {
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Enabling " + TableConfig.IN_COMMIT_TIMESTAMPS
           + " on the existing table " + table() + " is not supported by filecommit; set it when the table is created");
     }
+    metadata = ColumnMapping.assign(snapshot.exists() ? snapshot.metadata() : null, metadata);
     Protocol current = protocol();
     Protocol required = TableFeatures.required(current, metadata);
     if (!required.equals(current)) {

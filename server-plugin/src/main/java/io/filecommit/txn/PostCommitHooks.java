@@ -11,7 +11,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Work after a commit landed (Delta's {@code PostCommitHook}s): the snapshot cache moves to the new
  * version, and a checkpoint is written when the version is a multiple of {@code
- * delta.checkpointInterval} (protocol "Checkpoints"). The commit has landed already, so nothing
+ * delta.checkpointInterval} (protocol "Checkpoints"), after which expired log files are cleaned up
+ * (protocol "Metadata Cleanup"; {@code DeltaLog.cleanupExpiredLogs}). The commit has landed already, so nothing
  * here may turn it into a reported failure or delete a file: every failure is logged and
  * swallowed (readers fall back to the JSON commits; the next snapshot asks Kernel).
  */
@@ -46,7 +47,9 @@ final class PostCommitHooks {
     int interval = TableConfig.CHECKPOINT_INTERVAL.fromMetadata(metadata);
     if (version > 0 && version % interval == 0) {
       try {
-        log.checkpoint(version);
+        if (log.checkpoint(version)) {
+          log.cleanupExpiredLogs(metadata);
+        }
       } catch (Throwable e) {
         rethrowIfFatal(e);
         LOG.warn("filecommit: checkpoint of " + log.tablePath() + " at version " + version + " skipped: " + e, e);
