@@ -3,6 +3,7 @@ package io.filecommit.delta;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -81,5 +82,33 @@ class TableFeaturesTest {
     assertEquals(1, ict.minReaderVersion());
     assertNull(ict.readerFeatures());
     assertEquals(Set.of("appendOnly", "invariants", "inCommitTimestamp"), ict.writerFeatures());
+  }
+
+  @Test
+  void columnMappingAndTypeWideningRaiseTheProtocolAsDeltaDoes() {
+    Protocol legacy = TableFeatures.required(Protocol.legacy(1, 2), md(SCHEMA, Map.of("delta.columnMapping.mode", "name")));
+    assertEquals(2, legacy.minReaderVersion());
+    assertEquals(5, legacy.minWriterVersion());
+    Protocol widened = TableFeatures.required(Protocol.legacy(1, 2), md(SCHEMA, Map.of("delta.enableTypeWidening", "true")));
+    assertEquals(3, widened.minReaderVersion());
+    assertEquals(7, widened.minWriterVersion());
+    assertTrue(widened.readerFeatures().contains("typeWidening") && widened.writerFeatures().contains("typeWidening"));
+    Protocol both = TableFeatures.required(widened, md(SCHEMA, Map.of("delta.enableTypeWidening", "true",
+        "delta.columnMapping.mode", "name")));
+    assertTrue(both.readerFeatures().contains("columnMapping") && both.writerFeatures().contains("columnMapping"));
+  }
+
+  @Test
+  void columnMappingGivesIdsAndPhysicalNames() {
+    Metadata before = md(SCHEMA, Map.of());
+    Metadata upgraded = ColumnMapping.assign(before, md(SCHEMA, Map.of("delta.columnMapping.mode", "name")));
+    assertEquals("id", upgraded.schema().apply("id").metadata().getString(ColumnMapping.PHYSICAL_NAME));
+    assertEquals("2", upgraded.configuration().get(ColumnMapping.MAX_COLUMN_ID));
+    Metadata fresh = ColumnMapping.assign(null, md(SCHEMA, Map.of("delta.columnMapping.mode", "id")));
+    assertTrue(fresh.schema().apply("v").metadata().getString(ColumnMapping.PHYSICAL_NAME).startsWith("col-"));
+    FileCommitException e = assertThrows(FileCommitException.class,
+        () -> ColumnMapping.assign(upgraded, md(upgraded.schema(), Map.of("delta.columnMapping.mode", "id"))));
+    assertEquals("DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE", e.getCondition());
+    assertSame(before, ColumnMapping.assign(before, before));
   }
 }
