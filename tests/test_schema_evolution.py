@@ -233,3 +233,40 @@ def test_log_cleanup_after_checkpoints(spark, delta_spark, tmp_path):
     assert sorted(r["id"] for r in reads[0]["rows"]) == list(range(22))
     assert len(reads[1]["rows"]) == left[0] + 1
     assert sorted(DeltaTable(path).to_pandas()["id"].tolist()) == list(range(22))
+
+
+def test_merge_with_schema_evolution_matches_delta(spark, delta_spark, made, tmp_path):
+    ours, theirs, version = twin_copier(made, tmp_path)("plain")
+    rows = [[5, [55, "b5"], "y", "e5"], [6, [66, "b6"], "x", "e6"], [30, [300, "b30"], "x", "e30"]]
+    source_sql = " UNION ALL ".join(
+        f"SELECT CAST({r[0]} AS BIGINT) AS id, named_struct('a', {r[1][0]}, 'b', '{r[1][1]}') AS s, "
+        f"'{r[2]}' AS part, '{r[3]}' AS extra" for r in rows)
+    done = delta_spark.make([{"name": "theirs", "path": theirs, "steps": [{"sql": (
+        f"MERGE WITH SCHEMA EVOLUTION INTO {{table}} AS t USING ({source_sql}) AS s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")}]}])()
+    assert done["theirs"]["ok"], done["theirs"].get("error")
+
+    source = _new_df(spark, rows).alias("s")
+    plain = filecommit.merge(source, ours, "t.id = s.id", target_alias="t").when_matched_update_all() \
+        .when_not_matched_insert_all()
+    with pytest.raises(Exception):
+        plain.execute()
+    r = filecommit.merge(source, ours, "t.id = s.id", target_alias="t").with_schema_evolution() \
+        .when_matched_update_all().when_not_matched_insert_all().execute()
+    assert r.version == version + 1 and r.metrics.num_updated_rows == 2 and r.metrics.num_inserted_rows == 1
+
+    a, b = delta_spark.read([{"kind": "detail", "path": p} for p in (ours, theirs)])
+    assert _fields(a["schema"]) == _fields(b["schema"])
+    x, y = delta_spark.read([{"kind": "table", "path": p} for p in (ours, theirs)])
+    assert _rows(x) == _rows(y) and len(x["rows"]) == 7
+    cx, cy = delta_spark.read([{"kind": "cdf", "path": p, "startingVersion": version + 1} for p in (ours, theirs)])
+    strip = lambda ans: sorted((r["id"], r["_change_type"], r["extra"], str(r["s"])) for r in ans["rows"])  # noqa: E731
+    assert strip(cx) == strip(cy)
+    # An assignment to a column the table lacks takes the source's column of that name.
+    src2 = spark.createDataFrame([(5, "z")], "id long, extra2 string").alias("s")
+    r2 = filecommit.merge(src2, ours, "t.id = s.id", target_alias="t") \
+        .with_schema_evolution().when_matched_update({"extra2": "s.extra2"}).execute()
+    assert r2.metrics.num_updated_rows == 1
+    after = delta_spark.read_one({"kind": "table", "path": ours})
+    assert {r["id"]: r["extra2"] for r in after["rows"]} == {r["id"]: ("z" if r["id"] == 5 else None)
+                                                            for r in x["rows"]}

@@ -199,6 +199,7 @@ class MergeBuilder:
         self._source_alias = source_alias
         self._target_alias = target_alias
         self._clauses: list[Any] = []
+        self._schema_evolution = False
 
     def _add(
         self,
@@ -214,6 +215,18 @@ class MergeBuilder:
         if values is not None:
             clause.assignments.extend(_assignments(self._spark, arg_name, values))
         self._clauses.append(clause)
+        return self
+
+    def with_schema_evolution(self) -> MergeBuilder:
+        """Let the merge evolve the table schema (delta-spark's ``withSchemaEvolution``).
+
+        Source columns the table lacks are added to it (appended, nullable; nested struct fields
+        too, and widenings where the table sets ``delta.enableTypeWidening``) when an
+        ``update_all`` / ``insert_all`` clause takes them, or when an assignment names a column the
+        table lacks and the source has; rows that do not set them read NULL. Incompatible types
+        fail on :meth:`execute` with ``DELTA_FAILED_TO_MERGE_FIELDS``.
+        """
+        self._schema_evolution = True
         return self
 
     def when_matched_update(self, set: Mapping[str, ColumnOrSql], condition: ColumnOrSql | None = None) -> MergeBuilder:
@@ -259,6 +272,7 @@ class MergeBuilder:
             source_alias=self._source_alias or "",
             target_alias=self._target_alias,
             options=_checks.string_map("options", options),
+            schema_evolution=self._schema_evolution,
         )
         command.source.CopyFrom(_wire.relation(self._source))
         command.condition.CopyFrom(self._on)

@@ -13,6 +13,7 @@ import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.schema.PartitionPredicates;
+import io.filecommit.schema.SchemaEvolution;
 import io.filecommit.schema.SchemaUtils;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
@@ -37,6 +38,7 @@ import org.apache.spark.sql.classic.ExpressionUtils;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * What DELETE, UPDATE and MERGE share (Delta's {@code DeleteCommand}, {@code UpdateCommand} and
@@ -59,7 +61,9 @@ public final class RowLevelChange {
   public final boolean cdf;
   public final long start = System.currentTimeMillis();
   private final boolean skipped;
-  private final RowLevelOutput output;
+  private RowLevelOutput output;
+  /** The schema rows are written with: the table's, or an evolved one ({@link #evolveSchema}). */
+  private StructType writeSchema;
 
   /**
    * Candidate files of a change.
@@ -80,6 +84,25 @@ public final class RowLevelChange {
     this.cdf = TableConfig.ENABLE_CHANGE_DATA_FEED.fromMetadata(md);
     this.skipped = skipped;
     this.output = md == null ? null : new RowLevelOutput(md.schema(), cdf);
+    this.writeSchema = md == null ? null : md.schema();
+  }
+
+  /**
+   * Evolves the table schema for this change (MERGE with schema evolution, as Delta's {@code
+   * MergeIntoCommand} with {@code withSchemaEvolution}): the new metadata is part of the commit;
+   * {@link #columns()}, {@link #targetValues} and {@link #output()} follow the new schema, and
+   * target rows read NULL for the columns they do not have.
+   *
+   * @param schema the merged schema ({@code SchemaEvolution.merge} of the table's and the source's)
+   */
+  public void evolveSchema(StructType schema) {
+    if (schema.equals(writeSchema)) {
+      return;
+    }
+    txn.updateMetadata(new Metadata(md.id(), md.name(), md.description(), md.format(), schema.json(),
+        md.partitionColumns(), md.configuration(), md.createdTime()));
+    writeSchema = txn.metadata().schema();
+    output = new RowLevelOutput(writeSchema, cdf);
   }
 
   /**
@@ -235,9 +258,14 @@ public final class RowLevelChange {
     return snapshot.allFiles().stream().filter(f -> wanted.contains(f.path())).toList();
   }
 
-  /** The table's columns. */
+  /** Whether {@link #evolveSchema} changed the schema this change writes. */
+  public boolean evolved() {
+    return !writeSchema.equals(md.schema());
+  }
+
+  /** The table's columns (after {@link #evolveSchema}: the evolved schema's). */
   public StructField[] columns() {
-    return md.schema().fields();
+    return writeSchema.fields();
   }
 
   /**
@@ -249,8 +277,8 @@ public final class RowLevelChange {
   public Map<String, Column> assignments(Map<String, Column> given, String operation) {
     Map<String, Column> out = new LinkedHashMap<>();
     given.forEach((name, value) -> {
-      StructField f = SchemaUtils.findField(md.schema(), name).orElseThrow(() ->
-          DeltaErrors.unresolvedAssignment(operation, name, false, List.of(md.schema().fieldNames())));
+      StructField f = SchemaUtils.findField(writeSchema, name).orElseThrow(() ->
+          DeltaErrors.unresolvedAssignment(operation, name, false, List.of(writeSchema.fieldNames())));
       if (out.put(f.name(), value) != null) {
         throw DeltaErrors.unresolvedAssignment(operation, f.name(), true, List.of());
       }
@@ -378,8 +406,11 @@ public final class RowLevelChange {
   /** Row values of the table's columns read from a (possibly aliased) scan. */
   public List<Column> targetValues(String alias) {
     List<Column> out = new ArrayList<>();
+    StructType read = md.schema();
     for (StructField f : columns()) {
-      out.add(ref(alias, f.name()));
+      out.add(SchemaUtils.findField(read, f.name())
+          .map(r -> SchemaEvolution.project(ref(alias, f.name()), r.dataType(), f.dataType()))
+          .orElseGet(() -> functions.lit(null).cast(f.dataType())));
     }
     return out;
   }

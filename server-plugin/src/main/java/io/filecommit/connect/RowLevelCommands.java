@@ -62,7 +62,7 @@ final class RowLevelCommands {
     return MergeIntoCommand.run(planner.session(), path, source, cmd.getSourceAlias(), cmd.getTargetAlias(),
         CommandInput.column(planner, cmd.getCondition()), clauses, cmd.getOptionsMap(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
-        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner), cmd.getSchemaEvolution());
   }
 
   private static Map<String, Column> assignments(SparkConnectPlanner planner, List<Assignment> given, String where) {

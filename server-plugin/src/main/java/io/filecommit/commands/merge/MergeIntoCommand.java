@@ -4,9 +4,12 @@ import io.filecommit.commands.CommandResult;
 import io.filecommit.commands.RowLevelChange;
 import io.filecommit.commands.RowLevelOutput;
 import io.filecommit.commands.TableScan;
+import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.schema.SchemaEvolution;
+import io.filecommit.schema.SchemaUtils;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.RowMetrics;
 import io.filecommit.txn.StageRequest;
@@ -23,6 +26,7 @@ import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.util.LongAccumulator;
 
 /**
@@ -69,17 +73,21 @@ public final class MergeIntoCommand {
    * @param options Spark Parquet writer options for written files
    * @param txnId application transaction of an idempotent change, or null
    * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
+   * @param schemaEvolution whether source columns the table lacks are added to it (Delta's {@code
+   *     withSchemaEvolution}): those an {@code UPDATE SET *} / {@code INSERT *} clause takes, and
+   *     those an assignment names; merged as {@code mergeSchema} merges ({@link SchemaEvolution})
    * @return what was committed; row metrics: deleted, updated, inserted, copied rows
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MERGE_MISSING_WHEN} without
    *     clauses, {@code DELTA_NON_LAST_*_CLAUSE_OMIT_CONDITION}, {@code
    *     DELTA_MERGE_UNRESOLVED_EXPRESSION}, {@code
    *     DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE}, {@code DELTA_MISSING_DELTA_TABLE},
-   *     {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}, the table's constraint classes, conflict classes;
+   *     {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}, {@code DELTA_FAILED_TO_MERGE_FIELDS} when an evolved
+   *     column's types cannot be merged, the table's constraint classes, conflict classes;
    *     Spark's analysis errors for expressions that do not resolve
    */
   public static CommandResult run(SparkSession session, String path, Dataset<Row> source, String sourceAlias,
       String targetAlias, Column on, List<MergeClause> clauses, Map<String, String> options, TransactionId txnId,
-      StageRequest stage) {
+      StageRequest stage, boolean schemaEvolution) {
     MergeClause.check(clauses);
     if (on == null) {
       throw DeltaErrors.malformed("MERGE into " + path + " needs an ON condition");
@@ -100,10 +108,34 @@ public final class MergeIntoCommand {
     // its plan is not deterministic (as Delta's merge.materializeSource).
     Dataset<Row> materialized = source.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK());
     try {
+      if (schemaEvolution) {
+        evolve(change, materialized.schema(), clauses);
+      }
       return run(change, materialized, s, t, on, clauses, options, hasMatched, hasBySource, hasInsert);
     } finally {
       materialized.unpersist();
     }
+  }
+
+  /**
+   * Adds to the table schema the source columns a clause takes: every source column for {@code
+   * UPDATE SET *} / {@code INSERT *}, the source column of the same name for an assignment to a
+   * column the table lacks (Delta's MERGE schema evolution).
+   */
+  private static void evolve(RowLevelChange change, StructType source, List<MergeClause> clauses) {
+    StructType table = change.md.schema();
+    List<StructField> taken = new ArrayList<>();
+    boolean all = clauses.stream().anyMatch(c -> c.allColumns() && !c.kind().delete());
+    for (MergeClause c : clauses) {
+      for (String name : c.assignments().keySet()) {
+        if (SchemaUtils.findField(table, name).isEmpty()) {
+          SchemaUtils.findField(source, name).ifPresent(taken::add);
+        }
+      }
+    }
+    StructType from = all ? source : new StructType(taken.toArray(new StructField[0]));
+    change.evolveSchema(SchemaEvolution.merge(table, from, TableConfig.ENABLE_TYPE_WIDENING.fromMetadata(change.md),
+        change.md.partitionColumns()));
   }
 
   /**
@@ -264,6 +296,10 @@ public final class MergeIntoCommand {
         String name = sourceColumn(src, f.name());
         if (name != null) {
           v = RowLevelChange.ref(sourceAlias, name);
+          if (change.evolved()) {
+            // Fitted to the evolved type (nested fields the source lacks as nulls), never narrowed.
+            v = SchemaEvolution.project(v, src.schema().apply(name).dataType(), f.dataType());
+          }
         } else if (!change.isGenerated(f.name())) {
           throw ErrorClass.DELTA_MERGE_UNRESOLVED_EXPRESSION.error("MERGE " + (insert ? "INSERT *" : "UPDATE SET *")
               + ": the source has no column '" + f.name() + "' of the table " + change.table + "; source columns: "
