@@ -84,7 +84,7 @@ def test_change_rows_feed_and_table_rows_land_apart(spark, table_path, partition
         assert set(c.partition_values) == set(partition_by)
     assert all("__is_cdc" not in a.partition_values for a in r.add_files)
 
-    # The log: cdc actions equal the returned AddCDCFiles; CDF needs writer version 4.
+    # The log: cdc actions equal the returned AddCDCFiles; CDF needs the changeDataFeed writer feature.
     log = log_actions(table_path)
     cdc_in_log = {a["cdc"]["path"]: a["cdc"] for a in log[1] if "cdc" in a}
     assert set(cdc_in_log) == {c.path for c in r.cdc_files}
@@ -92,7 +92,8 @@ def test_change_rows_feed_and_table_rows_land_apart(spark, table_path, partition
         assert cdc_in_log[c.path]["size"] == c.size and cdc_in_log[c.path]["dataChange"] is False
         assert cdc_in_log[c.path]["partitionValues"] == c.partition_values
     protocol = next(a["protocol"] for a in log[0] if "protocol" in a)
-    assert protocol["minWriterVersion"] == 4
+    # As Delta 4 writes it: table features (writer 4 would also imply generatedColumns).
+    assert protocol["minWriterVersion"] == 7 and "changeDataFeed" in protocol["writerFeatures"]
 
 
 def test_escaped_partition_values_inside_change_data(spark, table_path):
@@ -175,7 +176,8 @@ def test_enable_feed_on_existing_table_with_a_metadata_only_commit(spark, table_
     assert not any("add" in a or "remove" in a for a in v1)
     meta = next(a["metaData"] for a in v1 if "metaData" in a)
     assert meta["configuration"]["delta.enableChangeDataFeed"] == "true"
-    assert next(a["protocol"] for a in v1 if "protocol" in a)["minWriterVersion"] == 4
+    protocol = next(a["protocol"] for a in v1 if "protocol" in a)
+    assert protocol["minWriterVersion"] == 7 and "changeDataFeed" in protocol["writerFeatures"]
     assert DeltaTable(table_path).metadata().configuration["delta.enableChangeDataFeed"] == "true"
     # Setting the same properties again commits nothing.
     assert filecommit.set_table_properties(spark, table_path, CDF).committed is False

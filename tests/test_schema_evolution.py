@@ -51,6 +51,10 @@ FIXTURES = {
                 "TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.enableChangeDataFeed' = 'true')"},
         {"sql": "INSERT INTO {table} VALUES (1, named_struct('a', 10), 'y'), (2, named_struct('a', 20), 'x')"},
     ],
+    "props": [
+        {"sql": "CREATE TABLE {table} (id BIGINT, v STRING) USING delta"},
+        {"sql": "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"},
+    ],
     "widen": [
         {"sql": "CREATE TABLE {table} (id INT, v FLOAT) USING delta "
                 "TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"},
@@ -201,7 +205,7 @@ def test_column_mapping_upgrade_and_new_mapped_table(spark, delta_spark, tmp_pat
         {"kind": "table", "path": path}, {"kind": "table", "path": fresh}])
     assert d_up["ok"] and d_fresh["ok"], (d_up.get("error"), d_fresh.get("error"))
     assert d_up["properties"]["delta.columnMapping.mode"] == "name"
-    assert d_up["minReaderVersion"] >= 2 and d_up["minWriterVersion"] >= 5
+    assert d_up["minReaderVersion"] >= 2 and d_up["minWriterVersion"] == 7
     assert d_fresh["properties"]["delta.columnMapping.mode"] == "id"
     assert sorted(r["name"] for r in t_up["rows"]) == ["a", "b", "c"]
     assert sorted(r["name"] for r in t_fresh["rows"]) == ["a", "b"]
@@ -213,7 +217,8 @@ def _commits(path):
 
 def test_log_cleanup_after_checkpoints(spark, delta_spark, tmp_path):
     path, kept = str(tmp_path / "clean"), str(tmp_path / "kept")
-    props = {"delta.checkpointInterval": "5", "delta.logRetentionDuration": "interval 1 seconds"}
+    props = {"delta.checkpointInterval": "5", "delta.logRetentionDuration": "interval 1 seconds",
+             "delta.deletedFileRetentionDuration": "interval 1 seconds"}
     for p, extra in ((path, {}), (kept, {"delta.enableExpiredLogCleanup": "false"})):
         filecommit.write(spark.createDataFrame([(0,)], "id long"), p, table_properties={**props, **extra})
     for i in range(1, 22):
@@ -227,12 +232,13 @@ def test_log_cleanup_after_checkpoints(spark, delta_spark, tmp_path):
     # commit of that checkpoint's version stays, and nothing after it is touched.
     assert left[0] in (10, 15) and left == list(range(left[0], 22)), left
     assert os.path.exists(os.path.join(path, "_delta_log", f"{left[0]:020d}.checkpoint.parquet"))
-    reads = delta_spark.read([{"kind": "table", "path": path}] +
-                             [{"kind": "table", "path": path, "version": v} for v in (left[0], 21)])
-    assert all(r["ok"] for r in reads), [r.get("error") for r in reads]
-    assert sorted(r["id"] for r in reads[0]["rows"]) == list(range(22))
-    assert len(reads[1]["rows"]) == left[0] + 1
+    latest = delta_spark.read_one({"kind": "table", "path": path})
+    assert latest["ok"], latest.get("error")
+    assert sorted(r["id"] for r in latest["rows"]) == list(range(22))
     assert sorted(DeltaTable(path).to_pandas()["id"].tolist()) == list(range(22))
+    # The oldest kept version still reads (Spark + Delta refuses time travel past the table's 1 s
+    # deletedFileRetentionDuration, so delta-rs reads it).
+    assert sorted(DeltaTable(path, version=left[0]).to_pandas()["id"].tolist()) == list(range(left[0] + 1))
 
 
 def test_merge_with_schema_evolution_matches_delta(spark, delta_spark, made, tmp_path):
@@ -270,3 +276,58 @@ def test_merge_with_schema_evolution_matches_delta(spark, delta_spark, made, tmp
     after = delta_spark.read_one({"kind": "table", "path": ours})
     assert {r["id"]: r["extra2"] for r in after["rows"]} == {r["id"]: ("z" if r["id"] == 5 else None)
                                                             for r in x["rows"]}
+
+
+PROPERTIES = {
+    "delta.enableDeletionVectors": "true",
+    "delta.enableTypeWidening": "true",
+    "delta.columnMapping.mode": "name",
+    "delta.enableChangeDataFeed": "true",
+    "delta.appendOnly": "true",
+    "delta.isolationLevel": "Serializable",
+    "delta.logRetentionDuration": "interval 60 days",
+    "delta.deletedFileRetentionDuration": "interval 3 days",
+    "delta.enableExpiredLogCleanup": "false",
+    "delta.checkpointInterval": "7",
+}
+
+
+def test_each_table_property_is_honoured_as_delta_writes_it(spark, delta_spark, made, tmp_path):
+    copy = twin_copier(made, tmp_path)
+    pairs = {}
+    for i, (key, value) in enumerate(PROPERTIES.items()):
+        ours, theirs, _ = copy("props")
+        moved = [os.path.join(str(tmp_path), f"p{i}_{who}") for who in ("ours", "delta")]
+        os.rename(ours, moved[0])
+        os.rename(theirs, moved[1])
+        pairs[key] = moved
+        filecommit.set_table_properties(spark, moved[0], {key: value})
+    done = delta_spark.make([{"name": k, "path": theirs, "steps": [
+        {"sql": f"ALTER TABLE {{table}} SET TBLPROPERTIES ('{k}' = '{PROPERTIES[k]}')"}]}
+        for k, (_, theirs) in pairs.items()])()
+    assert all(d["ok"] for d in done.values()), {k: d.get("error") for k, d in done.items() if not d["ok"]}
+    details = delta_spark.read([{"kind": "detail", "path": ours} for ours, _ in pairs.values()])
+    for (key, _), ours_detail in zip(pairs.items(), details):
+        theirs_detail = done[key]["detail"]
+        got = (ours_detail["minReaderVersion"], ours_detail["minWriterVersion"], sorted(ours_detail["tableFeatures"]),
+               ours_detail["properties"].get(key))
+        want = (theirs_detail["minReaderVersion"], theirs_detail["minWriterVersion"],
+                sorted(theirs_detail["tableFeatures"]), theirs_detail["properties"].get(key))
+        assert got == want, key
+
+
+def test_unknown_and_invalid_properties_are_refused_by_name(spark, tmp_path):
+    path = str(tmp_path / "t")
+    filecommit.write(spark.createDataFrame([(1,)], "id long"), path)
+    for props, cls in (({"delta.autoOptimize.optimizeWrite": "true"}, "DELTA_UNKNOWN_CONFIGURATION"),
+                       ({"delta.enableDeletionVector": "true"}, "DELTA_UNKNOWN_CONFIGURATION"),
+                       ({"delta.columnMapping.mode": "names"}, "DELTA_ILLEGAL_OPTION"),
+                       ({"delta.enableExpiredLogCleanup": "yes"}, "DELTA_ILLEGAL_OPTION"),
+                       ({"delta.logRetentionDuration": "interval 1 month"}, "DELTA_ILLEGAL_OPTION"),
+                       # Shorter than delta.deletedFileRetentionDuration (1 week), as Delta refuses.
+                       ({"delta.logRetentionDuration": "interval 2 days"}, "DELTA_ILLEGAL_OPTION")):
+        with pytest.raises(Exception) as e:
+            filecommit.set_table_properties(spark, path, props)
+        assert e.value.getCondition() == cls, props
+        assert list(props)[0] in str(e.value)
+    assert sorted(log_actions(path)) == [0]

@@ -115,9 +115,39 @@ public final class TableConfig<T> {
   }
 
   private static TableConfig<String> interval(String key, String defaultValue) {
-    return register(new TableConfig<>(key, defaultValue, String::trim,
-        v -> v.toLowerCase(Locale.ROOT).startsWith("interval "), null, "an interval such as 'interval 30 days'",
-        true));
+    return register(new TableConfig<>(key, defaultValue, String::trim, TableConfig::validInterval, null,
+        "a non-negative interval without months such as 'interval 30 days'", true));
+  }
+
+  /** Delta's {@code DeltaConfigs.isValidIntervalConfigValue}: parses, no months, not negative. */
+  private static boolean validInterval(String v) {
+    try {
+      return v.toLowerCase(Locale.ROOT).startsWith("interval ") && intervalMs(v) >= 0;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Checks that a table's {@code delta.logRetentionDuration} is at least its {@code
+   * delta.deletedFileRetentionDuration} when a commit sets either (Delta's {@code
+   * DeltaConfigs.validateTombstoneAndLogRetentionDurationCompatibility}: a remove must stay in the
+   * log as long as VACUUM may need it).
+   *
+   * @param changed the properties a commit sets
+   * @param configuration the table's whole configuration after the commit
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} naming both values
+   */
+  public static void validateRetentions(Map<String, String> changed, Map<String, String> configuration) {
+    if (!changed.containsKey(LOG_RETENTION.key) && !changed.containsKey(DELETED_FILE_RETENTION.key)) {
+      return;
+    }
+    String log = LOG_RETENTION.fromConfiguration(configuration);
+    String tombstones = DELETED_FILE_RETENTION.fromConfiguration(configuration);
+    if (intervalMs(log) < intervalMs(tombstones)) {
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + LOG_RETENTION.key + " ('" + log
+          + "') needs to be greater than or equal to " + DELETED_FILE_RETENTION.key + " ('" + tombstones + "')");
+    }
   }
 
   /**

@@ -148,94 +148,64 @@ public final class TableFeatures {
 
   /**
    * The protocol a table needs after a metadata change: {@code current} (null for a new table)
-   * raised just enough for what the metadata uses — change data feed, CHECK constraints,
-   * generated columns, in-commit timestamps, column mapping (reader 2 / writer 5), deletion vectors
-   * and type widening (reader 3 / writer 7). A table-features protocol (writer 7) gets the feature
-   * names added; a legacy one its version raised (CHECK -> 3, CDF or generated columns -> 4); a
-   * feature without legacy version (in-commit timestamps) moves a legacy table to writer 7 listing
-   * its implied features too.
+   * with the features the metadata uses added — change data feed, CHECK constraints, generated
+   * columns, in-commit timestamps, column mapping, deletion vectors, type widening — written as
+   * Delta 4 writes it: a legacy protocol when the resulting feature set is exactly one legacy
+   * version's (protocol "Table Features": writer 2 = appendOnly, invariants; 3 adds
+   * checkConstraints; 4 changeDataFeed, generatedColumns; 5 columnMapping; 6 identityColumns;
+   * reader 2 = columnMapping), else writer 7 listing every feature (a legacy version's implied ones
+   * too) and reader 1, 2 (only columnMapping) or 3 listing its reader features. A table on writer 7
+   * stays there; nothing is ever removed.
    *
    * @param current the table's protocol, or null
    * @param md the new metadata
    * @return the protocol to commit (equal to {@code current} when nothing is needed)
    */
   public static Protocol required(Protocol current, Metadata md) {
-    Set<String> needed = new LinkedHashSet<>();
-    needed.add("appendOnly");
-    needed.add("invariants");
+    Protocol base = current == null ? Protocol.DEFAULT : current;
     Map<String, String> conf = md.configuration();
+    Set<String> writers = new TreeSet<>(writerFeatures(base));
+    Set<String> readers = new TreeSet<>(readerFeatures(base));
+    writers.add("appendOnly");
+    writers.add("invariants");
     if (conf.keySet().stream().anyMatch(k -> k.startsWith(TableConfig.CONSTRAINT_PREFIX))) {
-      needed.add("checkConstraints");
+      writers.add("checkConstraints");
     }
     if (TableConfig.ENABLE_CHANGE_DATA_FEED.fromConfiguration(conf)) {
-      needed.add("changeDataFeed");
+      writers.add("changeDataFeed");
     }
     if (anyField(md.schema(), GENERATION_EXPRESSION)) {
-      needed.add("generatedColumns");
+      writers.add("generatedColumns");
     }
-    boolean ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromConfiguration(conf);
-    if (ict) {
-      needed.add("inCommitTimestamp");
+    if (TableConfig.IN_COMMIT_TIMESTAMPS.fromConfiguration(conf)) {
+      writers.add("inCommitTimestamp");
     }
-    boolean mapping = ColumnMapping.enabled(md);
-    if (mapping) {
-      needed.add("columnMapping");
+    if (ColumnMapping.enabled(md)) {
+      writers.add("columnMapping");
+      readers.add("columnMapping");
     }
-    // Reader-and-writer features without a legacy version of their own (protocol "Table Features").
-    Set<String> readerWriter = new TreeSet<>();
     if (TableConfig.ENABLE_DELETION_VECTORS.fromConfiguration(conf)) {
-      readerWriter.add("deletionVectors");
+      writers.add("deletionVectors");
+      readers.add("deletionVectors");
     }
     if (TableConfig.ENABLE_TYPE_WIDENING.fromConfiguration(conf)) {
-      readerWriter.add("typeWidening");
+      writers.add("typeWidening");
+      readers.add("typeWidening");
     }
-    needed.addAll(readerWriter);
-    Protocol base = current == null ? Protocol.DEFAULT : current;
-    if (base.hasWriterFeatures() || ict || !readerWriter.isEmpty()) {
-      Set<String> features = new TreeSet<>(writerFeatures(base));
-      boolean changed = !base.hasWriterFeatures();
-      for (String f : needed) {
-        changed |= features.add(f);
-      }
-      if (mapping) {
-        readerWriter.add("columnMapping");
-      }
-      Set<String> readers = base.hasReaderFeatures() ? new TreeSet<>(readerFeatures(base)) : null;
-      int reader = base.minReaderVersion();
-      for (String f : readerWriter) {
-        if (readers == null || !readers.contains(f)) {
-          if (f.equals("columnMapping") && readers == null && reader >= 2) {
-            continue; // reader 2 implies it
-          }
-          // A reader feature needs the table features reader version; a legacy reader version's
-          // implied features become listed ones (protocol "Table Features").
-          readers = readers == null ? new TreeSet<>(readerFeatures(base)) : readers;
-          readers.add(f);
-          reader = Protocol.TABLE_FEATURES_READER;
-          changed = true;
-        }
-      }
-      if (!changed) {
-        return base;
-      }
-      return new Protocol(reader, Protocol.TABLE_FEATURES_WRITER, readers, features);
-    }
-    int writer = 2;
-    if (needed.contains("checkConstraints")) {
-      writer = 3;
-    }
-    if (needed.contains("changeDataFeed") || needed.contains("generatedColumns")) {
-      writer = 4;
-    }
-    int reader = base.minReaderVersion();
-    if (mapping) {
-      writer = 5;
-      reader = Math.max(reader, 2);
-    }
-    if (writer <= base.minWriterVersion() && reader == base.minReaderVersion()) {
+    if (writers.equals(writerFeatures(base)) && readers.equals(readerFeatures(base))) {
       return base;
     }
-    return Protocol.legacy(reader, Math.max(writer, base.minWriterVersion()));
+    int reader = readers.isEmpty() ? 1 : readers.equals(Set.of("columnMapping")) ? 2 : Protocol.TABLE_FEATURES_READER;
+    if (!base.hasWriterFeatures() && reader < Protocol.TABLE_FEATURES_READER) {
+      for (int v = 2; v < Protocol.TABLE_FEATURES_WRITER; v++) {
+        if (writers.equals(writerFeatures(Protocol.legacy(1, v)))) {
+          return Protocol.legacy(Math.max(reader, base.minReaderVersion()), v);
+        }
+      }
+    }
+    int finalReader = Math.max(reader, base.minReaderVersion());
+    return new Protocol(finalReader, Protocol.TABLE_FEATURES_WRITER,
+        finalReader >= Protocol.TABLE_FEATURES_READER ? readers : null, writers);
   }
 
   /** The names of the generated columns of a schema (top level). */

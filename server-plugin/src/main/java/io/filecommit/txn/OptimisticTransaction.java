@@ -280,6 +280,7 @@ public final class OptimisticTransaction {
       }
     });
     TableConfig.validate(changed);
+    TableConfig.validateRetentions(changed, metadata.configuration());
     ConstraintValidation.validateConstraintProperties(session, metadata.schema(), changed);
     if (snapshot.exists() && changed.keySet().stream().anyMatch(k -> k.startsWith(TableConfig.CONSTRAINT_PREFIX))
         && !snapshot.allFiles().isEmpty()) {

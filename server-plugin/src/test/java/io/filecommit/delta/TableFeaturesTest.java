@@ -69,8 +69,11 @@ class TableFeaturesTest {
   void requiredProtocolRaisesLegacyVersionsOrAddsFeatures() {
     assertEquals(Protocol.legacy(1, 2), TableFeatures.required(null, md(SCHEMA, Map.of())));
     assertEquals(Protocol.legacy(1, 3), TableFeatures.required(null, md(SCHEMA, Map.of("delta.constraints.pos", "id > 0"))));
-    assertEquals(Protocol.legacy(1, 4), TableFeatures.required(Protocol.legacy(1, 3),
-        md(SCHEMA, Map.of("delta.enableChangeDataFeed", "true"))));
+    // As Delta 4: writer 4 would imply generatedColumns too, so the table moves to table features.
+    assertEquals(new Protocol(1, 7, null, Set.of("appendOnly", "invariants", "checkConstraints", "changeDataFeed")),
+        TableFeatures.required(Protocol.legacy(1, 3), md(SCHEMA, Map.of("delta.enableChangeDataFeed", "true"))));
+    assertEquals(new Protocol(1, 7, null, Set.of("appendOnly", "invariants", "changeDataFeed")),
+        TableFeatures.required(null, md(SCHEMA, Map.of("delta.enableChangeDataFeed", "true"))));
     Protocol same = Protocol.legacy(1, 4);
     assertEquals(same, TableFeatures.required(same, md(SCHEMA, Map.of("delta.constraints.pos", "id > 0"))));
     Protocol v7 = new Protocol(3, 7, Set.of("deletionVectors"), Set.of("deletionVectors", "appendOnly", "invariants"));
@@ -88,7 +91,10 @@ class TableFeaturesTest {
   void columnMappingAndTypeWideningRaiseTheProtocolAsDeltaDoes() {
     Protocol legacy = TableFeatures.required(Protocol.legacy(1, 2), md(SCHEMA, Map.of("delta.columnMapping.mode", "name")));
     assertEquals(2, legacy.minReaderVersion());
-    assertEquals(5, legacy.minWriterVersion());
+    assertEquals(7, legacy.minWriterVersion());
+    assertTrue(legacy.writerFeatures().containsAll(Set.of("appendOnly", "invariants", "columnMapping")));
+    Protocol mappedLegacy = Protocol.legacy(2, 5);
+    assertSame(mappedLegacy, TableFeatures.required(mappedLegacy, md(SCHEMA, Map.of("delta.columnMapping.mode", "name"))));
     Protocol widened = TableFeatures.required(Protocol.legacy(1, 2), md(SCHEMA, Map.of("delta.enableTypeWidening", "true")));
     assertEquals(3, widened.minReaderVersion());
     assertEquals(7, widened.minWriterVersion());

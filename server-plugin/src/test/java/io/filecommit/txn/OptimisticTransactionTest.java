@@ -235,7 +235,8 @@ class OptimisticTransactionTest {
   void changeDataFeedRaisesTheWriterVersion() {
     OptimisticTransaction txn = new OptimisticTransaction(spark, log());
     txn.updateMetadata(metadata(List.of(), Map.of(TableConfig.ENABLE_CHANGE_DATA_FEED.key(), "true")));
-    assertEquals(Protocol.legacy(1, 4), txn.protocol());
+    assertEquals(new Protocol(1, 7, null, java.util.Set.of("appendOnly", "invariants", "changeDataFeed")),
+        txn.protocol());
     assertEquals("DELTA_ILLEGAL_OPTION", assertThrows(FileCommitException.class,
         () -> txn.updateMetadata(metadata(List.of(), Map.of("delta.enableChangeDataFeed", "yes")))).getCondition());
   }
