@@ -241,6 +241,12 @@ DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER = "DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER
 DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER = "DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER"
 """SQLSTATE 22003. ``restore(timestamp=...)`` after the latest commit."""
 
+DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION = (
+    "DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION"
+)
+"""SQLSTATE 0AKDC. ``restore`` to a version committed longer ago than the table's
+``delta.deletedFileRetentionDuration`` (its files may have been vacuumed), as Delta refuses."""
+
 DELTA_INVALID_AUTO_COMPACT_TYPE = "DELTA_INVALID_AUTO_COMPACT_TYPE"
 """SQLSTATE 22023. A ``delta.autoOptimize.autoCompact`` table property other than true / false."""
 PATH_NOT_FOUND = "PATH_NOT_FOUND"
@@ -282,6 +288,7 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER,
     DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER,
     DELTA_INVALID_AUTO_COMPACT_TYPE,
+    DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION,
 })
 """The path, the data's schema, partitioning, options or properties do not fit the table."""
 

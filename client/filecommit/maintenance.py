@@ -171,7 +171,9 @@ def restore(
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass):
             ``DELTA_CANNOT_RESTORE_TABLE_VERSION``, ``DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER``,
             ``DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER``, ``DELTA_TIMESTAMP_INVALID``,
-            ``FILECOMMIT_RESTORE_MISSING_FILES`` (files vacuumed), ``DELTA_MISSING_DELTA_TABLE``,
+            ``FILECOMMIT_RESTORE_MISSING_FILES`` (files vacuumed),
+            ``DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION`` (a version older
+            than the table's ``delta.deletedFileRetentionDuration``), ``DELTA_MISSING_DELTA_TABLE``,
             conflict classes (a concurrent commit).
     """
     _checks.check_path(path)

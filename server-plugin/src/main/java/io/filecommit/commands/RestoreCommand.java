@@ -3,6 +3,7 @@ package io.filecommit.commands;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.KernelInternals;
 import io.filecommit.delta.Snapshot;
+import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;
@@ -39,6 +40,10 @@ import org.apache.spark.sql.classic.SparkSession;
  * Delta's metrics ({@code numRestoredFiles}, {@code restoredFilesSize}, {@code numRemovedFiles},
  * {@code removedFilesSize}, {@code numOfFilesAfterRestore}, {@code tableSizeAfterRestore}).
  *
+ * <p>A version committed longer ago than the table's {@code delta.deletedFileRetentionDuration} is
+ * refused ({@code DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION}), as Delta
+ * refuses it.
+ *
  * <p>Every file to add (and its deletion vector file) must still exist: otherwise nothing is
  * committed ({@code FILECOMMIT_RESTORE_MISSING_FILES}, Delta's {@code restoreMissedDataFilesError}).
  * The transaction reads the whole table, so any concurrent data change conflicts with it.
@@ -58,6 +63,7 @@ public final class RestoreCommand {
    *     version and timestamp), {@code DELTA_MISSING_DELTA_TABLE}, {@code DELTA_TIMESTAMP_INVALID},
    *     {@code DELTA_CANNOT_RESTORE_TABLE_VERSION}, {@code DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER},
    *     {@code DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER}, {@code FILECOMMIT_RESTORE_MISSING_FILES},
+   *     {@code DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION},
    *     {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, conflict classes
    */
   public static OptimizeCommand.Result run(SparkSession session, String path, Long version, String timestamp) {
@@ -79,6 +85,7 @@ public final class RestoreCommand {
     TableFeatures.checkWritable(latest.protocol(), latest.metadata(), table);
     long target = version != null ? version : versionAt(session, log, latest, timestamp);
     Snapshot restored = snapshotAt(log, latest, target);
+    checkRetention(log, latest, target);
     TableFeatures.checkWritable(latest.protocol(), restored.metadata(), table);
     txn.readWholeTable();
 
@@ -182,6 +189,24 @@ public final class RestoreCommand {
         + "the latest " + latest + " whose commits or a checkpoint at or before them are in the log)", cause,
         Map.of("version", String.valueOf(version), "startVersion", String.valueOf(earliest),
             "endVersion", String.valueOf(latest - 1)));
+  }
+
+  /**
+   * Refuses a version committed before {@code now - delta.deletedFileRetentionDuration}: VACUUM may
+   * have deleted its files (Delta's {@code getSnapshotAt} with {@code
+   * enforceTimeTravelWithinDeletedFileRetention}).
+   */
+  private static void checkRetention(DeltaLog log, Snapshot latest, long version) {
+    String retention = TableConfig.DELETED_FILE_RETENTION.fromMetadata(latest.metadata());
+    long retentionMs = TableConfig.intervalMs(retention);
+    Long committed = CommitClock.timestamps(log, latest).get(version);
+    if (committed != null && committed < System.currentTimeMillis() - retentionMs) {
+      String hours = Long.toString(retentionMs / 3_600_000L);
+      throw ErrorClass.DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION.error("Cannot restore "
+          + log.tablePath() + " to version " + version + ": it was committed at " + new Timestamp(committed)
+          + ", beyond " + TableConfig.DELETED_FILE_RETENTION.key() + " (" + retention + ") set on the table",
+          Map.of("deletedFileRetention", hours));
+    }
   }
 
   /** Fails, naming up to 100, when files to add (or their deletion vector files) no longer exist. */

@@ -187,6 +187,8 @@ public enum ErrorClass {
   DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER("22003"),
   /** RESTORE to a timestamp after the latest commit. */
   DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER("22003"),
+  /** RESTORE to a version older than the table's delta.deletedFileRetentionDuration. */
+  DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION("0AKDC"),
   /** RESTORE to a version whose data files are gone (vacuumed or deleted). */
   FILECOMMIT_RESTORE_MISSING_FILES("42K03"),
   /** A delta.autoOptimize.autoCompact value other than true / false (Delta's class). */
