@@ -18,6 +18,8 @@ Public API::
     filecommit.read_staged(spark, "/data/t", staged).count()
     filecommit.commit(spark, "/data/t", staged)                         # or filecommit.abort(...)
     filecommit.vacuum(spark, "/data/t", dry_run=True).files              # maintenance
+    filecommit.optimize(spark, "/data/t", zorder_by=["id"]).operation_metrics
+    filecommit.restore(spark, "/data/t", version=3)
     e.getCondition() == filecommit.errors.DELTA_CONCURRENT_APPEND         # error classes of failures
 
 Importing the package checks the installed pyspark (``_connect.SUPPORTED_PYSPARK_VERSIONS``) and
@@ -29,7 +31,7 @@ from filecommit import _connect, errors  # noqa: F401
 from filecommit._typing import SaveMode
 from filecommit.actions import AddCDCFile, AddFile, DeletionVector, RemoveFile
 from filecommit.history import Commit, history
-from filecommit.maintenance import vacuum
+from filecommit.maintenance import optimize, restore, vacuum
 from filecommit.results import (
     BatchResult,
     CommitResult,
@@ -70,7 +72,9 @@ __all__ = [
     "history",
     "local_session",
     "merge",
+    "optimize",
     "read_staged",
+    "restore",
     "set_table_properties",
     "stage_files",
     "update",

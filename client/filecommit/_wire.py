@@ -129,6 +129,7 @@ def commit_result(payloads: Iterable[any_pb2.Any]) -> CommitResult | StagedCommi
         remove_files=removes,
         metrics=_metrics(summary),
         cdc_files=cdc,
+        operation_metrics=dict(summary.operation_metrics),
     )
 
 

@@ -225,6 +225,38 @@ DELTA_LOG_FILE_NOT_FOUND = "DELTA_LOG_FILE_NOT_FOUND"
 DELTA_MISSING_CHANGE_DATA = "DELTA_MISSING_CHANGE_DATA"
 """SQLSTATE KD002. A change feed range with a version at which ``delta.enableChangeDataFeed`` was
 not on (before it was enabled, or after it was disabled)."""
+DELTA_NON_PARTITION_COLUMN_REFERENCE = "DELTA_NON_PARTITION_COLUMN_REFERENCE"
+"""SQLSTATE 42P10. ``optimize(where=...)`` with a predicate on a column that is not a partition
+column (Delta's OPTIMIZE takes partition predicates only). Nothing was committed."""
+
+DELTA_ZORDERING_ON_PARTITION_COLUMN = "DELTA_ZORDERING_ON_PARTITION_COLUMN"
+"""SQLSTATE 42P10. ``optimize(zorder_by=...)`` naming a partition column."""
+
+DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST = "DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST"
+"""SQLSTATE 42703. ``optimize(zorder_by=...)`` naming a column the table does not have."""
+
+DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS = "DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS"
+"""SQLSTATE KD00D. ``optimize(zorder_by=...)`` naming a column without per-file statistics
+(beyond the table's ``delta.dataSkippingNumIndexedCols``)."""
+
+DELTA_CANNOT_RESTORE_TABLE_VERSION = "DELTA_CANNOT_RESTORE_TABLE_VERSION"
+"""SQLSTATE 22003. ``restore(version=...)`` to a version that is not before the latest, or no
+longer recreatable from the log."""
+
+DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER = "DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER"
+"""SQLSTATE 22003. ``restore(timestamp=...)`` before the earliest commit still in the log."""
+
+DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER = "DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER"
+"""SQLSTATE 22003. ``restore(timestamp=...)`` after the latest commit."""
+
+DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION = (
+    "DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION"
+)
+"""SQLSTATE 0AKDC. ``restore`` to a version committed longer ago than the table's
+``delta.deletedFileRetentionDuration`` (its files may have been vacuumed), as Delta refuses."""
+
+DELTA_INVALID_AUTO_COMPACT_TYPE = "DELTA_INVALID_AUTO_COMPACT_TYPE"
+"""SQLSTATE 22023. A ``delta.autoOptimize.autoCompact`` table property other than true / false."""
 PATH_NOT_FOUND = "PATH_NOT_FOUND"
 """SQLSTATE 42K03. A file given to ``stage_files`` does not exist (Spark's class)."""
 
@@ -258,6 +290,15 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_CDC_START_VERSION_AFTER_LATEST,
     DELTA_LOG_FILE_NOT_FOUND,
     DELTA_MISSING_CHANGE_DATA,
+    DELTA_NON_PARTITION_COLUMN_REFERENCE,
+    DELTA_ZORDERING_ON_PARTITION_COLUMN,
+    DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST,
+    DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS,
+    DELTA_CANNOT_RESTORE_TABLE_VERSION,
+    DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER,
+    DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER,
+    DELTA_INVALID_AUTO_COMPACT_TYPE,
+    DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION,
 })
 """The path, the data's schema, partitioning, options or properties do not fit the table."""
 
@@ -376,6 +417,10 @@ FILECOMMIT_INVALID_STAGED_FILE = "FILECOMMIT_INVALID_STAGED_FILE"
 root, in ``_delta_log`` / ``_change_data``, already in the table, given twice, not Parquet, or
 without the table's partition values. Nothing was staged."""
 
+FILECOMMIT_RESTORE_MISSING_FILES = "FILECOMMIT_RESTORE_MISSING_FILES"
+"""SQLSTATE 42K03. ``restore`` to a version whose data files are gone (vacuumed or deleted);
+nothing was committed. The message names up to 100 of them."""
+
 FILECOMMIT_VACUUM_RETENTION_TOO_SHORT = "FILECOMMIT_VACUUM_RETENTION_TOO_SHORT"
 """SQLSTATE 22023. VACUUM with a retention below the table's ``delta.deletedFileRetentionDuration``
 (Delta's retention check); nothing was deleted."""
@@ -399,6 +444,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE,
     FILECOMMIT_INVALID_STAGED_FILE,
     FILECOMMIT_VACUUM_RETENTION_TOO_SHORT,
+    FILECOMMIT_RESTORE_MISSING_FILES,
 })
 """filecommit's own conditions (``FILECOMMIT_*``)."""
 

@@ -61,6 +61,13 @@ class CommitResult:
         metrics: counters.
         cdc_files: the AddCDCFiles of the commit (``change_data=True``, or row-level changes on a
             table with the change data feed on).
+        operation_metrics: the commit's ``commitInfo.operationMetrics`` with Delta's names for
+            ``optimize`` (``numAddedFiles``, ``numRemovedFiles``, ``numAddedBytes``,
+            ``numRemovedBytes``, ``minFileSize``, ``p25FileSize``, ``p50FileSize``,
+            ``p75FileSize``, ``maxFileSize``, ``numDeletionVectorsRemoved``; sizes in bytes) and
+            ``restore`` (``numRestoredFiles``, ``restoredFilesSize``, ``numRemovedFiles``,
+            ``removedFilesSize``, ``numOfFilesAfterRestore``, ``tableSizeAfterRestore``); values
+            are decimal strings. Empty for other commands.
     """
 
     version: int
@@ -70,6 +77,7 @@ class CommitResult:
     remove_files: list[RemoveFile]
     metrics: WriteMetrics
     cdc_files: list[AddCDCFile] = field(default_factory=list)
+    operation_metrics: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -60,11 +60,14 @@ public final class FileCommitPlugin implements CommandPlugin {
     } else if (any.is(SetTablePropertiesCommand.class)) {
       result = TableCommands.setTableProperties(CommandInput.unpack(any, SetTablePropertiesCommand.class), planner);
     } else if (any.is(DeleteCommand.class)) {
-      result = RowLevelCommands.delete(CommandInput.unpack(any, DeleteCommand.class), planner);
+      result = TableCommands.withAutoCompact(planner,
+          RowLevelCommands.delete(CommandInput.unpack(any, DeleteCommand.class), planner));
     } else if (any.is(UpdateCommand.class)) {
-      result = RowLevelCommands.update(CommandInput.unpack(any, UpdateCommand.class), planner);
+      result = TableCommands.withAutoCompact(planner,
+          RowLevelCommands.update(CommandInput.unpack(any, UpdateCommand.class), planner));
     } else if (any.is(MergeCommand.class)) {
-      result = RowLevelCommands.merge(CommandInput.unpack(any, MergeCommand.class), planner);
+      result = TableCommands.withAutoCompact(planner,
+          RowLevelCommands.merge(CommandInput.unpack(any, MergeCommand.class), planner));
     } else if (any.is(PublishStagedCommand.class)) {
       result = StagingCommands.publish(CommandInput.unpack(any, PublishStagedCommand.class), planner);
     } else if (any.is(StageFilesCommand.class)) {
@@ -81,6 +84,12 @@ public final class FileCommitPlugin implements CommandPlugin {
       return true;
     } else if (any.is(io.filecommit.proto.v1.VacuumCommand.class)) {
       TableCommands.vacuum(CommandInput.unpack(any, io.filecommit.proto.v1.VacuumCommand.class), planner);
+      return true;
+    } else if (any.is(io.filecommit.proto.v1.OptimizeCommand.class)) {
+      TableCommands.optimize(CommandInput.unpack(any, io.filecommit.proto.v1.OptimizeCommand.class), planner);
+      return true;
+    } else if (any.is(io.filecommit.proto.v1.RestoreCommand.class)) {
+      TableCommands.restore(CommandInput.unpack(any, io.filecommit.proto.v1.RestoreCommand.class), planner);
       return true;
     } else if (any.is(WriteBatchCommand.class)) {
       SinkCommands.writeBatch(CommandInput.unpack(any, WriteBatchCommand.class), planner);

@@ -13,6 +13,7 @@ import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.RemoveFile;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import org.apache.spark.connect.proto.ExecutePlanResponse;
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
@@ -64,6 +65,20 @@ public final class ResponseStream {
    * @param out receives each response in order
    */
   static void respond(CommandResult result, boolean staged, Consumer<WriteResponse> out) {
+    respond(result, staged, out, Map.of());
+  }
+
+  /**
+   * As {@link #respond(CommandResult, boolean, Consumer)}, with the commit's {@code
+   * commitInfo.operationMetrics} in the summary's {@code operation_metrics} (OPTIMIZE, RESTORE).
+   *
+   * @param result what the command committed
+   * @param staged whether the command was asked to stage
+   * @param out receives each response in order
+   * @param operationMetrics metric name -> value
+   */
+  static void respond(CommandResult result, boolean staged, Consumer<WriteResponse> out,
+      Map<String, String> operationMetrics) {
     List<Object> all = new ArrayList<>(result.addFiles());
     all.addAll(result.cdcFiles());
     all.addAll(result.removeFiles());
@@ -84,7 +99,7 @@ public final class ResponseStream {
     if (batch.getActionsCount() > 0) {
       out.accept(WriteResponse.newBuilder().setActions(batch).build());
     }
-    CommitSummary summary = summary(result);
+    CommitSummary summary = summary(result).toBuilder().putAllOperationMetrics(operationMetrics).build();
     if (!staged) {
       out.accept(WriteResponse.newBuilder().setSummary(summary).build());
       return;

@@ -8,19 +8,29 @@ import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
 
 /**
  * Serves the table commands of the contract ({@code commands.proto}: {@code WriteCommand}, {@code
- * SetTablePropertiesCommand}) with {@link WriteIntoDelta} and {@link SetTablePropertiesCommand}.
+ * SetTablePropertiesCommand}, {@code OptimizeCommand}, {@code RestoreCommand}, {@code VacuumCommand})
+ * with {@link WriteIntoDelta}, {@link SetTablePropertiesCommand} and the maintenance commands.
  */
 final class TableCommands {
   private TableCommands() {}
 
   /** Runs a {@code WriteCommand}. */
   static CommandResult write(WriteCommand cmd, SparkConnectPlanner planner) {
-    return WriteIntoDelta.run(planner.session(),
+    return withAutoCompact(planner, WriteIntoDelta.run(planner.session(),
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
         CommandInput.path(cmd.getPath(), planner), ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
         cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
-        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner)));
+  }
+
+  /**
+   * The post-commit seam of writes: auto compaction when the table asks for it ({@link
+   * io.filecommit.commands.AutoCompact}; never fails the write), then the write's own result.
+   */
+  static CommandResult withAutoCompact(SparkConnectPlanner planner, CommandResult result) {
+    io.filecommit.commands.AutoCompact.afterCommit(planner.session(), result);
+    return result;
   }
 
   /** Runs a {@code SetTablePropertiesCommand}. */
@@ -29,6 +39,22 @@ final class TableCommands {
     return SetTablePropertiesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner),
         cmd.getPropertiesMap(), ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
+  }
+
+  /** Runs an {@code OptimizeCommand} and answers like a write, with the OPTIMIZE metrics. */
+  static void optimize(io.filecommit.proto.v1.OptimizeCommand cmd, SparkConnectPlanner planner) {
+    io.filecommit.commands.OptimizeCommand.Result r = io.filecommit.commands.OptimizeCommand.run(planner.session(),
+        CommandInput.path(cmd.getPath(), planner), cmd.getWhereList(),
+        cmd.hasTargetFileSize() ? cmd.getTargetFileSize() : null, cmd.getZorderByList());
+    ResponseStream.respond(r.commit(), false, ResponseStream.of(planner), r.operationMetrics());
+  }
+
+  /** Runs a {@code RestoreCommand} and answers like a write, with the RESTORE metrics. */
+  static void restore(io.filecommit.proto.v1.RestoreCommand cmd, SparkConnectPlanner planner) {
+    io.filecommit.commands.OptimizeCommand.Result r = io.filecommit.commands.RestoreCommand.run(planner.session(),
+        CommandInput.path(cmd.getPath(), planner), cmd.hasVersion() ? cmd.getVersion() : null,
+        cmd.hasTimestamp() ? cmd.getTimestamp() : null);
+    ResponseStream.respond(r.commit(), false, ResponseStream.of(planner), r.operationMetrics());
   }
 
   /** Runs a {@code VacuumCommand}: the files in batches of 10,000, then the summary. */

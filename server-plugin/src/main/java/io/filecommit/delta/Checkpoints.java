@@ -3,29 +3,24 @@ package io.filecommit.delta;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.delta.kernel.Table;
-import io.delta.kernel.exceptions.CheckpointAlreadyExistsException;
 import io.delta.kernel.exceptions.TableNotFoundException;
-import io.delta.kernel.exceptions.UnsupportedTableFeatureException;
 import io.filecommit.delta.actions.Actions;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.util.List;
-import java.util.Set;
 import org.apache.hadoop.fs.Path;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.util.HadoopInputFile;
 
 /**
- * Writes checkpoints of a table (protocol "Checkpoints", "Last Checkpoint File") with Delta
- * Kernel's public {@code Table.checkpoint}. Kernel refuses that for tables whose write-time rules
- * it cannot enforce itself (CHECK constraints, invariants, generated columns) although a checkpoint
- * only restates the log; for those, and only those, the same Kernel pieces are called through
- * {@link KernelInternals} — the rules are ours to enforce on writes.
+ * Writes checkpoints of a table (protocol "Checkpoints", "Last Checkpoint File") with the pieces of
+ * Delta Kernel's {@code Table.checkpoint} ({@link KernelInternals#writeCheckpoint}): its checkpoint
+ * iterator and Parquet writer, without its check that Kernel itself could enforce the table's
+ * write-time rules (CHECK constraints, invariants, generated columns: filecommit enforces them on
+ * its writes, and a checkpoint only restates the log), and without the tombstones of files the
+ * checkpoint lists as added again ({@link CheckpointTombstones}; Kernel 4.4 keeps them).
  */
 final class Checkpoints {
-  /** Writer features Kernel will not checkpoint but whose rules filecommit enforces. */
-  private static final Set<String> OWN_RULES = Set.of("checkConstraints", "invariants", "generatedColumns");
-
   private Checkpoints() {}
 
   /**
@@ -48,18 +43,6 @@ final class Checkpoints {
 
   private static boolean writeCheckpoint(DeltaLog log, long version) throws IOException {
     Table table = Table.forPath(log.engine(), log.tablePath().toString());
-    try {
-      table.checkpoint(log.engine(), version);
-      return true;
-    } catch (CheckpointAlreadyExistsException e) {
-      return false;
-    } catch (TableNotFoundException e) {
-      throw new FileNotFoundException("No Delta table at " + log.tablePath() + ": " + e.getMessage());
-    } catch (UnsupportedTableFeatureException e) {
-      if (!OWN_RULES.containsAll(e.getUnsupportedFeatures())) {
-        throw e;
-      }
-    }
     io.delta.kernel.Snapshot snapshot;
     try {
       snapshot = table.getSnapshotAsOfVersion(log.engine(), version);

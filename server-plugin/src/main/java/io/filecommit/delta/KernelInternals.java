@@ -112,9 +112,16 @@ public final class KernelInternals {
   static boolean writeCheckpoint(Engine engine, io.delta.kernel.Snapshot snapshot, Path file, long version)
       throws IOException {
     SnapshotImpl impl = (SnapshotImpl) snapshot;
+    java.util.Set<String> addKeys = new java.util.HashSet<>();
+    try (CreateCheckpointIterator first = impl.getCreateCheckpointIterator(engine)) {
+      while (first.hasNext()) {
+        CheckpointTombstones.collectAdds(first.next(), addKeys);
+      }
+    }
     long adds;
     try (CreateCheckpointIterator actions = impl.getCreateCheckpointIterator(engine)) {
-      engine.getParquetHandler().writeParquetFileAtomically(file.toString(), actions);
+      engine.getParquetHandler().writeParquetFileAtomically(file.toString(),
+          actions.map(b -> CheckpointTombstones.withoutReAdded(b, addKeys)));
       adds = actions.getNumberOfAddActions();
     } catch (FileAlreadyExistsException e) {
       return false;

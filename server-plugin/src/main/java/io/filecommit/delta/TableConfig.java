@@ -70,6 +70,19 @@ public final class TableConfig<T> {
    */
   public static final TableConfig<Boolean> ENABLE_DELETION_VECTORS = bool("delta.enableDeletionVectors", true);
   /**
+   * Auto compaction after every write (Delta's {@code DeltaConfigs.AUTO_COMPACT}, {@code
+   * delta.autoOptimize.autoCompact}): {@code true} or {@code false}; other values are refused with
+   * Delta's {@code DELTA_INVALID_AUTO_COMPACT_TYPE}.
+   */
+  public static final TableConfig<Boolean> AUTO_COMPACT = bool("delta.autoOptimize.autoCompact", true);
+  /**
+   * Target size of files OPTIMIZE writes, bytes: a byte string such as {@code 134217728}, {@code
+   * 128mb} or {@code 1g} (Spark's {@code JavaUtils.byteStringAsBytes}; a bare number is bytes), > 0.
+   * Unset: the server's {@code spark.filecommit.optimize.maxFileSize}.
+   */
+  public static final TableConfig<Long> TARGET_FILE_SIZE = register(new TableConfig<>("delta.targetFileSize", -1L,
+      TableConfig::byteSize, v -> v > 0, null, "a positive size in bytes such as '134217728' or '128mb'", true));
+  /**
    * Column mapping mode: {@code none}, {@code name} or {@code id} (protocol "Column Mapping"); a
    * new table may take any, an existing one only moves from {@code none} to {@code name}.
    */
@@ -168,6 +181,18 @@ public final class TableConfig<T> {
     return ci.days * 86_400_000L + ci.microseconds / 1000;
   }
 
+  /**
+   * Bytes of a size string ({@code 1024}, {@code 128mb}, {@code 1g}; Spark's {@code
+   * JavaUtils.byteStringAsBytes}, a bare number is bytes).
+   *
+   * @param value the string
+   * @return the size in bytes
+   * @throws NumberFormatException when it does not parse
+   */
+  public static long byteSize(String value) {
+    return org.apache.spark.network.util.JavaUtils.byteStringAsBytes(value.trim());
+  }
+
   /** The property key. */
   public String key() {
     return key;
@@ -257,6 +282,11 @@ public final class TableConfig<T> {
       TableConfig<?> config = REGISTRY.stream().filter(c -> c.userSettable && c.key.equals(key)).findFirst()
           .orElseThrow(() -> ErrorClass.DELTA_UNKNOWN_CONFIGURATION.error("Unknown Delta table property '" + key
               + "' (value '" + value + "'); supported: " + userSettableKeys()));
+      if (config == AUTO_COMPACT && (value == null || !config.accepts(value))) {
+        throw ErrorClass.DELTA_INVALID_AUTO_COMPACT_TYPE.error("Invalid auto-compact type: '" + value
+            + "' for table property " + key + ". Allowed values are: true, false", Map.of("value", String.valueOf(value),
+            "allowed", "true, false"));
+      }
       if (value == null || !config.accepts(value)) {
         throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + key + " " + config.problem(value));
       }

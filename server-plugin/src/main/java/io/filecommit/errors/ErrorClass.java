@@ -176,6 +176,27 @@ public enum ErrorClass {
   PATH_NOT_FOUND("42K03"),
   /** VACUUM with a retention below the table's delta.deletedFileRetentionDuration (Delta's check). */
   FILECOMMIT_VACUUM_RETENTION_TOO_SHORT("22023"),
+  // OPTIMIZE and RESTORE (Delta's OptimizeTableCommand and RestoreTableCommand).
+  /** OPTIMIZE: a WHERE predicate that references a column that is not a partition column. */
+  DELTA_NON_PARTITION_COLUMN_REFERENCE("42P10"),
+  /** OPTIMIZE ZORDER BY a partition column. */
+  DELTA_ZORDERING_ON_PARTITION_COLUMN("42P10"),
+  /** OPTIMIZE ZORDER BY a column the table does not have. */
+  DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST("42703"),
+  /** OPTIMIZE ZORDER BY a column without per-file statistics (beyond delta.dataSkippingNumIndexedCols). */
+  DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS("KD00D"),
+  /** RESTORE to a version that is not before the latest or no longer recreatable. */
+  DELTA_CANNOT_RESTORE_TABLE_VERSION("22003"),
+  /** RESTORE to a timestamp before the earliest commit still in the log. */
+  DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER("22003"),
+  /** RESTORE to a timestamp after the latest commit. */
+  DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER("22003"),
+  /** RESTORE to a version older than the table's delta.deletedFileRetentionDuration. */
+  DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION("0AKDC"),
+  /** RESTORE to a version whose data files are gone (vacuumed or deleted). */
+  FILECOMMIT_RESTORE_MISSING_FILES("42K03"),
+  /** A delta.autoOptimize.autoCompact value other than true / false (Delta's class). */
+  DELTA_INVALID_AUTO_COMPACT_TYPE("22023"),
   /** Something the table asks for that filecommit does not do (named in the message). */
   FILECOMMIT_UNSUPPORTED_OPERATION("0A000");
 

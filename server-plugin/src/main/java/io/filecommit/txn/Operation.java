@@ -222,6 +222,58 @@ public sealed interface Operation {
   }
 
   /**
+   * OPTIMIZE (Delta's {@code DeltaOperations.Optimize}): files compacted, or Z-ordered, with {@code
+   * dataChange=false}. Parameters as Delta writes them: {@code predicate} (JSON array of the
+   * partition predicates' SQL), {@code zOrderBy} (JSON array), {@code clusterBy} ({@code []}) and
+   * {@code auto} (whether auto compaction ran it).
+   *
+   * @param predicates the partition predicates' SQL (empty: the whole table)
+   * @param zOrderBy the Z-order columns (empty: bin-packing)
+   * @param auto whether auto compaction ran it
+   * @param metrics Delta's OPTIMIZE metrics ({@code numAddedFiles}, {@code p25FileSize}, ...)
+   */
+  record Optimize(List<String> predicates, List<String> zOrderBy, boolean auto, Map<String, String> metrics)
+      implements Operation {
+    @Override
+    public String name() {
+      return "OPTIMIZE";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("predicate", Actions.MAPPER.valueToTree(predicates).toString());
+      p.put("zOrderBy", Actions.MAPPER.valueToTree(zOrderBy).toString());
+      p.put("clusterBy", "[]");
+      p.put("auto", Boolean.toString(auto));
+      return p;
+    }
+  }
+
+  /**
+   * RESTORE (Delta's {@code DeltaOperations.Restore}): the table brought back to an earlier version.
+   *
+   * @param version the version asked for, or null
+   * @param timestamp the timestamp asked for (as given), or null
+   * @param metrics Delta's RESTORE metrics ({@code numRestoredFiles}, {@code tableSizeAfterRestore}, ...)
+   */
+  record Restore(Long version, String timestamp, Map<String, String> metrics) implements Operation {
+    @Override
+    public String name() {
+      return "RESTORE";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("version", version == null ? null : Long.toString(version));
+      p.put("timestamp", timestamp);
+      return p;
+    }
+  }
+
+  /**
+   * A publish of staged commits  /**
    * A publish of staged commits: the operation the staged commits recorded, with the parameter
    * {@value WinningCommitSummary#STAGED_COMMITS_PARAMETER} naming them. Several staged commits of one
    * operation keep its name and parameters (of the first) and sum their numeric metrics; of several

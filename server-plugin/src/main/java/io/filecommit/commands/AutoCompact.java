@@ -1,0 +1,117 @@
+package io.filecommit.commands;
+
+import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.Snapshot;
+import io.filecommit.delta.TableConfig;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.txn.OptimisticTransaction;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.classic.SparkSession;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Auto compaction after a write (Delta's {@code AutoCompact} post-commit hook), on tables with
+ * {@code delta.autoOptimize.autoCompact=true}: after a committed write that added files, the
+ * partitions it added files to that now hold at least {@value #MIN_NUM_FILES_CONF} (default 50)
+ * files smaller than {@value #MIN_FILE_SIZE_CONF} (default half the target) are compacted into
+ * files of up to {@value #MAX_FILE_SIZE_CONF} (default 128 MiB), as OPTIMIZE does ({@link
+ * OptimizeExecutor}), in a commit of its own with operation {@code OPTIMIZE} and parameter {@code
+ * auto=true}. This follows Delta's defaults with its modified-partitions-only and early-skip rules
+ * ({@code AutoCompactUtils}), counting the files in the post-commit snapshot.
+ *
+ * <p>A failure of the compaction (a conflict with a concurrent writer, a storage error) never fails
+ * the write: it is logged and the write's result stands.
+ */
+public final class AutoCompact {
+  /** Server setting: small files a partition needs before it is compacted. */
+  public static final String MIN_NUM_FILES_CONF = "spark.filecommit.autoCompact.minNumFiles";
+  /** Server setting: target size of auto-compacted files, bytes. */
+  public static final String MAX_FILE_SIZE_CONF = "spark.filecommit.autoCompact.maxFileSize";
+  /** Server setting: files below this size count as small and are compacted, bytes. */
+  public static final String MIN_FILE_SIZE_CONF = "spark.filecommit.autoCompact.minFileSize";
+  private static final Logger LOG = LoggerFactory.getLogger(AutoCompact.class);
+
+  private AutoCompact() {}
+
+  /**
+   * Compacts after a command's commit when the table asks for it; never throws.
+   *
+   * @param session the command's session
+   * @param result what the command committed (nothing happens when it committed nothing, was
+   *     staged, or added no file)
+   * @return the compaction's result, or null when none ran or it failed
+   */
+  public static OptimizeCommand.Result afterCommit(SparkSession session, CommandResult result) {
+    if (result == null || !result.committed() || result.staged() != null || result.addFiles().isEmpty()) {
+      return null;
+    }
+    try {
+      return compact(session, result);
+    } catch (RuntimeException e) {
+      LOG.warn("filecommit: auto compaction of " + result.tablePath() + " after version " + result.version()
+          + " failed; the write stands: " + e);
+      return null;
+    }
+  }
+
+  private static OptimizeCommand.Result compact(SparkSession session, CommandResult result) {
+    long start = System.currentTimeMillis();
+    DeltaLog log = DeltaLog.forTable(session, result.tablePath());
+    OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    Snapshot snapshot = txn.snapshot();
+    if (!snapshot.exists() || !TableConfig.AUTO_COMPACT.fromMetadata(snapshot.metadata())) {
+      return null;
+    }
+    SparkConf conf = session.sparkContext().getConf();
+    long maxFileSize = OptimizeCommand.bytesSetting(conf, MAX_FILE_SIZE_CONF, 128L << 20);
+    long minFileSize = OptimizeCommand.bytesSetting(conf, MIN_FILE_SIZE_CONF, maxFileSize / 2);
+    int minNumFiles = conf.getInt(MIN_NUM_FILES_CONF, 50);
+    Set<Map<String, String>> written = new LinkedHashSet<>();
+    result.addFiles().forEach(a -> written.add(a.partitionValues()));
+    Map<Map<String, String>, Integer> small = new HashMap<>();
+    for (AddFile f : snapshot.allFiles()) {
+      if (f.size() < minFileSize && written.contains(f.partitionValues())) {
+        small.merge(f.partitionValues(), 1, Integer::sum);
+      }
+    }
+    Set<Map<String, String>> chosen = new LinkedHashSet<>();
+    small.forEach((p, n) -> {
+      if (n >= minNumFiles) {
+        chosen.add(p);
+      }
+    });
+    if (chosen.isEmpty()) {
+      return null;
+    }
+    OptimizeExecutor.Request request = new OptimizeExecutor.Request(f -> chosen.contains(f.partitionValues()),
+        predicates(snapshot.metadata(), chosen), minFileSize, maxFileSize,
+        conf.getDouble(OptimizeCommand.MAX_DELETED_ROWS_RATIO_CONF, 0.05), List.of(), true);
+    OptimizeCommand.Result r = OptimizeExecutor.run(session, log, txn, request, start);
+    LOG.info("filecommit: auto compaction of " + result.tablePath() + " committed version " + r.commit().version()
+        + ": " + r.operationMetrics());
+    return r;
+  }
+
+  /** The chosen partitions as one SQL predicate (none for an unpartitioned table), for commitInfo. */
+  private static List<String> predicates(Metadata md, Set<Map<String, String>> partitions) {
+    if (md.partitionColumns().isEmpty()) {
+      return List.of();
+    }
+    List<String> branches = new ArrayList<>();
+    for (Map<String, String> p : partitions) {
+      List<String> terms = new ArrayList<>();
+      p.forEach((k, v) -> terms.add("`" + k.replace("`", "``") + "` <=> "
+          + (v == null ? "NULL" : "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'")));
+      branches.add("(" + String.join(" AND ", terms) + ")");
+    }
+    return List.of(String.join(" OR ", branches));
+  }
+}

@@ -1,0 +1,96 @@
+"""Auto compaction (``delta.autoOptimize.autoCompact``, Delta's ``AutoCompact`` post-commit hook):
+8 Spark Connect clients append 25 times each to a table with auto compaction on; the OPTIMIZE
+commits it adds (``auto=true``, ``dataChange=false``) keep the file count down, every append lands
+and Spark + Delta and delta-rs read exactly the appended rows. A compaction that loses a race
+never fails the write that triggered it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from helpers import log_actions, second_session
+
+import filecommit
+
+pytestmark = pytest.mark.slow
+
+CLIENTS = 8
+APPENDS = 25
+ROWS_PER_APPEND = 4
+
+
+def _rows(session, client, n):
+    base = 100_000 * (client + 1) + 100 * n
+    return session.createDataFrame([(base + j, "ab"[j % 2]) for j in range(ROWS_PER_APPEND)],
+                                   "id long, part string").coalesce(1)
+
+
+def _delta_rs_ids(path):
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+
+    got = pa.table(QueryBuilder().register("t", DeltaTable(path)).execute("SELECT id FROM t").read_all())
+    return sorted(got["id"].to_pylist())
+
+
+def test_auto_compaction_under_eight_appending_clients(spark, delta_spark, table_path):
+    filecommit.write(spark.createDataFrame([(0, "a"), (1, "b")], "id long, part string"), table_path,
+                     partition_by=["part"], table_properties={"delta.autoOptimize.autoCompact": "true"})
+    sessions = [spark] + [second_session(spark) for _ in range(CLIENTS - 1)]
+    errors, results = [], []
+
+    def client(i):
+        try:
+            for n in range(APPENDS):
+                results.append(filecommit.write(_rows(sessions[i], i, n), table_path))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=900)
+    for s in sessions[1:]:
+        s.stop()
+    assert not errors, errors
+    assert len(results) == CLIENTS * APPENDS and all(r.committed for r in results)
+    # The writes' own results are theirs: WRITE versions, only their own added files.
+    log = log_actions(table_path)
+    ops = {v: next(a["commitInfo"] for a in acts if "commitInfo" in a) for v, acts in log.items()}
+    assert all(ops[r.version]["operation"] == "WRITE" for r in results)
+    autos = [v for v, ci in ops.items() if ci["operation"] == "OPTIMIZE"]
+    assert autos, "auto compaction committed at least once"
+    for v in autos:
+        assert ops[v]["operationParameters"]["auto"] in (True, "true")
+        assert json.loads(ops[v]["operationParameters"]["zOrderBy"]) == []
+        acts = log[v]
+        assert all(not a[k]["dataChange"] for a in acts for k in ("add", "remove") if k in a)
+    added = sum(len(r.add_files) for r in results) + 2
+    final = delta_spark.read_one({"path": table_path, "kind": "detail"})
+    files_after = final["numFiles"]
+    print(f"\nauto compaction: {added} files appended by {CLIENTS}x{APPENDS} writes, {len(autos)} OPTIMIZE "
+          f"commits, {files_after} files in the final snapshot")
+    assert files_after < added / 2
+    expected = sorted([0, 1] + [100_000 * (i + 1) + 100 * n + j for i in range(CLIENTS) for n in range(APPENDS)
+                                for j in range(ROWS_PER_APPEND)])
+    table = delta_spark.read_one({"path": table_path, "kind": "table"})
+    assert table["ok"], table.get("error")
+    assert sorted(r["id"] for r in table["rows"]) == expected
+    assert _delta_rs_ids(table_path) == expected
+
+
+def test_auto_compaction_is_off_by_default_and_below_the_threshold(spark, table_path):
+    df = spark.createDataFrame([(i, "a") for i in range(3)], "id long, part string").coalesce(1)
+    filecommit.write(df, table_path, partition_by=["part"])
+    for _ in range(3):
+        filecommit.write(df, table_path)
+    filecommit.set_table_properties(spark, table_path, {"delta.autoOptimize.autoCompact": "true"})
+    r = filecommit.write(df, table_path)  # 5 small files: below the 50 Delta needs in a partition
+    ops = [next(a["commitInfo"]["operation"] for a in acts if "commitInfo" in a)
+           for _, acts in sorted(log_actions(table_path).items())]
+    assert ops == ["WRITE"] * 4 + ["SET TBLPROPERTIES", "WRITE"]
+    assert r.version == 5
