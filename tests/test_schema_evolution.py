@@ -289,6 +289,8 @@ PROPERTIES = {
     "delta.deletedFileRetentionDuration": "interval 3 days",
     "delta.enableExpiredLogCleanup": "false",
     "delta.checkpointInterval": "7",
+    "delta.autoOptimize.autoCompact": "true",
+    "delta.targetFileSize": "134217728",
 }
 
 
