@@ -102,7 +102,14 @@ def check_log(table: str) -> dict:
     """The raw log, replayed version by version with ``json``: contiguous whole commits, and every
     file (data and deletion vector) of every version's active set on disk. Returns the latest
     state (``helpers.log_state``)."""
-    names = os.listdir(os.path.join(table, "_delta_log"))
+    # Checkpoints are written in the background after the command answered: a checkpoint being
+    # written has its temporary file for a moment; wait (at most 30 s) until none is left.
+    deadline = time.monotonic() + 30
+    while True:
+        names = os.listdir(os.path.join(table, "_delta_log"))
+        if not [n for n in names if n.endswith(".tmp")] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert not [n for n in names if n.endswith(".tmp")], f"temporary files left in the log: {names}"
     commits = log_actions(table)  # raises on a line that is not whole JSON
     versions = sorted(commits)

@@ -177,6 +177,7 @@ final class GroupCommit {
    */
   void commit(Member m) {
     List<Member> group;
+    boolean lingerInterrupted;
     lock.lock();
     try {
       queue.addLast(m);
@@ -188,11 +189,14 @@ final class GroupCommit {
         return;
       }
       busy = true;
-      linger();
+      lingerInterrupted = linger();
       group = take();
     } finally {
       lock.unlock();
     }
+    // A cancelled client's interrupt must not fail the other members' publish (interruptible I/O):
+    // it is held while the group publishes and restored afterwards.
+    boolean interrupted = Thread.interrupted() | lingerInterrupted;
     try {
       publish(group);
     } catch (Throwable e) {
@@ -218,6 +222,9 @@ final class GroupCommit {
         changed.signalAll();
       } finally {
         lock.unlock();
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
   }
@@ -253,10 +260,14 @@ final class GroupCommit {
     }
   }
 
-  /** The leader waits (bounded) for more members while the table is busy. Holds the lock. */
-  private void linger() {
+  /**
+   * The leader waits (bounded) for more members while the table is busy. Holds the lock.
+   *
+   * @return whether the wait was interrupted
+   */
+  private boolean linger() {
     if (maxWaitMs <= 0 || (queue.size() <= 1 && lastGroupSize <= 1)) {
-      return;
+      return false;
     }
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxWaitMs);
     long left;
@@ -264,10 +275,10 @@ final class GroupCommit {
       try {
         changed.awaitNanos(left);
       } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
+        return true;
       }
     }
+    return false;
   }
 
   /** Takes the next group from the head of the queue. Holds the lock. */
