@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
+from helpers import log_actions, second_session
 
 import filecommit
-from helpers import log_actions, second_session
 
 pytestmark = pytest.mark.slow
 
@@ -128,7 +128,8 @@ def test_sixteen_clients_fifty_small_appends_each(spark, delta_spark, tmp_path):
     grouped = [json.loads(a["commitInfo"]["operationParameters"]["groupedWrites"])
                for commit in logs[plain].values() for a in commit
                if "commitInfo" in a and "groupedWrites" in a["commitInfo"].get("operationParameters", {})]
-    print(f"plain table: {plain_writes} appends in {plain_commits} versions; largest group {max(map(len, grouped), default=1)}")
+    largest = max(map(len, grouped), default=1)
+    print(f"plain table: {plain_writes} appends in {plain_commits} versions; largest group {largest}")
     assert plain_commits < plain_writes and grouped, "no append was grouped"
     for commit in logs[plain].values():
         apps = [a["txn"]["appId"] for a in commit if "txn" in a]
@@ -145,5 +146,5 @@ def test_sixteen_clients_fifty_small_appends_each(spark, delta_spark, tmp_path):
         assert sorted(r["id"] for r in answer["rows"]) == sorted(expected[table])
     # The change feed: each insert change row once, at the version its writer was told.
     feed = pa.table(DeltaTable(cdf).load_cdf(starting_version=1)).to_pandas()
-    got_changes = sorted(zip(feed["id"].tolist(), feed["_commit_version"].tolist()))
+    got_changes = sorted(zip(feed["id"].tolist(), feed["_commit_version"].tolist(), strict=True))
     assert got_changes == sorted(expected_changes)
