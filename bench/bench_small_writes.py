@@ -99,10 +99,10 @@ def latency(spark, out, appends, warmup):
 def many(spark, out, clients, per_client, rows, label):
     """Concurrent appends from ``clients`` sessions; returns {appends_per_s, versions, wall_s}."""
     from deltalake import DeltaTable
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
 
     import filecommit
     from filecommit import _connect
-    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
 
     table = os.path.join(out, f"many_{label}")
     filecommit.write(spark.createDataFrame([(-1, -1)], "client long, n long"), table)
@@ -165,7 +165,8 @@ def bulk(spark, out):
     df = spark.read.parquet(staging)
     filecommit.write(df, os.path.join(out, "bulk_warm"), partition_by=["origin", "month"])  # untimed warm-up
     t0 = time.perf_counter()
-    filecommit.write(spark.read.parquet(staging), os.path.join(out, "bulk_filecommit"), partition_by=["origin", "month"])
+    filecommit.write(spark.read.parquet(staging), os.path.join(out, "bulk_filecommit"),
+                     partition_by=["origin", "month"])
     t1 = time.perf_counter()
     spark.read.parquet(staging).write.partitionBy("origin", "month").parquet(os.path.join(out, "bulk_spark"))
     t2 = time.perf_counter()
@@ -214,12 +215,14 @@ def main(argv=None) -> int:
         bulk_r = None if args.skip_bulk else bulk(spark, out)
         spark.stop()
 
-        print(f"\n1-row append latency, {args.appends} appends each after {args.warmup} warm-up (load average {load_lat})")
+        print(f"\n1-row append latency, {args.appends} appends each after {args.warmup} warm-up "
+              f"(load average {load_lat})")
         print(f"  {'writer':<12} {'p50 ms':>8} {'p95 ms':>8}")
         for name, ms in lat.items():
             print(f"  {name:<12} {percentile(ms, 50):8.1f} {percentile(ms, 95):8.1f}")
         print(f"\n{args.clients} clients x {args.appends_per_client} appends of {args.rows} rows")
-        print(f"  {'group commit':<14} {'appends/s':>10} {'versions':>9} {'retries':>8} {'refused':>8} {'wall s':>7}  load average")
+        print(f"  {'group commit':<14} {'appends/s':>10} {'versions':>9} {'retries':>8} {'refused':>8} "
+              f"{'wall s':>7}  load average")
         for name, r, ld in (("on", on, load_on), ("off (wait 0)", off, load_off)):
             print(f"  {name:<14} {r['appends_per_s']:10.1f} {r['versions']:9d} {r['retries']:8d} {r['refused']:8d} "
                   f"{r['wall_s']:7.1f}  {ld}")
@@ -227,9 +230,9 @@ def main(argv=None) -> int:
             print(f"\nflights bulk write (336,776 rows, 36 partitions): filecommit {bulk_r['filecommit_s']:.2f} s, "
                   f"plain Spark parquet {bulk_r['spark_s']:.2f} s (load average {load()})")
         if args.json:
-            Path(args.json).write_text(json.dumps({"latency_ms": {k: {"p50": percentile(v, 50), "p95": percentile(v, 95)}
-                                                                  for k, v in lat.items()},
-                                                   "many_on": on, "many_off": off, "bulk": bulk_r}, indent=2))
+            pcts = {k: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for k, v in lat.items()}
+            Path(args.json).write_text(json.dumps({"latency_ms": pcts, "many_on": on, "many_off": off,
+                                                   "bulk": bulk_r}, indent=2))
         return 0
     finally:
         shutil.rmtree(out, ignore_errors=True)
