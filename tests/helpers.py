@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import time
 from typing import Dict, List
 
 import pandas as pd
@@ -84,9 +85,27 @@ def checkpoint_actions(path: str, version: int) -> list[dict]:
     return out
 
 
-def checkpoint_versions(path: str) -> list[int]:
-    return sorted(int(os.path.basename(f).split(".")[0])
-                  for f in glob.glob(os.path.join(path, "_delta_log", "*.checkpoint.parquet")))
+def checkpoint_versions(path: str, wait_for: tuple | list = ()) -> list[int]:
+    """Versions of the classic checkpoints in the log, ascending. Checkpoints are written in the
+    background after a command answers, so with ``wait_for`` this first waits (at most 30 s) until
+    each of those versions has its checkpoint and ``_last_checkpoint`` names at least the newest of
+    them; the answer is then whatever the log holds (the caller's assertion judges it)."""
+    def listed():
+        return sorted(int(os.path.basename(f).split(".")[0])
+                      for f in glob.glob(os.path.join(path, "_delta_log", "*.checkpoint.parquet")))
+
+    deadline = time.monotonic() + 30
+    while wait_for and time.monotonic() < deadline:
+        last = None
+        try:
+            with open(os.path.join(path, "_delta_log", "_last_checkpoint")) as fh:
+                last = json.load(fh).get("version")
+        except (OSError, ValueError):
+            pass
+        if set(wait_for) <= set(listed()) and last is not None and last >= max(wait_for):
+            break
+        time.sleep(0.05)
+    return listed()
 
 
 def log_state(path: str) -> dict:

@@ -92,9 +92,14 @@ def test_blind_appends_from_four_clients_land_through_compaction(spark, table_pa
         DeltaTable(table_path).optimize.compact()
         results.append(filecommit.write(_rows(spark, [9999], "a"), table_path))
         extra = [9999]
-    versions = [r.version for r in results]
-    assert len(set(versions)) == len(versions), versions
     log = log_actions(table_path)
+    # Group commit may publish several appends as one version: each append's files are in the
+    # version it was told, and no file is reported twice.
+    for r in results:
+        in_commit = {a["add"]["path"] for a in log[r.version] if "add" in a}
+        assert {a.path for a in r.add_files} <= in_commit, (r.version, r.add_files)
+    reported = [a.path for r in results for a in r.add_files]
+    assert len(reported) == len(set(reported)), reported
     compaction_commits = [v for v, acts in log.items()
                           if any("remove" in a and a["remove"]["dataChange"] is False for a in acts)]
     assert compaction_commits, "delta-rs committed a compaction (remove + add, dataChange=false)"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,7 +102,14 @@ def check_log(table: str) -> dict:
     """The raw log, replayed version by version with ``json``: contiguous whole commits, and every
     file (data and deletion vector) of every version's active set on disk. Returns the latest
     state (``helpers.log_state``)."""
-    names = os.listdir(os.path.join(table, "_delta_log"))
+    # Checkpoints are written in the background after the command answered: a checkpoint being
+    # written has its temporary file for a moment; wait (at most 30 s) until none is left.
+    deadline = time.monotonic() + 30
+    while True:
+        names = os.listdir(os.path.join(table, "_delta_log"))
+        if not [n for n in names if n.endswith(".tmp")] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert not [n for n in names if n.endswith(".tmp")], f"temporary files left in the log: {names}"
     commits = log_actions(table)  # raises on a line that is not whole JSON
     versions = sorted(commits)
@@ -350,7 +358,7 @@ def test_one_commit_fault_then_retry_with_the_same_txn(spark, delta_spark, table
     expected = run_faulted(spark, table_path, command, (APP, 1), rows, fault)
     latest = commit_versions(table_path)[-1]
     if not command.new_table:
-        assert checkpoint_versions(table_path) == [2], "the command's version 2 is checkpointed"
+        assert checkpoint_versions(table_path, wait_for=[2]) == [2], "the command's version 2 is checkpointed"
     check_with_spark_delta(delta_spark, table_path, [latest], expected)
 
 
@@ -384,7 +392,7 @@ def test_every_commit_loses_its_response_append_to_merge(spark, delta_spark, tab
     fault.disarm()
     versions = commit_versions(table_path)
     assert versions == list(range(len(SEQUENCE)))
-    assert 2 in checkpoint_versions(table_path) and 4 in checkpoint_versions(table_path)
+    assert {2, 4} <= set(checkpoint_versions(table_path, wait_for=[2, 4]))
     check_with_spark_delta(delta_spark, table_path, versions, rows)
 
 
@@ -473,7 +481,7 @@ def test_row_level_change_on_a_deletion_vector_table_through_one_fault(
     expected = run_faulted(spark, table_path, command, (APP, 1), rows, fault, dv_reader=delta_spark)
     if name in ("delete", "update"):
         assert deletion_vectors(table_path), "the change marks rows in deletion vectors"
-    assert 4 in checkpoint_versions(table_path)
+    assert 4 in checkpoint_versions(table_path, wait_for=[4])
     check_with_spark_delta(delta_spark, table_path, [4], expected)
 
 
@@ -562,6 +570,9 @@ def test_a_failed_checkpoint_never_fails_the_command(spark, delta_spark, table_p
         rows = COMMANDS[name].apply(rows)
         assert result.committed and result.version == 1 + step
         check_table(table_path, rows)
+    deadline = time.monotonic() + 30  # checkpoints run in the background
+    while fault.fired() < 2 and time.monotonic() < deadline:  # versions 2 and 4 are tried
+        time.sleep(0.05)
     fault.disarm()
     assert fault.fired() >= 1
     if point == faults.CHECKPOINT_BEFORE:
@@ -574,7 +585,7 @@ def test_a_failed_checkpoint_never_fails_the_command(spark, delta_spark, table_p
     rows = COMMANDS["delete"].apply(rows)
     assert COMMANDS["append"].run(spark, table_path, (APP, 10)).version == 6
     rows = COMMANDS["append"].apply(rows)
-    assert 6 in checkpoint_versions(table_path)
+    assert 6 in checkpoint_versions(table_path, wait_for=[6])
     check_table(table_path, rows)
     check_with_spark_delta(delta_spark, table_path, [6], rows)
 

@@ -401,7 +401,7 @@ def test_our_checkpoint_on_a_table_delta_spark_made(spark, delta_spark, clone):
         row = (1000 + i, f"v{i}")
         assert filecommit.write(spark.createDataFrame([row], "id long, name string"), t.path).version == i
         added.append(row)
-    assert checkpoint_versions(t.path) == [10, 20, 30]
+    assert checkpoint_versions(t.path, wait_for=[30]) == [10, 20, 30]
     with open(os.path.join(t.path, "_delta_log", "_last_checkpoint")) as fh:
         assert json.load(fh)["version"] == 30
     from delta_tables import drop_commits_before

@@ -48,7 +48,9 @@ public final class ParquetStats {
    */
   public static String collect(Configuration conf, FileStatus status, int numIndexedCols) throws IOException {
     ParquetMetadata footer;
-    try (ParquetFileReader reader = ParquetFileReader.open(HadoopInputFile.fromStatus(status, conf))) {
+    // Read options from the given configuration: the default options would build (and parse) a new one.
+    try (ParquetFileReader reader = ParquetFileReader.open(HadoopInputFile.fromStatus(status, conf),
+        org.apache.parquet.HadoopReadOptions.builder(conf, status.getPath()).build())) {
       footer = reader.getFooter();
     }
     List<Type> fields = footer.getFileMetaData().getSchema().getFields();

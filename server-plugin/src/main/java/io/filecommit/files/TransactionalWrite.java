@@ -39,6 +39,10 @@ import org.apache.spark.sql.types.StructType;
  * goes in front of the table's partition columns. Because a Parquet file has one schema and table
  * files must not carry {@code _change_type}, table rows and change rows are written by two jobs
  * through the same committer.
+ *
+ * <p>Small inputs already on the driver (a Spark Connect {@code LocalRelation}) are written
+ * without a Spark job by {@link DriverSideWrite}, through the same committer and Spark's own
+ * task-side writer; anything it cannot write exactly so goes through the job.
  */
 public final class TransactionalWrite {
   /** Column of change records that holds the change type (protocol "Change Data Files"). */
@@ -160,7 +164,8 @@ public final class TransactionalWrite {
     cdcPartitions.add(DelayedCommitProtocol.CDC_PARTITION_COL);
     cdcPartitions.addAll(md.partitionColumns());
     Column isCdc = functions.col(SchemaUtils.quote(changeType)).isNotNull();
-    Dataset<Row> cached = data.persist();
+    boolean local = DriverSideWrite.isLocal(data.queryExecution().analyzed());
+    Dataset<Row> cached = local ? data : data.persist();
     try {
       Dataset<Row> rows = normalizeData(cached.filter(functions.not(isCdc)).drop(changeType), null, true);
       runWrite(rows.withColumn(DelayedCommitProtocol.CDC_PARTITION_COL, functions.lit(false)), cdcPartitions, c,
@@ -169,7 +174,9 @@ public final class TransactionalWrite {
       runWrite(changes.withColumn(DelayedCommitProtocol.CDC_PARTITION_COL, functions.lit(true)), cdcPartitions, c,
           writeOptions);
     } finally {
-      cached.unpersist();
+      if (!local) {
+        cached.unpersist();
+      }
     }
     return c.addedStatuses();
   }
@@ -188,6 +195,12 @@ public final class TransactionalWrite {
     }
     String outputPath = txn.deltaLog().tablePath().toString();
     try {
+      org.apache.spark.sql.catalyst.plans.logical.LocalRelation small =
+          ColumnMapping.enabled(md) ? null : DriverSideWrite.local(normalized);
+      if (small != null) {
+        DriverSideWrite.write(txn.session(), small, outputPath, partitionColumns, c, writeOptions);
+        return;
+      }
       ParquetJobWriter.write(txn.session(), normalized, outputPath, partitionColumns, c, writeOptions,
           "filecommit write " + outputPath);
     } catch (RuntimeException e) {

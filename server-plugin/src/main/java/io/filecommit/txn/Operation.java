@@ -78,6 +78,55 @@ public sealed interface Operation {
   }
 
   /**
+   * Several blind appends published as one version by {@link GroupCommit}: Delta's {@code WRITE}
+   * with mode {@code Append}, the members' metrics summed, and the parameter {@value
+   * GroupCommit#GROUPED_PARAMETER} (JSON array of the members' transaction ids, in commit order).
+   *
+   * @param sum the members' writes as one ({@code numFiles}, rows, bytes, change files summed)
+   * @param members the members' transaction ids
+   */
+  record GroupedWrite(Write sum, List<String> members) implements Operation {
+    /** The operation of committing {@code writes} (of transactions {@code txnIds}) as one version. */
+    static GroupedWrite of(List<Write> writes, List<String> txnIds) {
+      int files = 0;
+      long rows = 0;
+      long bytes = 0;
+      int cdc = 0;
+      for (Write w : writes) {
+        files += w.numFiles();
+        rows += w.numOutputRows();
+        bytes += w.numOutputBytes();
+        cdc += w.numAddedChangeFiles();
+      }
+      Write first = writes.get(0);
+      return new GroupedWrite(new Write(first.mode(), first.partitionBy(), null, files, rows, bytes, 0, cdc),
+          List.copyOf(txnIds));
+    }
+
+    @Override
+    public String name() {
+      return sum.name();
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      Map<String, String> p = new LinkedHashMap<>(sum.parameters());
+      p.put(GroupCommit.GROUPED_PARAMETER, Actions.MAPPER.valueToTree(members).toString());
+      return p;
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      return sum.metrics();
+    }
+
+    @Override
+    public boolean isBlindAppend() {
+      return true;
+    }
+  }
+
+  /**
    * A metadata-only commit that sets table properties (Delta's {@code SET TBLPROPERTIES}).
    *
    * @param properties the properties set

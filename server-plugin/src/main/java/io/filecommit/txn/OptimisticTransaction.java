@@ -51,12 +51,14 @@ public final class OptimisticTransaction {
   private final SparkSession session;
   private final DeltaLog deltaLog;
   private final Snapshot snapshot;
-  private final String txnId = UUID.randomUUID().toString();
+  /** This transaction's {@code commitInfo.txnId}. */
+  final String txnId = UUID.randomUUID().toString();
   private Metadata newMetadata;
   private Protocol newProtocol;
   private boolean hasWritten;
   private int attempts;
   private boolean committed;
+  private boolean groupOutcomeUnknown;
   private final LogPublisher publisher;
   private StageRequest stage;
   private StagedCommit staged;
@@ -171,7 +173,7 @@ public final class OptimisticTransaction {
    * version references them. Best effort; calling twice is harmless.
    */
   public void abort() {
-    if (committed || publisher.outcomeUnknown()) {
+    if (committed || publisher.outcomeUnknown() || groupOutcomeUnknown) {
       return;
     }
     List<Runnable> todo = new ArrayList<>(cleanups);
@@ -230,12 +232,7 @@ public final class OptimisticTransaction {
    *     empty app id or a negative version
    */
   public boolean setTransaction(TransactionId id) {
-    if (id.appId() == null || id.appId().isEmpty()) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("txn app id must be a non-empty string, got '" + id.appId() + "'");
-    }
-    if (id.version() < 0) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("txn version must be >= 0, got " + id.version());
-    }
+    id.check();
     txns.put(id.appId(), id.version());
     return snapshot.latestTransactionVersion(id.appId()).map(v -> v >= id.version()).orElse(false);
   }
@@ -327,7 +324,16 @@ public final class OptimisticTransaction {
       committed = true;
       return snapshot.version();
     }
-    return commitLoop(actions, operation, List.of(new ConflictChecker.Reader(snapshot.version(), state)), Set.of());
+    Long grouped = GroupCommit.commitIfGroupable(this, actions, operation, state);
+    return grouped != null ? grouped
+        : commitLoop(actions, operation, List.of(new ConflictChecker.Reader(snapshot.version(), state)), Set.of());
+  }
+
+  /** Records the outcome of a grouped commit ({@link GroupCommit}). */
+  void groupOutcome(boolean committed, int attempts, boolean outcomeUnknown) {
+    this.committed = committed;
+    this.attempts = attempts;
+    this.groupOutcomeUnknown = outcomeUnknown;
   }
 
   /** What this transaction read and removes, for the conflict rules. */
@@ -488,9 +494,7 @@ public final class OptimisticTransaction {
         CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId);
   }
 
-  private static boolean onlyAdds(List<? extends FileAction> actions) {
+  static boolean onlyAdds(List<? extends FileAction> actions) {
     return actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
   }
-
-
 }

@@ -5,14 +5,21 @@ import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Work after a commit landed (Delta's {@code PostCommitHook}s): the snapshot cache moves to the new
- * version, and a checkpoint is written when the version is a multiple of {@code
- * delta.checkpointInterval} (protocol "Checkpoints"), after which expired log files are cleaned up
- * (protocol "Metadata Cleanup"; {@code DeltaLog.cleanupExpiredLogs}). The commit has landed already, so nothing
+ * version (at once, so the next command's snapshot is current), and a checkpoint is written when the
+ * version is a multiple of {@code delta.checkpointInterval} (protocol "Checkpoints") in the
+ * background, after the command answered ({@link #inBackground}: one chain per table), followed by
+ * the clean-up of expired log files (protocol "Metadata Cleanup"; {@code DeltaLog.cleanupExpiredLogs}).
+ * The commit has landed already, so nothing
  * here may turn it into a reported failure or delete a file: every failure is logged and
  * swallowed (readers fall back to the JSON commits; the next snapshot asks Kernel).
  */
@@ -46,14 +53,80 @@ final class PostCommitHooks {
     }
     int interval = TableConfig.CHECKPOINT_INTERVAL.fromMetadata(metadata);
     if (version > 0 && version % interval == 0) {
-      try {
-        if (log.checkpoint(version)) {
-          log.cleanupExpiredLogs(metadata);
+      inBackground(log, () -> {
+        try {
+          if (log.checkpoint(version)) {
+            log.cleanupExpiredLogs(metadata);
+          }
+        } catch (Throwable e) {
+          rethrowIfFatal(e);
+          LOG.warn("filecommit: checkpoint of " + log.tablePath() + " at version " + version + " skipped: " + e, e);
         }
-      } catch (Throwable e) {
-        rethrowIfFatal(e);
-        LOG.warn("filecommit: checkpoint of " + log.tablePath() + " at version " + version + " skipped: " + e, e);
-      }
+      });
+    }
+  }
+
+  /** One daemon pool for every table's background hooks; per table they run one after another. */
+  private static final ExecutorService POOL = Executors.newFixedThreadPool(2, r -> {
+    Thread t = new Thread(r, "filecommit-post-commit");
+    t.setDaemon(true);
+    return t;
+  });
+  private static final ConcurrentHashMap<String, CompletableFuture<Void>> TAILS = new ConcurrentHashMap<>();
+
+  /**
+   * Runs a hook of a landed commit in the background, after the command's answer (Delta runs
+   * {@code PostCommitHook}s after the commit; here they leave the writer's hot path): hooks of one
+   * table run one at a time in the order they were queued (a per-table chain on a pool of two
+   * daemon threads), so a checkpoint of version v, queued after v landed, never races another
+   * hook of the table. A hook must catch its own failures; anything it throws is logged.
+   *
+   * @param log the table's log
+   * @param hook the work; must not fail the command, must not delete files a version references
+   * @return completes when the hook has run
+   */
+  static CompletableFuture<Void> inBackground(DeltaLog log, Runnable hook) {
+    String key = log.tablePath().toString();
+    CompletableFuture<Void>[] mine = new CompletableFuture[1];
+    TAILS.compute(key, (k, prev) -> {
+      CompletableFuture<Void> before = prev == null ? CompletableFuture.completedFuture(null) : prev;
+      mine[0] = before.handle((x, e) -> null).thenRunAsync(() -> {
+        try {
+          hook.run();
+        } catch (Throwable e) {
+          rethrowIfFatal(e);
+          LOG.warn("filecommit: post-commit hook of " + k + " failed: " + e, e);
+        }
+      }, POOL);
+      return mine[0];
+    });
+    mine[0].whenComplete((x, e) -> TAILS.remove(key, mine[0]));
+    return mine[0];
+  }
+
+  /**
+   * Waits until the background hooks queued so far for a table have run (for tests and for a
+   * caller that needs the checkpoint on disk).
+   *
+   * @param table the table root, as {@code DeltaLog.tablePath().toString()}
+   * @param timeoutMs longest wait, ms
+   * @return true when idle, false on timeout
+   */
+  static boolean awaitIdle(String table, long timeoutMs) {
+    CompletableFuture<Void> tail = TAILS.get(table);
+    if (tail == null) {
+      return true;
+    }
+    try {
+      tail.get(timeoutMs, TimeUnit.MILLISECONDS);
+      return true;
+    } catch (java.util.concurrent.TimeoutException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (java.util.concurrent.ExecutionException e) {
+      return true;
     }
   }
 

@@ -7,4 +7,20 @@ package io.filecommit.txn;
  * @param appId application id, non-empty
  * @param version the application's version, >= 0
  */
-public record TransactionId(String appId, long version) {}
+public record TransactionId(String appId, long version) {
+  /**
+   * Checks the id before anything is written.
+   *
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
+   *     empty app id or a negative version
+   */
+  void check() {
+    if (appId == null || appId.isEmpty()) {
+      throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error(
+          "txn app id must be a non-empty string, got '" + appId + "'");
+    }
+    if (version < 0) {
+      throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("txn version must be >= 0, got " + version);
+    }
+  }
+}

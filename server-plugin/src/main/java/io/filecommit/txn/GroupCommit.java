@@ -1,0 +1,463 @@
+package io.filecommit.txn;
+
+import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.TableConfig;
+import io.filecommit.delta.actions.Action;
+import io.filecommit.delta.actions.CommitInfo;
+import io.filecommit.delta.actions.FileAction;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.SetTransaction;
+import io.filecommit.errors.DeltaErrors;
+import io.filecommit.errors.ErrorClass;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Group commit of blind appends to one table (the leader/follower group commit of database logs,
+ * applied to protocol "Optimistic Concurrency Control"): blind appends that reach this server
+ * while a commit of the same table is in flight queue up, and the next leader publishes up to
+ * {@code maxSize} of them, in arrival order, as ONE table version. Each member keeps its own
+ * files, its own {@code txn} action and its own answer (the version and only its own actions).
+ *
+ * <p>Rules:
+ *
+ * <ul>
+ *   <li>Only blind appends are grouped (adds only, no metadata or protocol change, nothing read,
+ *       not staged, the table exists): their conflict rules never make two of them conflict.
+ *   <li>Two members carrying a {@code txn} of the same application id are never in one group: the
+ *       later one waits for the next group (and then finds the first one's {@code txn}).
+ *   <li>Every member is judged by {@link ConflictChecker} against every version it did not read
+ *       (from its own read version up to the version the group takes, and every commit that wins a
+ *       race). A member that fails is answered alone with its error and leaves the group; a member
+ *       whose {@code txn} already landed is answered {@code committed=false}; the rest go on.
+ *   <li>FIFO: the leader is always the oldest queued member and takes members from the head, so a
+ *       writer is never starved.
+ *   <li>Bounded wait: a leader lingers at most {@code maxWaitMs} for more members, and only while
+ *       the table is busy (other members queued or the previous group had several); an idle
+ *       table's single writer commits at once.
+ *   <li>The outcome of an ambiguous publish is read from the log ({@link LogPublisher}, the
+ *       group's {@code commitInfo.txnId}); when it cannot be read every member is told {@code
+ *       FILECOMMIT_COMMIT_STATE_UNKNOWN} and keeps its files.
+ * </ul>
+ *
+ * A group of one member commits exactly as an ungrouped transaction ({@link
+ * OptimisticTransaction#commitLoop}). A group of several writes one {@code commitInfo}: operation
+ * {@code WRITE}, mode {@code Append}, the members' metrics summed, parameter {@value
+ * #GROUPED_PARAMETER} = JSON array of the members' own transaction ids, {@code isBlindAppend=true},
+ * {@code readVersion} = the lowest read version of the members.
+ */
+final class GroupCommit {
+  /** Server setting: how long (ms) a leader lingers for more members; 0 turns group commit off. */
+  static final String MAX_WAIT_KEY = "spark.filecommit.groupCommit.maxWaitMs";
+  /** Server setting: most members in one group. */
+  static final String MAX_SIZE_KEY = "spark.filecommit.groupCommit.maxSize";
+  /** Default of {@link #MAX_WAIT_KEY}, ms. */
+  static final long DEFAULT_MAX_WAIT_MS = 2;
+  /** Default of {@link #MAX_SIZE_KEY}. */
+  static final int DEFAULT_MAX_SIZE = 64;
+  /** commitInfo parameter of a grouped commit: JSON array of the members' transaction ids. */
+  static final String GROUPED_PARAMETER = "groupedWrites";
+
+  private static final ConcurrentHashMap<String, GroupCommit> TABLES = new ConcurrentHashMap<>();
+
+  /**
+   * One transaction waiting to be committed in a group, and its outcome.
+   */
+  static final class Member {
+    final OptimisticTransaction txn;
+    final List<? extends FileAction> actions;
+    final Operation.Write operation;
+    final ConflictChecker.ReadState state;
+    final long readVersion;
+    private long checkedThrough;
+    private boolean done;
+    long version = -1;
+    boolean committed;
+    boolean outcomeUnknown;
+    int attempts;
+    RuntimeException error;
+
+    Member(OptimisticTransaction txn, List<? extends FileAction> actions, Operation.Write operation,
+        ConflictChecker.ReadState state) {
+      this.txn = txn;
+      this.actions = actions;
+      this.operation = operation;
+      this.state = state;
+      this.readVersion = txn.snapshot().version();
+      this.checkedThrough = readVersion;
+    }
+
+    private void fail(RuntimeException e, boolean unknown) {
+      error = e;
+      outcomeUnknown = unknown;
+    }
+  }
+
+  private final String table;
+  private final long maxWaitMs;
+  private final int maxSize;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private final ArrayDeque<Member> queue = new ArrayDeque<>();
+  private boolean busy;
+  private int lastGroupSize;
+
+  GroupCommit(String table, long maxWaitMs, int maxSize) {
+    this.table = table;
+    this.maxWaitMs = maxWaitMs;
+    this.maxSize = Math.max(1, maxSize);
+  }
+
+  /** The group committer of a table in this server (one per table root). */
+  static GroupCommit forTable(String table, long maxWaitMs, int maxSize) {
+    return TABLES.computeIfAbsent(table, t -> new GroupCommit(t, maxWaitMs, maxSize));
+  }
+
+  /**
+   * Commits through the table's group when the commit may be grouped: a blind append ({@link
+   * Operation.Write} in mode Append, adds only) on an existing table that changes no metadata and
+   * read nothing, with group commit on ({@value #MAX_WAIT_KEY} > 0).
+   *
+   * @return the version (as {@link OptimisticTransaction#commit} returns it), or null when the
+   *     commit is not groupable and the caller commits alone
+   * @throws RuntimeException the member's own error (conflict, publish failure)
+   */
+  static Long commitIfGroupable(OptimisticTransaction txn, List<? extends FileAction> actions, Operation operation,
+      ConflictChecker.ReadState state) {
+    if (!(operation instanceof Operation.Write w) || !w.isBlindAppend() || !txn.snapshot().exists()
+        || txn.stagedMetadata() != null || txn.stagedProtocol() != null || !OptimisticTransaction.onlyAdds(actions)
+        || state.readWholeTable() || !state.readPredicates().isEmpty() || !state.readFiles().isEmpty()
+        || state.metadataChanged()) {
+      return null;
+    }
+    long maxWait = setting(txn, MAX_WAIT_KEY, DEFAULT_MAX_WAIT_MS);
+    if (maxWait <= 0) {
+      return null;
+    }
+    Member m = new Member(txn, actions, w, state);
+    forTable(txn.table(), maxWait, (int) setting(txn, MAX_SIZE_KEY, DEFAULT_MAX_SIZE)).commit(m);
+    txn.groupOutcome(m.committed, m.attempts, m.outcomeUnknown);
+    if (m.error != null) {
+      throw m.error;
+    }
+    return m.version;
+  }
+
+  /**
+   * A numeric server setting from the server's Spark conf (the driver's {@code SparkEnv}, no copy;
+   * clients cannot change {@code spark.filecommit.*}: {@code connect.ServerSettings}).
+   */
+  private static long setting(OptimisticTransaction txn, String key, long dflt) {
+    org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+    String v = env == null ? Long.toString(dflt) : env.conf().get(key, Long.toString(dflt)).trim();
+    try {
+      return Long.parseLong(v);
+    } catch (NumberFormatException e) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Server setting " + key + " must be a whole number, got '"
+          + v + "'", Map.of("key", key));
+    }
+  }
+
+  /**
+   * Commits a member, alone or with others; blocks until its outcome is known. The outcome is in
+   * the member's fields ({@code version}, {@code committed}, {@code attempts}, {@code error},
+   * {@code outcomeUnknown}).
+   */
+  void commit(Member m) {
+    List<Member> group;
+    boolean lingerInterrupted;
+    lock.lock();
+    try {
+      queue.addLast(m);
+      changed.signalAll();
+      while (!m.done && (busy || queue.peekFirst() != m)) {
+        changed.awaitUninterruptibly();
+      }
+      if (m.done) {
+        return;
+      }
+      busy = true;
+      lingerInterrupted = linger();
+      group = take();
+    } finally {
+      lock.unlock();
+    }
+    // A cancelled client's interrupt must not fail the other members' publish (interruptible I/O):
+    // it is held while the group publishes and restored afterwards.
+    boolean interrupted = Thread.interrupted() | lingerInterrupted;
+    try {
+      publish(group);
+    } catch (Throwable e) {
+      for (Member g : group) {
+        if (g.error == null && !g.committed && g.version < 0) {
+          g.fail(e instanceof RuntimeException r ? r : new IllegalStateException(e), true);
+        }
+      }
+      if (e instanceof Error err) {
+        throw err;
+      }
+    } finally {
+      lock.lock();
+      try {
+        for (Member g : group) {
+          g.done = true;
+        }
+        busy = false;
+        lastGroupSize = group.size();
+        if (queue.isEmpty()) {
+          TABLES.remove(table, this);
+        }
+        changed.signalAll();
+      } finally {
+        lock.unlock();
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Tests: holds the table as if a commit were in flight, so that members queue. */
+  void hold() {
+    lock.lock();
+    try {
+      busy = true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Tests: ends {@link #hold}; the oldest queued member leads the next group. */
+  void release() {
+    lock.lock();
+    try {
+      busy = false;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Members queued now. */
+  int queued() {
+    lock.lock();
+    try {
+      return queue.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * The leader waits (bounded) for more members while the table is busy. Holds the lock.
+   *
+   * @return whether the wait was interrupted
+   */
+  private boolean linger() {
+    if (maxWaitMs <= 0 || (queue.size() <= 1 && lastGroupSize <= 1)) {
+      return false;
+    }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxWaitMs);
+    long left;
+    while (queue.size() < maxSize && (left = deadline - System.nanoTime()) > 0) {
+      try {
+        changed.awaitNanos(left);
+      } catch (InterruptedException e) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Takes the next group from the head of the queue. Holds the lock. */
+  private List<Member> take() {
+    return take(queue, maxSize);
+  }
+
+  /**
+   * Takes the next group from the head of {@code queue}: in queue order, at most {@code maxSize}
+   * members, no application id twice (a member whose app id is taken stays queued, in its place).
+   */
+  static List<Member> take(ArrayDeque<Member> queue, int maxSize) {
+    List<Member> group = new ArrayList<>();
+    Set<String> apps = new HashSet<>();
+    for (Iterator<Member> it = queue.iterator(); it.hasNext() && group.size() < maxSize; ) {
+      Member c = it.next();
+      if (c.state.txns().keySet().stream().anyMatch(apps::contains)) {
+        continue;
+      }
+      apps.addAll(c.state.txns().keySet());
+      group.add(c);
+      it.remove();
+    }
+    return group;
+  }
+
+  /** Publishes a group; every member's outcome is set when this returns. */
+  static void publish(List<Member> group) {
+    if (group.size() == 1) {
+      Member m = group.get(0);
+      try {
+        m.version = m.txn.commitLoop(m.actions, m.operation,
+            List.of(new ConflictChecker.Reader(m.readVersion, m.state)), Set.of());
+        m.committed = m.txn.committed();
+      } catch (RuntimeException e) {
+        m.fail(e, false); // the transaction's own publisher knows whether the outcome is unknown
+      }
+      m.attempts = m.txn.attempts();
+      return;
+    }
+    new Publish(group).run();
+  }
+
+  /** The commit loop of a group of several members. */
+  private static final class Publish {
+    private final List<Member> live;
+    private final DeltaLog log;
+    private final String table;
+    private final String txnId = UUID.randomUUID().toString();
+    private final LogPublisher publisher;
+    private final Map<Long, WinningCommitSummary> seen = new HashMap<>();
+    private final boolean ict;
+    private long lastTimestamp = Long.MIN_VALUE;
+
+    Publish(List<Member> group) {
+      this.live = new ArrayList<>(group);
+      OptimisticTransaction first = group.get(0).txn;
+      this.log = first.deltaLog();
+      this.table = first.table();
+      this.publisher = new LogPublisher(log, txnId, table);
+      this.ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromMetadata(first.metadata());
+    }
+
+    void run() {
+      if (ict) {
+        for (Member m : live) {
+          lastTimestamp = Math.max(lastTimestamp, m.txn.snapshot().timestamp());
+        }
+      }
+      long version = live.stream().mapToLong(m -> m.readVersion).max().orElseThrow() + 1;
+      for (int attempt = 1; attempt <= OptimisticTransaction.MAX_COMMIT_ATTEMPTS; attempt++) {
+        for (Member m : live) {
+          m.attempts = attempt;
+        }
+        try {
+          catchUp(version - 1);
+        } catch (RuntimeException e) {
+          failAll(e, publisher.outcomeUnknown());
+          return;
+        }
+        if (live.isEmpty()) {
+          return;
+        }
+        List<Action> winning;
+        try {
+          winning = publisher.publish(version, lines(version));
+        } catch (RuntimeException e) {
+          failAll(e, publisher.outcomeUnknown());
+          return;
+        }
+        if (winning == null) {
+          Map<String, Long> txns = new LinkedHashMap<>();
+          for (Member m : live) {
+            m.version = version;
+            m.committed = true;
+            txns.putAll(m.state.txns());
+          }
+          PostCommitHooks.run(log, version, null, null, live.get(0).txn.metadata(), txns);
+          return;
+        }
+        seen.put(version, WinningCommitSummary.of(version, winning));
+        version++;
+        LogPublisher.backoff(attempt);
+      }
+      failAll(DeltaErrors.conflict(ErrorClass.DELTA_CONCURRENT_TRANSACTION, "gave up after "
+          + OptimisticTransaction.MAX_COMMIT_ATTEMPTS + " attempts without a conflict-free version", version, table,
+          "RETRIES"), false);
+    }
+
+    /** Judges every live member against every version up to {@code through} it has not judged yet. */
+    private void catchUp(long through) {
+      for (Iterator<Member> it = live.iterator(); it.hasNext(); ) {
+        Member m = it.next();
+        while (m.checkedThrough < through) {
+          long v = m.checkedThrough + 1;
+          WinningCommitSummary w = seen.get(v);
+          if (w == null) {
+            List<Action> actions = publisher.readOutcome(v, null);
+            if (actions == null) {
+              throw ErrorClass.FILECOMMIT_LOG_READ_FAILED.error("Version " + v + " of " + table + " is not in the "
+                  + "log although a later one is; its conflicts cannot be checked; nothing was committed",
+                  Map.of("table", table));
+            }
+            w = WinningCommitSummary.of(v, actions);
+            seen.put(v, w);
+          }
+          if (w.inCommitTimestamp() != null) {
+            lastTimestamp = Math.max(lastTimestamp, w.inCommitTimestamp());
+          }
+          try {
+            if (new ConflictChecker(m.txn.session(), m.txn.metadata(), m.state, w, table).check(false)) {
+              m.version = v;
+              m.committed = false;
+              it.remove();
+              break;
+            }
+          } catch (RuntimeException e) {
+            m.fail(e, false);
+            it.remove();
+            break;
+          }
+          m.checkedThrough = v;
+        }
+      }
+    }
+
+    private void failAll(RuntimeException e, boolean unknown) {
+      for (Member m : live) {
+        m.fail(e, unknown);
+      }
+      live.clear();
+    }
+
+    /** The commit's lines: one commitInfo, then each member's txn actions and file actions. */
+    private List<Action> lines(long version) {
+      long now = System.currentTimeMillis();
+      Long inCommit = null;
+      if (ict) {
+        inCommit = Math.max(now, lastTimestamp + 1);
+        now = inCommit;
+      }
+      Operation.GroupedWrite op = Operation.GroupedWrite.of(live.stream().map(m -> m.operation).toList(),
+          live.stream().map(m -> m.txn.txnId).toList());
+      Metadata md = live.get(0).txn.metadata();
+      long readVersion = live.stream().mapToLong(m -> m.readVersion).min().orElseThrow();
+      OptimisticTransaction first = live.get(0).txn;
+      List<Action> lines = new ArrayList<>();
+      lines.add(new CommitInfo(inCommit, now, op.name(), new LinkedHashMap<>(op.parameters()), readVersion,
+          TableConfig.ISOLATION_LEVEL.fromMetadata(md), true, new LinkedHashMap<>(op.metrics()),
+          CommitInfo.ENGINE + " Apache-Spark/" + first.session().version(), txnId));
+      for (Member m : live) {
+        for (Map.Entry<String, Long> t : m.state.txns().entrySet()) {
+          lines.add(new SetTransaction(t.getKey(), t.getValue(), now));
+        }
+      }
+      for (Member m : live) {
+        lines.addAll(m.actions);
+      }
+      return lines;
+    }
+  }
+}
