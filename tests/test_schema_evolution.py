@@ -17,7 +17,7 @@ import time
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, QueryBuilder
-from helpers import log_actions, make_fixture_tables, twin_copier
+from helpers import checkpoint_versions, log_actions, make_fixture_tables, twin_copier
 
 import filecommit
 
@@ -226,6 +226,13 @@ def test_log_cleanup_after_checkpoints(spark, delta_spark, tmp_path):
             time.sleep(1.2)
         for p in (path, kept):
             filecommit.write(spark.createDataFrame([(i,)], "id long"), p)
+    # Checkpoints and the clean-up after them run in the background after a write answers.
+    checkpoint_versions(kept, wait_for=[20])
+    checkpoint_versions(path, wait_for=[20])
+    deadline = time.monotonic() + 30
+    while _commits(path)[0] < 10 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
     assert _commits(kept) == list(range(22))
     left = _commits(path)
     # Every commit older than the retention is gone up to the newest checkpoint that covers it; the
