@@ -28,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * ({@code AutoCompactUtils}), counting the files in the post-commit snapshot.
  *
  * <p>A failure of the compaction (a conflict with a concurrent writer, a storage error) never fails
- * the write: it is logged and the write's result stands.
+ * the write: it is logged and the write's result stands. While one auto compaction of a table runs
+ * on this server, writes that finish meanwhile skip theirs (Delta reserves partitions for the same
+ * reason, {@code AutoCompactPartitionReserve}): the next write after it compacts what is left.
  */
 public final class AutoCompact {
   /** Server setting: small files a partition needs before it is compacted. */
@@ -38,6 +40,8 @@ public final class AutoCompact {
   /** Server setting: files below this size count as small and are compacted, bytes. */
   public static final String MIN_FILE_SIZE_CONF = "spark.filecommit.autoCompact.minFileSize";
   private static final Logger LOG = LoggerFactory.getLogger(AutoCompact.class);
+  /** Tables an auto compaction of this server is running on: others skip them instead of racing it. */
+  private static final Set<String> RESERVED = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private AutoCompact() {}
 
@@ -53,12 +57,18 @@ public final class AutoCompact {
     if (result == null || !result.committed() || result.staged() != null || result.addFiles().isEmpty()) {
       return null;
     }
+    String table = result.tablePath();
+    if (!RESERVED.add(table)) {
+      return null; // another command of this server is compacting the table (Delta's AutoCompactPartitionReserve)
+    }
     try {
       return compact(session, result);
     } catch (RuntimeException e) {
       LOG.warn("filecommit: auto compaction of " + result.tablePath() + " after version " + result.version()
           + " failed; the write stands: " + e);
       return null;
+    } finally {
+      RESERVED.remove(table);
     }
   }
 
