@@ -75,11 +75,12 @@ public final class AutoCompact {
   private static OptimizeCommand.Result compact(SparkSession session, CommandResult result) {
     long start = System.currentTimeMillis();
     DeltaLog log = DeltaLog.forTable(session, result.tablePath());
+    Snapshot latest = log.snapshot();
+    if (!latest.exists() || !TableConfig.AUTO_COMPACT.fromMetadata(latest.metadata())) {
+      return null; // the common case: one cached snapshot look-up, no transaction
+    }
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
     Snapshot snapshot = txn.snapshot();
-    if (!snapshot.exists() || !TableConfig.AUTO_COMPACT.fromMetadata(snapshot.metadata())) {
-      return null;
-    }
     SparkConf conf = session.sparkContext().getConf();
     long maxFileSize = OptimizeCommand.bytesSetting(conf, MAX_FILE_SIZE_CONF, 128L << 20);
     long minFileSize = OptimizeCommand.bytesSetting(conf, MIN_FILE_SIZE_CONF, maxFileSize / 2);
