@@ -127,7 +127,8 @@ docker-check: setup
 ## staged commit of 10,000 files and staging's cost on a bulk write, UPDATE of 1% of
 ## TPC-H SF1 lineitem vs Delta Lake on Spark, DELETE of 50% of it with deletion vectors under a 1 GiB
 ## server heap, selective scans of it (partition pruning, data skipping) vs Delta, small writers
-## (1-row append latency vs Spark and delta-rs, 16 clients with group commit on/off) (bench/README.md)
+## (1-row append latency vs Spark and delta-rs, 16 clients with group commit on/off), OPTIMIZE of
+## 2,000 small lineitem files vs Delta (bench/README.md)
 bench: build delta-reader
 	$(VPY) bench/bench_write.py
 	$(VPY) bench/bench_history.py
@@ -136,6 +137,7 @@ bench: build delta-reader
 	$(VPY) bench/bench_read.py
 	$(VPY) bench/bench_staging.py
 	$(VPY) bench/bench_small_writes.py
+	$(VPY) bench/bench_optimize.py
 
 clean:
 	rm -rf server-plugin/target client/filecommit/jars/*.jar out client/go/gen .build

@@ -77,7 +77,8 @@ def main(argv=None):
     ap.add_argument("--files", type=int, default=2000, help="small files in the table (default 2000)")
     ap.add_argument("--scale", default="0.1", help="TPC-H scale factor (default 0.1)")
     ap.add_argument("--data", default=os.path.join(ROOT, "bench", ".data", "tpch"), help="tpchgen-cli output cache")
-    ap.add_argument("--out", help="keep the tables here (default: a temp dir, removed)")
+    ap.add_argument("--out", help="keep the tables here, and reuse the base table found there (default: a temp "
+                    "dir, removed)")
     ap.add_argument("--delta-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.delta_worker:
@@ -96,11 +97,15 @@ def main(argv=None):
     worker = common.DeltaWorker(python, os.path.join(out, "delta-worker.log"), script=__file__)
     try:
         print(f"Delta side: Spark {worker.hello['spark']} + delta-spark 4.4.0 (.venv-delta)", flush=True)
-        base = os.path.join(out, "base")
-        shutil.rmtree(base, ignore_errors=True)
-        made = worker.ask(op="create", path=base, source=source, files=args.files)
-        print(f"base table by Delta: {made['numFiles']} files, {made['bytes'] / 1e6:.1f} MB, "
-              f"{made['seconds']:.1f} s", flush=True)
+        base = os.path.join(out, f"base_{args.files}")
+        if args.out and os.path.isdir(os.path.join(base, "_delta_log")):  # kept from an earlier run
+            made = {"numFiles": worker.ask(op="check", paths=[base])[base]["files"]}
+            print(f"base table by Delta (kept in {base}): {made['numFiles']} files", flush=True)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+            made = worker.ask(op="create", path=base, source=source, files=args.files)
+            print(f"base table by Delta: {made['numFiles']} files, {made['bytes'] / 1e6:.1f} MB, "
+                  f"{made['seconds']:.1f} s", flush=True)
         if made["numFiles"] != args.files:
             common.fail(f"Delta wrote {made['numFiles']} files, not {args.files}")
         expected = worker.ask(op="check", paths=[base])[base]
@@ -132,7 +137,8 @@ def main(argv=None):
             if int(m.get("numRemovedFiles", 0)) != args.files or a["metrics"].get("numRemovedFiles") != args.files:
                 common.fail("a side did not compact every file")
             if int(m["numAddedFiles"]) != a["metrics"]["numAddedFiles"]:
-                common.fail(f"added files differ: filecommit {m['numAddedFiles']}, delta {a['metrics']['numAddedFiles']}")
+                common.fail(f"added files differ: filecommit {m['numAddedFiles']}, "
+                            f"delta {a['metrics']['numAddedFiles']}")
             checked.extend(paths.values())
         check = worker.ask(op="check", paths=checked)
         for p in checked:

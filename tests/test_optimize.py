@@ -110,7 +110,7 @@ def _rows_both_readers(delta_spark, path):
 
 def _compare_optimize(delta_spark, ours, theirs, result, *, check_bytes=True):
     v_ours, info_ours, adds_ours, removes_ours = _last_commit(ours)
-    v_theirs, info_theirs, adds_theirs, removes_theirs = _last_commit(theirs)
+    v_theirs, info_theirs, _, removes_theirs = _last_commit(theirs)
     assert result.committed and result.version == v_ours == v_theirs
     assert info_ours["operation"] == info_theirs["operation"] == "OPTIMIZE"
     assert set(info_ours["operationMetrics"]) == set(info_theirs["operationMetrics"]) == OPTIMIZE_METRICS

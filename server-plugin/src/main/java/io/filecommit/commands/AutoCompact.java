@@ -28,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * ({@code AutoCompactUtils}), counting the files in the post-commit snapshot.
  *
  * <p>A failure of the compaction (a conflict with a concurrent writer, a storage error) never fails
- * the write: it is logged and the write's result stands.
+ * the write: it is logged and the write's result stands. While one auto compaction of a table runs
+ * on this server, writes that finish meanwhile skip theirs (Delta reserves partitions for the same
+ * reason, {@code AutoCompactPartitionReserve}): the next write after it compacts what is left.
  */
 public final class AutoCompact {
   /** Server setting: small files a partition needs before it is compacted. */
@@ -38,6 +40,8 @@ public final class AutoCompact {
   /** Server setting: files below this size count as small and are compacted, bytes. */
   public static final String MIN_FILE_SIZE_CONF = "spark.filecommit.autoCompact.minFileSize";
   private static final Logger LOG = LoggerFactory.getLogger(AutoCompact.class);
+  /** Tables an auto compaction of this server is running on: others skip them instead of racing it. */
+  private static final Set<String> RESERVED = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private AutoCompact() {}
 
@@ -53,23 +57,30 @@ public final class AutoCompact {
     if (result == null || !result.committed() || result.staged() != null || result.addFiles().isEmpty()) {
       return null;
     }
+    String table = result.tablePath();
+    if (!RESERVED.add(table)) {
+      return null; // another command of this server is compacting the table (Delta's AutoCompactPartitionReserve)
+    }
     try {
       return compact(session, result);
     } catch (RuntimeException e) {
       LOG.warn("filecommit: auto compaction of " + result.tablePath() + " after version " + result.version()
           + " failed; the write stands: " + e);
       return null;
+    } finally {
+      RESERVED.remove(table);
     }
   }
 
   private static OptimizeCommand.Result compact(SparkSession session, CommandResult result) {
     long start = System.currentTimeMillis();
     DeltaLog log = DeltaLog.forTable(session, result.tablePath());
+    Snapshot latest = log.snapshot();
+    if (!latest.exists() || !TableConfig.AUTO_COMPACT.fromMetadata(latest.metadata())) {
+      return null; // the common case: one cached snapshot look-up, no transaction
+    }
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
     Snapshot snapshot = txn.snapshot();
-    if (!snapshot.exists() || !TableConfig.AUTO_COMPACT.fromMetadata(snapshot.metadata())) {
-      return null;
-    }
     SparkConf conf = session.sparkContext().getConf();
     long maxFileSize = OptimizeCommand.bytesSetting(conf, MAX_FILE_SIZE_CONF, 128L << 20);
     long minFileSize = OptimizeCommand.bytesSetting(conf, MIN_FILE_SIZE_CONF, maxFileSize / 2);

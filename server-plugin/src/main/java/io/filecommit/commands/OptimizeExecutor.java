@@ -132,11 +132,15 @@ final class OptimizeExecutor {
     StructType binSchema = new StructType(new StructField[] {
         new StructField(TableScan.FILE_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()),
         new StructField(BIN_COLUMN, DataTypes.IntegerType, false, org.apache.spark.sql.types.Metadata.empty())});
-    Dataset<Row> rows = TableScan.read(session, log, md, files)
-        .join(functions.broadcast(session.createDataFrame(fileBins, binSchema)),
-            scala.jdk.javaapi.CollectionConverters.asScala(List.of(TableScan.FILE_COLUMN)).toSeq(), "inner");
-    Dataset<Row> data = (n == 1 ? rows.repartition(1) : rows.repartition(n, functions.col(BIN_COLUMN)))
-        .drop(BIN_COLUMN, TableScan.FILE_COLUMN, TableScan.ROW_COLUMN);
+    Dataset<Row> rows = TableScan.read(session, log, md, files);
+    Dataset<Row> data;
+    if (n == 1) {
+      data = rows.drop(TableScan.FILE_COLUMN, TableScan.ROW_COLUMN).repartition(1);
+    } else {
+      data = rows.join(functions.broadcast(session.createDataFrame(fileBins, binSchema)),
+              scala.jdk.javaapi.CollectionConverters.asScala(List.of(TableScan.FILE_COLUMN)).toSeq(), "inner")
+          .repartition(n, functions.col(BIN_COLUMN)).drop(BIN_COLUMN, TableScan.FILE_COLUMN, TableScan.ROW_COLUMN);
+    }
     return withoutDataChange(new TransactionalWrite(txn).writeFiles(data, Map.of(), false));
   }
 
