@@ -13,7 +13,7 @@ real process crashes:
   at the start and after every 4th kill (the first write on a new path). Every row carries
   ``writer, seq, attempt, row``. Each writer journals durably (fsync) what it is about to send
   and what came back; after a connection error it waits for the server and retries the same op.
-* The controller kills the server ``FILECOMMIT_CRASH_KILLS`` times (default 20), each time once
+* The controller kills the server ``FILECOMMIT_CRASH_KILLS`` times (default 12), each time once
   writes flow again after the restart, half the time 1-6 s later, half the time the moment a new
   commit file of the main table appears (its writer most likely has no answer yet: a lost
   response). The points are drawn from ``FILECOMMIT_CRASH_SEED`` (random unless set; printed).
@@ -57,7 +57,7 @@ import filecommit
 pytestmark = pytest.mark.slow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KILLS = int(os.environ.get("FILECOMMIT_CRASH_KILLS", "20"))
+KILLS = int(os.environ.get("FILECOMMIT_CRASH_KILLS", "12"))
 WRITERS = int(os.environ.get("FILECOMMIT_CRASH_WRITERS", "3"))
 FRESH_EVERY = 4          # a fresh shared-txn table at the start and after every 4th kill (2, 6, 10, ...)
 ON_COMMIT = 0.5          # share of kills made when a new main-table commit file appears
