@@ -235,9 +235,13 @@ def test_merge_marks_changed_rows_in_deletion_vectors_and_writes_only_new_rows(s
         assert_same_as_delta(delta_spark, ours, theirs, version, columns=COLS, delta_rs=False)
         assert _delta_rs(ours).equals(_delta_rs(theirs))
         ours_m, theirs_m = delta_metrics(ours, version), delta_metrics(theirs, version)
-        for k in ("numTargetRowsDeleted", "numTargetRowsUpdated", "numTargetRowsInserted", "numTargetRowsCopied",
-                  "numTargetDeletionVectorsAdded", "numTargetDeletionVectorsRemoved",
-                  "numTargetDeletionVectorsUpdated", "numTargetFilesRemoved"):
+        keys = ["numTargetRowsDeleted", "numTargetRowsUpdated", "numTargetRowsInserted", "numTargetRowsCopied"]
+        if i == 0:
+            # File-level metrics on the fixture's own files; after that the layouts differ (how many
+            # files each writer split the first MERGE's new rows into), and so do these counts.
+            keys += ["numTargetDeletionVectorsAdded", "numTargetDeletionVectorsRemoved",
+                     "numTargetDeletionVectorsUpdated", "numTargetFilesRemoved"]
+        for k in keys:
             assert ours_m.get(k) == theirs_m.get(k), f"{k}: ours {ours_m.get(k)}, Delta's {theirs_m.get(k)}"
 
 
