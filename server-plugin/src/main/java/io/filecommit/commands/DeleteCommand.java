@@ -94,7 +94,7 @@ public final class DeleteCommand {
               .withColumn(TransactionalWrite.CDC_TYPE_COLUMN, functions.lit("delete"))
           : null;
       RowMetrics metrics = new RowMetrics(marked.count(), 0, 0, 0);
-      return change.writeAndCommit(changes, marked.files(), marked.kept(), options,
+      return change.writeAndCommit(changes, marked, false, options,
           stats -> new Operation.Delete(predicate, stats), () -> metrics);
     }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);

@@ -50,15 +50,30 @@ public record MarkedRows(List<AddFile> files, List<AddFile> kept, long count, Ma
    * @throws RuntimeException when the job fails; the transaction is aborted (DV files deleted) first
    */
   static MarkedRows mark(RowLevelChange change, List<AddFile> candidates, Column matches) {
+    return mark(change, candidates, () -> change.scan(candidates).filter(matches)
+        .select(functions.col(TableScan.FILE_COLUMN), functions.col(TableScan.ROW_COLUMN)));
+  }
+
+  /**
+   * Marks the given rows of {@code candidates} in new DVs, one DV file per task under the table
+   * root (MERGE: the target rows a MATCHED or NOT MATCHED BY SOURCE clause updates or deletes).
+   *
+   * @param change the change (its transaction gets the DV files' cleanup)
+   * @param candidates files the marks may name; each with a trustworthy {@code numRecords}
+   * @param marks builds the rows to mark: column 0 a file's log path, column 1 the row's index in
+   *     it; each pair at most once, none already deleted
+   * @return the touched files and their new DVs; no file when no row is marked
+   * @throws RuntimeException when the job fails; the transaction is aborted (DV files deleted) first
+   */
+  public static MarkedRows mark(RowLevelChange change, List<AddFile> candidates,
+      java.util.function.Supplier<Dataset<Row>> marks) {
     String token = DeletionVectorStore.newToken();
     Path root = change.log.tablePath();
     change.txn.onAbort(() -> DeletionVectorStore.sweep(change.log.fs(), root, token, Set.of()));
     List<DeletionVectorBitmapGenerator.Outcome> outcomes;
     try {
-      Dataset<Row> marks = change.scan(candidates).filter(matches)
-          .select(functions.col(TableScan.FILE_COLUMN), functions.col(TableScan.ROW_COLUMN));
-      outcomes = DeletionVectorBitmapGenerator.generate(change.session, marks, candidates, root, change.log.conf(),
-          token);
+      outcomes = DeletionVectorBitmapGenerator.generate(change.session, marks.get(), candidates, root,
+          change.log.conf(), token);
     } catch (RuntimeException | Error e) {
       change.txn.abort();
       throw e;
@@ -92,6 +107,33 @@ public record MarkedRows(List<AddFile> files, List<AddFile> kept, long count, Ma
   }
 
   /**
+   * Delta's deletion-vector metrics of this change ({@code DMLWithDeletionVectorsHelper}): per
+   * touched file, a new DV where it had none is added, a new DV replacing one is updated, and a file
+   * that had one and leaves the table whole removes it.
+   *
+   * @return {added, removed, updated}
+   */
+  public long[] deletionVectorCounts() {
+    long added = 0;
+    long removed = 0;
+    long updated = 0;
+    for (AddFile f : files) {
+      boolean had = f.deletionVector() != null;
+      boolean has = dvs.containsKey(f.path());
+      if (has) {
+        if (had) {
+          updated++;
+        } else {
+          added++;
+        }
+      } else if (had) {
+        removed++;
+      }
+    }
+    return new long[] {added, removed, updated};
+  }
+
+  /**
    * The rows this pass marked, read back from the touched files through the new DVs: rows of the
    * current snapshot (earlier DVs applied) whose index is in the new DV, i.e. in (new DV minus old
    * DV), and every live row of a file marked whole. The condition is not evaluated again.
@@ -99,7 +141,7 @@ public record MarkedRows(List<AddFile> files, List<AddFile> kept, long count, Ma
    * @param change the change
    * @return the table's columns plus {@link TableScan#FILE_COLUMN} and {@link TableScan#ROW_COLUMN}
    */
-  Dataset<Row> rows(RowLevelChange change) {
+  public Dataset<Row> rows(RowLevelChange change) {
     Dataset<Row> scan = change.scan(files);
     if (files.isEmpty()) {
       return scan;

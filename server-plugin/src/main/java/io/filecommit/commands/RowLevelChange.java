@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
@@ -31,6 +32,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.classic.Dataset;
@@ -48,8 +50,10 @@ import org.apache.spark.sql.types.StructType;
  * {@code partitionValues}); the rows of the files a change touches rewritten through {@link
  * TransactionalWrite}, change rows written to {@code _change_data/} when the table has the change
  * data feed on; {@code remove} of every touched file, {@code add} and {@code cdc} of the new ones
- * committed in one version. What the transaction read is registered for its conflict checks: the
- * partition predicate and candidate files, or the whole table when nothing was pruned.
+ * committed in one version. Candidate files are also skipped by their statistics ({@link
+ * StatsSkipping}: min/max values, null counts, as Delta's {@code filterFiles}). What the transaction
+ * read is registered for its conflict checks: the partition predicate and the files it matched, or
+ * the whole table when no partition was pruned.
  */
 public final class RowLevelChange {
   public final SparkSession session;
@@ -172,6 +176,12 @@ public final class RowLevelChange {
     if (e instanceof And and) {
       split(and.left(), out);
       split(and.right(), out);
+    } else if (e instanceof UnresolvedFunction f && f.nameParts().size() == 1
+        && f.nameParts().head().equalsIgnoreCase("and") && f.arguments().size() == 2 && !f.isDistinct()
+        && f.filter().isEmpty()) {
+      // Column.and(...) before analysis
+      split(f.arguments().apply(0), out);
+      split(f.arguments().apply(1), out);
     } else {
       out.add(e);
     }
@@ -179,8 +189,9 @@ public final class RowLevelChange {
 
   /**
    * The files that may hold rows satisfying {@code condition}: every active file, or those whose
-   * partition values satisfy the condition's partition-only conjuncts. Registers the read with the
-   * transaction.
+   * partition values satisfy the condition's partition-only conjuncts, less those whose statistics
+   * prove that no row satisfies the conjuncts on the table's columns ({@link StatsSkipping}).
+   * Registers the read with the transaction.
    *
    * @param condition the change's condition, or null for every row
    * @param alias the table's name in {@code condition}, or null
@@ -200,14 +211,41 @@ public final class RowLevelChange {
       all = all && pruning != null;
     }
     List<AddFile> active = new ArrayList<>(snapshot.allFiles());
+    List<AddFile> files;
     if (pruning == null) {
       txn.readWholeTable();
-      return new Candidates(active, condition == null);
+      files = active;
+    } else {
+      Set<String> matching = PartitionPredicates.matching(session, md, active, pruning, alias);
+      files = active.stream().filter(f -> matching.contains(f.path())).toList();
+      txn.readPartitions(pruning, alias, matching);
     }
-    Set<String> matching = PartitionPredicates.matching(session, md, active, pruning, alias);
-    List<AddFile> files = active.stream().filter(f -> matching.contains(f.path())).toList();
-    txn.readPartitions(pruning, alias, matching);
-    return new Candidates(files, all);
+    if (condition == null || all) {
+      return new Candidates(files, condition == null || all);
+    }
+    // Data skipping by the files' statistics (Delta's filterFiles with the data predicates): the
+    // read registered above stays the partition-level one, a superset for conflict checks.
+    Dataset<Row> empty = scan(List.of());
+    StatsSkipping skipping = StatsSkipping.of(alias == null ? empty : empty.as(alias),
+        name -> ColumnMapping.physicalName(md, name), conjuncts(session, condition));
+    return new Candidates(skipping.filter(files), false);
+  }
+
+  /**
+   * Whether {@code c} names only the table's columns (resolves against the table alone, as Delta's
+   * {@code references.subsetOf(target.outputSet)}).
+   *
+   * @param c a predicate
+   * @param alias the table's name in {@code c}, or null
+   */
+  public boolean onTableOnly(Column c, String alias) {
+    Dataset<Row> empty = scan(List.of());
+    try {
+      (alias == null ? empty : empty.as(alias)).filter(c).queryExecution().assertAnalyzed();
+      return true;
+    } catch (Exception e) { // AnalysisException: names a column of something else
+      return false;
+    }
   }
 
   /**
@@ -308,6 +346,28 @@ public final class RowLevelChange {
   public CommandResult writeAndCommit(Dataset<Row> rows, Collection<AddFile> removed, List<AddFile> kept,
       Map<String, String> options, Function<Operation.RowLevelStats, Operation> operation,
       Supplier<RowMetrics> rowMetrics) {
+    return writeAndCommit(rows, removed, kept, null, true, options, operation, rowMetrics);
+  }
+
+  /**
+   * {@link #writeAndCommit(Dataset, Collection, List, Map, Function, Supplier)} of a change that
+   * marked rows in deletion vectors.
+   *
+   * @param marked the rows marked ({@link MarkedRows}), whose touched files are removed and kept
+   *     files added back
+   * @param touchedAreRemoved how the removed-files metric counts, as Delta's command does: every
+   *     touched file (UPDATE), or only the files that leave whole (DELETE, MERGE)
+   */
+  public CommandResult writeAndCommit(Dataset<Row> rows, MarkedRows marked, boolean touchedAreRemoved,
+      Map<String, String> options, Function<Operation.RowLevelStats, Operation> operation,
+      Supplier<RowMetrics> rowMetrics) {
+    return writeAndCommit(rows, marked.files(), marked.kept(), marked, touchedAreRemoved, options, operation,
+        rowMetrics);
+  }
+
+  private CommandResult writeAndCommit(Dataset<Row> rows, Collection<AddFile> removed, List<AddFile> kept,
+      MarkedRows marked, boolean touchedAreRemoved, Map<String, String> options,
+      Function<Operation.RowLevelStats, Operation> operation, Supplier<RowMetrics> rowMetrics) {
     try {
       TransactionalWrite writer = new TransactionalWrite(txn);
       List<AddFile> written = rows == null ? List.of() : writer.writeFiles(rows, options, cdf);
@@ -327,8 +387,14 @@ public final class RowLevelChange {
       actions.addAll(adds);
       actions.addAll(cdc);
       long[] totals = CommandResult.rowsAndBytes(written);
-      long version = txn.commit(actions, operation.apply(new Operation.RowLevelStats(metrics, removes.size(),
-          adds.size(), cdc.size(), totals[0], totals[1], System.currentTimeMillis() - start)));
+      // With deletion vectors Delta's DELETE and MERGE count as removed only the files that leave
+      // whole; all count as added only the files written (a file back with a new DV is counted by the
+      // deletion-vector metrics).
+      int removedFiles = marked == null || touchedAreRemoved ? removes.size() : marked.everyRow().size();
+      int addedFiles = marked == null ? adds.size() : written.size();
+      long version = txn.commit(actions, operation.apply(new Operation.RowLevelStats(metrics, removedFiles,
+          addedFiles, cdc.size(), totals[0], totals[1], System.currentTimeMillis() - start,
+          marked == null ? null : marked.deletionVectorCounts())));
       if (!txn.committed()) {
         txn.abort();
         return CommandResult.nothingCommitted(version, table, start, txn.attempts());

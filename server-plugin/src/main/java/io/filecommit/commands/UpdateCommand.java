@@ -105,7 +105,7 @@ public final class UpdateCommand {
             : change.output().updatedInPlace(matched, functions.lit(true), after, recompute);
       }
       RowMetrics metrics = new RowMetrics(0, marked.count(), 0, 0);
-      return change.writeAndCommit(out, marked.files(), marked.kept(), options,
+      return change.writeAndCommit(out, marked, true, options,
           stats -> new Operation.Update(predicate, stats), () -> metrics);
     }
     RowLevelChange.Touched touched = change.touched(candidates.files(), matches);

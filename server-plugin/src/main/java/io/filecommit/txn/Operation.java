@@ -152,15 +152,17 @@ public sealed interface Operation {
    * What a row-level change wrote.
    *
    * @param rows the row metrics
-   * @param removedFiles files removed
-   * @param addedFiles files added (rewritten, or kept with a new deletion vector)
+   * @param removedFiles files removed (with deletion vectors: only files that leave the table whole)
+   * @param addedFiles files added (with deletion vectors: only the files written)
    * @param addedChangeFiles change-data files added
    * @param outputRows rows in the written data files
    * @param outputBytes their bytes
    * @param executionTimeMs the command's time so far, ms
+   * @param deletionVectors per touched file, new DVs where there was none, DVs of files that left
+   *     the table whole, DVs replaced by new ones: {added, removed, updated} (zeros without DVs)
    */
   record RowLevelStats(RowMetrics rows, int removedFiles, int addedFiles, int addedChangeFiles, long outputRows,
-      long outputBytes, long executionTimeMs) {}
+      long outputBytes, long executionTimeMs, long[] deletionVectors) {}
 
   /** The metrics every row-level change writes, with the file-metric names of DELETE / UPDATE or MERGE. */
   private static Map<String, String> rowLevelMetrics(Map<String, String> rowMetrics, RowLevelStats s, boolean merge) {
@@ -171,6 +173,12 @@ public sealed interface Operation {
     m.put("numOutputRows", Long.toString(s.outputRows()));
     m.put("numOutputBytes", Long.toString(s.outputBytes()));
     m.put("executionTimeMs", Long.toString(s.executionTimeMs()));
+    // Delta's DeltaOperationMetrics.DELETION_VECTORS: an updated DV counts as one added and one removed.
+    String prefix = merge ? "numTarget" : "num";
+    long[] dv = s.deletionVectors() == null ? new long[3] : s.deletionVectors();
+    m.put(prefix + "DeletionVectorsAdded", Long.toString(dv[0] + dv[2]));
+    m.put(prefix + "DeletionVectorsRemoved", Long.toString(dv[1] + dv[2]));
+    m.put(prefix + "DeletionVectorsUpdated", Long.toString(dv[2]));
     return m;
   }
 

@@ -24,5 +24,9 @@ class RowLevelChangeTest {
     List<Column> parts = RowLevelChange.conjuncts(spark, functions.expr("t.part = 'a' AND (t.id > 1 OR t.v = 2) AND s.id = t.id"));
     assertEquals(3, parts.size());
     assertEquals(1, RowLevelChange.conjuncts(spark, functions.expr("id > 1 OR part = 'a'")).size());
+    // Column.and builds an unresolved "and" function: split the same.
+    Column built = functions.expr("t.id = s.id").and(functions.lit(true).and(functions.expr("t.id < 20")))
+        .and(functions.expr("t.id > 1 OR t.v = 2"));
+    assertEquals(4, RowLevelChange.conjuncts(spark, built).size());
   }
 }

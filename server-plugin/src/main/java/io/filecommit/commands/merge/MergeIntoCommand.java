@@ -186,10 +186,14 @@ public final class MergeIntoCommand {
       src.select(insertOutputs);
     }
 
-    RowLevelChange.Candidates candidates = change.candidates(on, t);
+    RowLevelChange.Candidates candidates = change.candidates(pruning(change, t, on, clauses, hasBySource, hasInsert), t);
     Dataset<Row> target = change.scan(candidates.files()).as(t);
     boolean multipleAllowed = !hasMatched || (clauses.stream().filter(c -> c.kind().matched()).count() == 1
         && clauses.stream().anyMatch(c -> c.kind() == MergeClause.Kind.MATCHED_DELETE && c.condition() == null));
+    if ((hasMatched || hasBySource) && change.usesDeletionVectors(candidates.files())) {
+      return MergeWithDeletionVectors.run(change, new MergeWithDeletionVectors.Plan(candidates.files(), target, src, t, on, clauses,
+          targetOutputs, insertOutputs, present, hasMatched, hasBySource, multipleAllowed), options);
+    }
 
     // Pass 1: the touched files.
     Set<String> touched = new HashSet<>();
@@ -213,10 +217,7 @@ public final class MergeIntoCommand {
           .collectAsList();
       for (Row r : perFile) {
         if (hasMatched && !multipleAllowed && r.getLong(1) > 1) {
-          throw ErrorClass.DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE.error("Cannot perform MERGE into "
-              + change.table + ": several source rows matched the same target row (in file " + r.getString(0)
-              + ") and a MATCHED clause could change it in conflicting ways; deduplicate the source. Nothing was committed",
-              Map.of("file", r.getString(0)));
+          throw multipleMatches(change, r.getString(0));
         }
         if ((hasMatched && r.getInt(2) == 1) || (hasBySource && r.getInt(3) == 1)) {
           touched.add(r.getString(0));
@@ -243,18 +244,63 @@ public final class MergeIntoCommand {
     }
     LongAccumulator[] counters = RowLevelOutput.counters(change.session, "MERGE");
     Dataset<Row> toWrite = out == null ? null : change.output().finish(out, counters);
+    return change.writeAndCommit(toWrite, rewritten, List.of(), options, operation(on, clauses), metrics(counters));
+  }
 
+  /** The commit's operation: the ON condition and the clauses as Delta describes them. */
+  static java.util.function.Function<Operation.RowLevelStats, Operation> operation(Column on, List<MergeClause> clauses) {
     String predicate = RowLevelChange.sql(on);
     String matched = MergeClause.describe(clauses, true, false);
     String notMatched = MergeClause.describe(clauses, false, false);
     String bySource = MergeClause.describe(clauses, false, true);
-    // Read after the write job ran: the accumulators count its output rows.
-    java.util.function.Supplier<RowMetrics> metrics = () -> new RowMetrics(
+    return stats -> new Operation.Merge(predicate, matched, notMatched, bySource, stats);
+  }
+
+  /** The row metrics, read after the write job ran: the accumulators count its output rows. */
+  static java.util.function.Supplier<RowMetrics> metrics(LongAccumulator[] counters) {
+    return () -> new RowMetrics(
         counters[RowLevelOutput.Kind.DELETE.ordinal()].value() + counters[RowLevelOutput.Kind.DROP.ordinal()].value(),
         counters[RowLevelOutput.Kind.UPDATE.ordinal()].value(), counters[RowLevelOutput.Kind.INSERT.ordinal()].value(),
         counters[RowLevelOutput.Kind.COPY.ordinal()].value());
-    return change.writeAndCommit(toWrite, rewritten, List.of(), options,
-        stats -> new Operation.Merge(predicate, matched, notMatched, bySource, stats), metrics);
+  }
+
+  /** Refusal of a target row matched by several source rows (nothing written or committed). */
+  static RuntimeException multipleMatches(RowLevelChange change, String file) {
+    return ErrorClass.DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE.error("Cannot perform MERGE into "
+        + change.table + ": several source rows matched the same target row (in file " + file
+        + ") and a MATCHED clause could change it in conflicting ways; deduplicate the source. Nothing was committed",
+        Map.of("file", file));
+  }
+
+  /**
+   * What the candidate target files are pruned by (Delta's {@code ClassicMergeExecutor.findTouchedFiles}
+   * with {@code MergeIntoCommandBase.getTargetOnlyPredicates}): nothing when there are NOT MATCHED BY
+   * SOURCE clauses (every target row may be changed by them); else the ON condition, whose conjuncts
+   * on the target alone prune by partition values and statistics, and, when there are only MATCHED
+   * clauses, the OR over them of the target-only conjuncts of their conditions (a row none of them
+   * can change is not touched).
+   */
+  private static Column pruning(RowLevelChange change, String t, Column on, List<MergeClause> clauses,
+      boolean hasBySource, boolean hasInsert) {
+    if (hasBySource) {
+      return null;
+    }
+    if (hasInsert) {
+      return on;
+    }
+    Column any = null;
+    for (MergeClause c : clauses) {
+      Column targetOnly = functions.lit(true);
+      if (c.condition() != null) {
+        for (Column part : RowLevelChange.conjuncts(change.session, c.condition())) {
+          if (change.onTableOnly(part, t)) {
+            targetOnly = targetOnly.and(part);
+          }
+        }
+      }
+      any = any == null ? targetOnly : any.or(targetOnly);
+    }
+    return any == null ? on : on.and(any);
   }
 
   /**
