@@ -45,8 +45,8 @@ import org.apache.spark.unsafe.hash.Murmur3_x86_32;
  */
 final class OptimizeExecutor {
   private static final String BIN_COLUMN = "__fc_bin";
-  /** Spark's seed of {@code Murmur3Hash} in {@code HashPartitioning}. */
-  private static final int SPARK_HASH_SEED = 42;
+  /** The initial hash value (42) Spark gives {@code Murmur3Hash} in {@code HashPartitioning}. */
+  private static final int SPARK_HASH_INIT = 42;
 
   private OptimizeExecutor() {}
 
@@ -179,7 +179,7 @@ final class OptimizeExecutor {
       free.put(b, b);
     }
     for (int k = 0; !free.isEmpty(); k++) {
-      int p = Math.floorMod(Murmur3_x86_32.hashInt(k, SPARK_HASH_SEED), n);
+      int p = Math.floorMod(Murmur3_x86_32.hashInt(k, SPARK_HASH_INIT), n);
       if (free.remove(p) != null) {
         keys[p] = k;
       }
