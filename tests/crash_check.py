@@ -150,6 +150,14 @@ def check_log(path: str) -> tuple[list, dict]:
 
     errors: list = []
     log = os.path.join(path, "_delta_log")
+    # _last_checkpoint is read BEFORE the listing: a live server writes checkpoints in the
+    # background, always the checkpoint file first and the pointer after it, so a pointer read
+    # first must name a file the later listing sees; read after, it may name one written since.
+    last = os.path.join(log, "_last_checkpoint")
+    last_text = None
+    if os.path.exists(last):
+        with open(last) as fh:
+            last_text = fh.read()
     names = sorted(os.listdir(log))
     versions = commit_versions(path)
     info = {"versions": versions, "tmp_files": [n for n in names if n.startswith(".") and n.endswith(".tmp")]}
@@ -201,11 +209,9 @@ def check_log(path: str) -> tuple[list, dict]:
         except Exception as e:  # noqa: BLE001 - any unreadable checkpoint is the finding
             errors.append(f"{path}: checkpoint {n} is not readable Parquet: {_short(e)}")
     info["checkpoints"] = sorted(set(cps))
-    last = os.path.join(log, "_last_checkpoint")
-    if os.path.exists(last):
+    if last_text is not None:
         try:
-            with open(last) as fh:
-                lc = json.loads(fh.read())
+            lc = json.loads(last_text)
             if int(lc["version"]) not in cps:
                 errors.append(f"{path}: _last_checkpoint names version {lc['version']} without its checkpoint")
         except Exception as e:  # noqa: BLE001
