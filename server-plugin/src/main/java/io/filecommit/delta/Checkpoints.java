@@ -88,4 +88,41 @@ final class Checkpoints {
           + log.tablePath() + " left as written: " + e);
     }
   }
+
+  /**
+   * Deletes the log files that expired under the table's {@code delta.logRetentionDuration} when
+   * {@code delta.enableExpiredLogCleanup} is on (protocol "Metadata Cleanup", with Kernel's {@code
+   * MetadataCleanup}): commits and checkpoints older than the retention that a later complete
+   * checkpoint covers. Nothing is deleted on a table that protects its checkpoints ({@code
+   * delta.requireCheckpointProtectionBeforeVersion} set), since that needs history truncated as a
+   * whole, nor when the retention does not parse.
+   *
+   * @param log the table's log
+   * @param md the table's metadata at the latest version
+   * @return the number of log files deleted
+   * @throws IOException when listing or deleting fails
+   */
+  static long cleanupExpiredLogs(DeltaLog log, io.filecommit.delta.actions.Metadata md) throws IOException {
+    if (md == null || !TableConfig.ENABLE_EXPIRED_LOG_CLEANUP.fromMetadata(md)
+        || md.configuration().containsKey(CHECKPOINT_PROTECTION_VERSION)) {
+      return 0;
+    }
+    long retentionMs;
+    try {
+      retentionMs = TableConfig.intervalMs(TableConfig.LOG_RETENTION.fromMetadata(md));
+    } catch (IllegalArgumentException e) {
+      return 0;
+    }
+    if (retentionMs < 0) {
+      return 0;
+    }
+    long deleted = KernelInternals.cleanupExpiredLogs(log.engine(), log.tablePath().toString(), retentionMs);
+    if (deleted > 0) {
+      log.invalidateCache();
+    }
+    return deleted;
+  }
+
+  /** Table property of the checkpointProtection feature: versions below it keep their history. */
+  private static final String CHECKPOINT_PROTECTION_VERSION = "delta.requireCheckpointProtectionBeforeVersion";
 }

@@ -85,6 +85,7 @@ public final class DeltaLog {
     this.logStore = LogStores.instance(logStoreClass, conf);
     Configuration engineConf = new Configuration(conf);
     engineConf.set(String.format(KERNEL_LOGSTORE_KEY, scheme == null ? "file" : scheme), logStoreClass);
+    io.filecommit.delta.storage.LocalPermissions.use(engineConf, fs);
     this.engine = DefaultEngine.create(engineConf);
   }
 
@@ -93,14 +94,19 @@ public final class DeltaLog {
    * server's static Spark conf ({@code spark.delta.logStore.*} of the SparkContext, never a
    * session's runtime conf: how commits are published is the server's decision).
    *
+   * <p>Logs are kept per table path and session SQL conf ({@link DeltaLogCache}): building one
+   * copies the server's whole Hadoop configuration twice, which every small write would pay.
+   *
    * @param session the Spark session
    * @param path table root
    * @return the log
    */
   public static DeltaLog forTable(org.apache.spark.sql.classic.SparkSession session, String path) {
-    org.apache.spark.SparkConf serverConf = session.sparkContext().getConf();
-    return new DeltaLog(new Path(path), session.sessionState().newHadoopConf(),
-        key -> serverConf.getOption(key).getOrElse(() -> null));
+    return DeltaLogCache.INSTANCE.get(path, session.sessionState().conf().getAllConfs(), () -> {
+      org.apache.spark.SparkConf serverConf = session.sparkContext().getConf();
+      return new DeltaLog(new Path(path), session.sessionState().newHadoopConf(),
+          k -> serverConf.getOption(k).getOrElse(() -> null));
+    });
   }
 
   /** The qualified table root. */
@@ -208,6 +214,15 @@ public final class DeltaLog {
    */
   public Optional<List<Action>> readCommitIfExists(long version) throws IOException {
     Path file = commitFile(version);
+    if (logStore instanceof io.filecommit.delta.storage.HardLinkLocalLogStore) {
+      // This store publishes a commit in one atomic step (a hard link), so a commit that can be
+      // opened is complete and one that cannot does not exist: no listing of the whole log.
+      try {
+        return Optional.of(read(file));
+      } catch (FileNotFoundException e) {
+        return Optional.empty();
+      }
+    }
     boolean exists = false;
     try {
       java.util.Iterator<FileStatus> listed = logStore.listFrom(file, conf);
@@ -227,7 +242,7 @@ public final class DeltaLog {
     return exists ? Optional.of(read(file)) : Optional.empty();
   }
 
-  private List<Action> read(Path file) throws IOException {
+  List<Action> read(Path file) throws IOException {
     List<Action> actions = new ArrayList<>();
     try (io.delta.storage.CloseableIterator<String> lines = logStore.read(file, conf)) {
       while (lines.hasNext()) {
@@ -274,8 +289,15 @@ public final class DeltaLog {
   public Snapshot snapshot() {
     String key = tablePath.toString();
     SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
-    if (c != null && commitMtime(c.version()) == c.mtime() && commitMtime(c.version() + 1) < 0) {
-      return toSnapshot(c);
+    if (c != null && commitMtime(c.version()) == c.mtime()) {
+      if (commitMtime(c.version() + 1) < 0) {
+        return toSnapshot(c);
+      }
+      SnapshotCache.Entry forward = SnapshotCache.rollForward(this, c);
+      if (forward != null) {
+        SnapshotCache.INSTANCE.replace(key, c, forward);
+        return toSnapshot(forward);
+      }
     }
     io.delta.kernel.Snapshot ks;
     try {
@@ -380,13 +402,26 @@ public final class DeltaLog {
         Map.copyOf(own)));
   }
 
+  /**
+   * The newest version this server knows to be in the log (its snapshot cache, checked with one
+   * file status: the commit file is still the one cached), or -1. A committer starts its first
+   * attempt after it instead of after its (older) read version, judging the commits between as it
+   * would judge the winners of lost races.
+   *
+   * @return a version whose commit exists, or -1
+   */
+  public long latestKnownVersion() {
+    SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(tablePath.toString());
+    return c != null && commitMtime(c.version()) == c.mtime() ? c.version() : -1;
+  }
+
   /** Forgets the cached state of this table (the next snapshot asks Kernel). */
   public void invalidateCache() {
     SnapshotCache.INSTANCE.remove(tablePath.toString());
   }
 
   /** Modification time of commit {@code version}'s file, or -1 when it does not exist. */
-  private long commitMtime(long version) {
+  long commitMtime(long version) {
     try {
       return fs.getFileStatus(commitFile(version)).getModificationTime();
     } catch (FileNotFoundException e) {
@@ -459,26 +494,6 @@ public final class DeltaLog {
    * @throws IOException when listing or deleting fails
    */
   public long cleanupExpiredLogs(io.filecommit.delta.actions.Metadata md) throws IOException {
-    if (md == null || !TableConfig.ENABLE_EXPIRED_LOG_CLEANUP.fromMetadata(md)
-        || md.configuration().containsKey(CHECKPOINT_PROTECTION_VERSION)) {
-      return 0;
-    }
-    long retentionMs;
-    try {
-      retentionMs = TableConfig.intervalMs(TableConfig.LOG_RETENTION.fromMetadata(md));
-    } catch (IllegalArgumentException e) {
-      return 0;
-    }
-    if (retentionMs < 0) {
-      return 0;
-    }
-    long deleted = KernelInternals.cleanupExpiredLogs(engine, tablePath.toString(), retentionMs);
-    if (deleted > 0) {
-      invalidateCache();
-    }
-    return deleted;
+    return Checkpoints.cleanupExpiredLogs(this, md);
   }
-
-  /** Table property of the checkpointProtection feature: versions below it keep their history. */
-  private static final String CHECKPOINT_PROTECTION_VERSION = "delta.requireCheckpointProtectionBeforeVersion";
 }

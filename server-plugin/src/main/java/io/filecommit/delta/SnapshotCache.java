@@ -27,7 +27,8 @@ final class SnapshotCache {
    * @param protocol protocol at {@code version}
    * @param metadata metadata at {@code version}
    * @param kernel Kernel's snapshot at some version {@code <= version}
-   * @param ownTxns txn versions this process committed after {@code kernel}'s version
+   * @param ownTxns txn versions committed after {@code kernel}'s version (by this process, or read
+   *     by {@code DeltaLog.rollForward})
    */
   record Entry(long version, long mtime, Protocol protocol, Metadata metadata, io.delta.kernel.Snapshot kernel,
       Map<String, Long> ownTxns) {}
@@ -90,5 +91,48 @@ final class SnapshotCache {
   /** Tables held now. */
   synchronized int size() {
     return entries.size();
+  }
+
+  /** Most commits {@link #rollForward} reads; further behind, Kernel reloads from a checkpoint. */
+  static final int MAX_ROLL_FORWARD = 32;
+
+  /**
+   * The cached state moved forward over the commits that followed it (as Delta's incremental {@code
+   * DeltaLog.update}): the commits after {@code c.version()} are read in order until the first
+   * absent one. Only commits that change no protocol, metadata or domain metadata move the state
+   * (their {@code txn} actions are recorded); any of those, or more than {@value #MAX_ROLL_FORWARD}
+   * new commits, and Kernel reloads the snapshot (which also checks that a new protocol is readable).
+   *
+   * @param log the table's log
+   * @param c the cached entry, still valid for its own version
+   * @return the moved entry, or null: ask Kernel
+   */
+  static Entry rollForward(DeltaLog log, Entry c) {
+    Map<String, Long> txns = new java.util.HashMap<>(c.ownTxns());
+    long last = c.version();
+    for (long v = c.version() + 1; v <= c.version() + MAX_ROLL_FORWARD; v++) {
+      java.util.List<io.filecommit.delta.actions.Action> actions;
+      try {
+        actions = log.read(log.commitFile(v));
+      } catch (java.io.FileNotFoundException e) {
+        break;
+      } catch (java.io.IOException | RuntimeException e) {
+        return null;
+      }
+      for (io.filecommit.delta.actions.Action a : actions) {
+        if (a instanceof Protocol || a instanceof Metadata || a instanceof io.filecommit.delta.actions.DomainMetadata) {
+          return null;
+        }
+        if (a instanceof io.filecommit.delta.actions.SetTransaction t) {
+          txns.put(t.appId(), t.version());
+        }
+      }
+      last = v;
+    }
+    long mtime = log.commitMtime(last);
+    if (last == c.version() || mtime < 0 || log.commitMtime(last + 1) >= 0) {
+      return null;
+    }
+    return new Entry(last, mtime, c.protocol(), c.metadata(), c.kernel(), Map.copyOf(txns));
   }
 }

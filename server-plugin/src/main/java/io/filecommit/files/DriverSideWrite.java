@@ -121,6 +121,7 @@ public final class DriverSideWrite {
     Configuration hadoopConf = session.sessionState().newHadoopConfWithOptions(scalaOptions);
     Job job;
     try {
+      io.filecommit.delta.storage.LocalPermissions.use(hadoopConf, new Path(outputPath).getFileSystem(hadoopConf));
       job = Job.getInstance(hadoopConf);
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);

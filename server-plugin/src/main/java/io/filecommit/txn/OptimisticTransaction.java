@@ -338,21 +338,17 @@ public final class OptimisticTransaction {
 
   /** What this transaction read and removes, for the conflict rules. */
   private ConflictChecker.ReadState readState(List<? extends FileAction> actions) {
-    Set<String> removed = new HashSet<>();
-    for (FileAction a : actions) {
-      if (a instanceof RemoveFile r) {
-        removed.add(r.path());
-      }
-    }
+    Set<String> removed = actions.stream().filter(a -> a instanceof RemoveFile).map(FileAction::path)
+        .collect(java.util.stream.Collectors.toSet());
     return new ConflictChecker.ReadState(newMetadata != null || newProtocol != null, readWholeTable,
         List.copyOf(readPredicates), Set.copyOf(readFiles), removed, Map.copyOf(txns),
         TableConfig.ISOLATION_LEVEL.fromMetadata(metadata()));
   }
 
   /**
-   * Commits the actions at the first free version, after judging every version that some reader
-   * did not see: those already in the log before this transaction's snapshot (a staged commit read
-   * an older version) and those that win the race for the next version.
+   * Commits the actions at the first free version, after judging every version some reader did not
+   * see: those before the snapshot (a staged commit read older), those after it this server knows
+   * ({@link DeltaLog#latestKnownVersion}: a lost race saved) and those that win a race.
    *
    * @param stagedIds ids of the staged commits published, empty for a plain commit
    */
@@ -368,7 +364,8 @@ public final class OptimisticTransaction {
     committed = false;
     attempts = 0;
     long firstRead = readers.stream().mapToLong(ConflictChecker.Reader::readVersion).min().orElse(snapshot.version());
-    for (long v = firstRead + 1; v <= snapshot.version(); v++) {
+    long known = Math.max(snapshot.version(), snapshot.exists() ? deltaLog.latestKnownVersion() : -1);
+    for (long v = firstRead + 1; v <= known; v++) {
       List<Action> seen = publisher.readOutcome(v, null);
       if (seen == null) {
         throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Version " + v + " of " + table() + ", read by a "
@@ -379,7 +376,7 @@ public final class OptimisticTransaction {
         return v;
       }
     }
-    long version = snapshot.version() + 1;
+    long version = known + 1;
     for (attempts = 1; attempts <= MAX_COMMIT_ATTEMPTS; attempts++) {
       long now = System.currentTimeMillis();
       Long inCommit = null;

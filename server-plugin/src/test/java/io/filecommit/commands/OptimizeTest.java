@@ -115,7 +115,7 @@ class OptimizeTest {
     OptimizeCommand.Result r = OptimizeExecutor.run(spark, log, txn, everything(), System.currentTimeMillis());
     assertTrue(r.commit().committed());
     assertEquals(read + 2, r.commit().version());
-    assertEquals(2, r.commit().attempts());
+    assertEquals(1, r.commit().attempts(), "the append this server made is judged before the first attempt");
     assertTrue(before > 2);
     assertEquals(before, r.commit().removeFiles().size());
     assertEquals(2, r.commit().addFiles().size());

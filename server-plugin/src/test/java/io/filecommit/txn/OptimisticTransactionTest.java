@@ -80,11 +80,33 @@ class OptimisticTransactionTest {
     OptimisticTransaction a = new OptimisticTransaction(spark, log());
     OptimisticTransaction b = new OptimisticTransaction(spark, log());
     assertEquals(1, a.commit(List.of(add("a.parquet")), APPEND));
+    log().invalidateCache(); // as if another server had committed version 1: b loses the race for it
     assertEquals(2, b.commit(List.of(add("b.parquet")), APPEND));
     assertEquals(2, b.attempts());
     Snapshot s = log().snapshot();
     assertEquals(2, s.version());
     assertEquals(java.util.Set.of("a.parquet", "b.parquet"), s.activeFiles().keySet());
+  }
+
+  @Test
+  void aCommitThisServerKnowsIsJudgedBeforeTheFirstAttempt() {
+    assertEquals(0, createTable());
+    OptimisticTransaction a = new OptimisticTransaction(spark, log());
+    OptimisticTransaction b = new OptimisticTransaction(spark, log());
+    OptimisticTransaction c = new OptimisticTransaction(spark, log());
+    assertEquals(1, a.commit(List.of(add("a.parquet")), APPEND));
+    assertEquals(1, log().latestKnownVersion());
+    assertEquals(2, b.commit(List.of(add("b.parquet")), APPEND));
+    assertEquals(1, b.attempts(), "version 1 was judged, not raced for");
+    // A known commit that conflicts fails the transaction exactly as a lost race would.
+    OptimisticTransaction d = new OptimisticTransaction(spark, log());
+    d.updateMetadata(d.metadata().withConfiguration(Map.of("delta.appendOnly", "true")));
+    assertEquals(3, d.commit(List.of(), OVERWRITE));
+    assertEquals(3, log().latestKnownVersion());
+    FileCommitException e = assertThrows(FileCommitException.class, () -> c.commit(List.of(add("c.parquet")), APPEND));
+    assertEquals("DELTA_METADATA_CHANGED", e.getCondition());
+    assertEquals("3", e.getMessageParameters().get("version"));
+    assertEquals(3, log().snapshot().version(), "nothing committed by c");
   }
 
   @Test
