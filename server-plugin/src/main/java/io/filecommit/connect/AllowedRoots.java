@@ -105,7 +105,7 @@ public final class AllowedRoots {
       return path;
     }
     List<String> roots = parse(session.sparkContext().getConf().get(CONF, ""));
-    return resolve(path, roots, session.sessionState().newHadoopConf());
+    return resolve(path, roots, io.filecommit.delta.DeltaLogCache.sessionHadoopConf(session));
   }
 
   /** Qualified, normalized, and (local file system) symlink-free form of a path. */

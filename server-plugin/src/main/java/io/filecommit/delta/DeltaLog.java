@@ -104,7 +104,7 @@ public final class DeltaLog {
   public static DeltaLog forTable(org.apache.spark.sql.classic.SparkSession session, String path) {
     return DeltaLogCache.INSTANCE.get(path, session.sessionState().conf().getAllConfs(), () -> {
       org.apache.spark.SparkConf serverConf = session.sparkContext().getConf();
-      return new DeltaLog(new Path(path), session.sessionState().newHadoopConf(),
+      return new DeltaLog(new Path(path), DeltaLogCache.sessionHadoopConf(session),
           k -> serverConf.getOption(k).getOrElse(() -> null));
     });
   }

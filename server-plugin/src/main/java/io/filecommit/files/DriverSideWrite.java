@@ -76,15 +76,47 @@ public final class DriverSideWrite {
    */
   static LocalRelation local(Dataset<Row> data) {
     long maxRows = setting(MAX_ROWS_KEY, DEFAULT_MAX_ROWS);
-    if (maxRows <= 0 || !isLocal(data.queryExecution().analyzed())) {
+    LogicalPlan analyzed = data.queryExecution().analyzed();
+    if (maxRows <= 0 || !isLocal(analyzed)) {
       return null;
     }
-    LogicalPlan plan = data.queryExecution().optimizedPlan();
+    LocalRelation same = unchanged(analyzed);
+    LogicalPlan plan = same != null ? same : data.queryExecution().optimizedPlan();
     if (!(plan instanceof LocalRelation lr) || lr.isStreaming() || lr.data().size() > maxRows) {
       return null;
     }
     if (lr.stats().sizeInBytes().compareTo(scala.math.BigInt.apply(setting(MAX_BYTES_KEY, DEFAULT_MAX_BYTES))) > 0) {
       return null;
+    }
+    return lr;
+  }
+
+  /**
+   * The local relation under a normalization that changes nothing: a projection whose every column
+   * is the relation's own column, in order, under its own name (no cast, no rule, no generated
+   * value, no metadata) — what the optimizer would return, without running it. Otherwise null.
+   */
+  static LocalRelation unchanged(LogicalPlan analyzed) {
+    if (!(analyzed instanceof org.apache.spark.sql.catalyst.plans.logical.Project p)
+        || !(p.child() instanceof LocalRelation lr)) {
+      return null;
+    }
+    List<org.apache.spark.sql.catalyst.expressions.NamedExpression> columns = CollectionConverters.asJava(p.projectList());
+    List<Attribute> output = CollectionConverters.asJava(lr.output());
+    if (columns.size() != output.size()) {
+      return null;
+    }
+    for (int i = 0; i < columns.size(); i++) {
+      org.apache.spark.sql.catalyst.expressions.NamedExpression c = columns.get(i);
+      Object inner = c;
+      if (c instanceof org.apache.spark.sql.catalyst.expressions.Alias a) {
+        inner = a.child();
+      }
+      if (!(inner instanceof org.apache.spark.sql.catalyst.expressions.AttributeReference ref)
+          || !ref.exprId().equals(output.get(i).exprId()) || !c.name().equals(ref.name())
+          || !c.metadata().equals(output.get(i).metadata())) {
+        return null;
+      }
     }
     return lr;
   }
@@ -118,7 +150,13 @@ public final class DriverSideWrite {
     List<Attribute> dataColumns = output.stream().filter(a -> !partitionAttrs.contains(a)).toList();
     scala.collection.immutable.Map<String, String> scalaOptions =
         scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(options));
-    Configuration hadoopConf = session.sessionState().newHadoopConfWithOptions(scalaOptions);
+    // Spark's SessionState.newHadoopConfWithOptions, from the session's shared conf (one copy, not two).
+    Configuration hadoopConf = new Configuration(io.filecommit.delta.DeltaLogCache.sessionHadoopConf(session));
+    options.forEach((k, v) -> {
+      if (v != null && !k.equals("path") && !k.equals("paths")) {
+        hadoopConf.set(k, v);
+      }
+    });
     Job job;
     try {
       io.filecommit.delta.storage.LocalPermissions.use(hadoopConf, new Path(outputPath).getFileSystem(hadoopConf));

@@ -22,6 +22,7 @@ import java.util.TreeMap;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
@@ -79,6 +80,8 @@ class DriverSideWriteTest {
     OptimisticTransaction fast = txn("fast", Map.of());
     TransactionalWrite fastWriter = new TransactionalWrite(fast);
     assertNotNull(DriverSideWrite.local(fastWriter.normalizeData(local, null, true)), "a local relation");
+    assertNull(DriverSideWrite.unchanged(fastWriter.normalizeData(local, null, true).queryExecution().analyzed()),
+        "the NOT NULL rule of id is evaluated (by the optimizer)");
     List<AddFile> fastAdds = fastWriter.writeFiles(local, Map.of(), false);
 
     Dataset<Row> notLocal = rows(INPUT, input).repartition(1);
@@ -93,6 +96,33 @@ class DriverSideWriteTest {
     assertEquals(List.of("part=__HIVE_DEFAULT_PARTITION__", "part=x", "part=y%252Fz"), dirs);
     Dataset<Row> back = (Dataset<Row>) spark.read().parquet(tmp.resolve("fast").toString());
     assertEquals(5, back.count());
+  }
+
+  @Test
+  void anInputThatNormalizationLeavesUnchangedSkipsTheOptimizer() throws Exception {
+    OptimisticTransaction txn = new OptimisticTransaction(spark,
+        new DeltaLog(new org.apache.hadoop.fs.Path(tmp.resolve("plain").toUri()), new Configuration()));
+    txn.updateMetadata(new Metadata(UUID.randomUUID().toString(), null, null, INPUT.json(), List.of(), Map.of(), 0L));
+    TransactionalWrite writer = new TransactionalWrite(txn);
+    Dataset<Row> local = rows(INPUT, RowFactory.create(1L, "a", "x"), RowFactory.create(2L, null, null));
+    LocalRelation same = DriverSideWrite.unchanged(writer.normalizeData(local, null, true).queryExecution().analyzed());
+    assertNotNull(same, "the table's own columns, in order: no optimizer run");
+    assertEquals(2, same.data().size());
+    assertNull(DriverSideWrite.unchanged(writer.normalizeData(local.select("name", "id", "part"), null, true)
+        .queryExecution().analyzed()), "reordered columns go through the optimizer");
+    assertNull(DriverSideWrite.unchanged(writer.normalizeData(local.selectExpr("cast(id AS int) AS id", "name", "part"),
+        null, true).queryExecution().analyzed()), "a cast goes through the optimizer");
+    assertNull(DriverSideWrite.unchanged(writer.normalizeData(local.select("id", "name"), null, true)
+        .queryExecution().analyzed()), "a missing column is filled in by the optimizer");
+    List<AddFile> adds = writer.writeFiles(local, Map.of(), false);
+    assertEquals(1, adds.size());
+    var stats = io.filecommit.delta.actions.Actions.MAPPER.readTree(adds.get(0).stats());
+    assertEquals("2 {\"id\":1,\"name\":\"a\",\"part\":\"x\"} {\"id\":2,\"name\":\"a\",\"part\":\"x\"} "
+        + "{\"id\":0,\"name\":1,\"part\":1}", stats.get("numRecords") + " " + stats.get("minValues") + " "
+        + stats.get("maxValues") + " " + stats.get("nullCount"));
+    @SuppressWarnings("unchecked")
+    Dataset<Row> back = (Dataset<Row>) spark.read().parquet(tmp.resolve("plain").toString());
+    assertEquals(List.of("[1,a,x]", "[2,null,null]"), back.orderBy("id").collectAsList().stream().map(Row::toString).toList());
   }
 
   @Test
