@@ -3,17 +3,18 @@ package io.filecommit.delta;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.apache.hadoop.conf.Configuration;
 
 /**
  * The {@link DeltaLog}s of {@link DeltaLog#forTable}, kept as Delta's {@code DeltaLog.forTable}
  * keeps its logs: per table path and the session's SQL conf (Spark copies every SQL conf entry into
  * the Hadoop conf a session makes, so two sessions whose confs differ get their own log and file
- * system settings). At most {@value #MAX_ENTRIES} logs, least recently used first out. A log holds
- * no table state (that is {@link SnapshotCache}'s), only its file system, LogStore and Kernel engine.
- * Also keeps each distinct session SQL conf's Hadoop conf ({@link #sessionHadoopConf}).
+ * system settings). A log holds no table state (that is {@link SnapshotCache}'s), only its file
+ * system, LogStore and Kernel engine. Also keeps each distinct session SQL conf's Hadoop conf
+ * ({@link #sessionHadoopConf}). Each kind at most {@value #MAX_ENTRIES}, least recently used first out.
  */
 public final class DeltaLogCache {
-  /** Logs kept at most. */
+  /** Entries of each kind kept at most. */
   static final int MAX_ENTRIES = 64;
 
   /** The process-wide cache. */
@@ -21,57 +22,15 @@ public final class DeltaLogCache {
 
   private record Key(String path, scala.collection.immutable.Map<String, String> sessionConf) {}
 
-  private final LinkedHashMap<Key, DeltaLog> logs = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<Key, DeltaLog> eldest) {
-      return size() > MAX_ENTRIES;
-    }
-  };
+  private final Lru<Key, DeltaLog> logs = new Lru<>();
+  private final Lru<scala.collection.immutable.Map<String, String>, Configuration> confs = new Lru<>();
 
   /**
    * The log of {@code path} for a session whose SQL conf is {@code sessionConf}, made by {@code
    * open} (outside the cache's lock) when there is none yet.
    */
   DeltaLog get(String path, scala.collection.immutable.Map<String, String> sessionConf, Supplier<DeltaLog> open) {
-    Key key = new Key(path, sessionConf);
-    synchronized (this) {
-      DeltaLog cached = logs.get(key);
-      if (cached != null) {
-        return cached;
-      }
-    }
-    DeltaLog log = open.get();
-    synchronized (this) {
-      return logs.computeIfAbsent(key, k -> log);
-    }
-  }
-
-  private final LinkedHashMap<scala.collection.immutable.Map<String, String>, org.apache.hadoop.conf.Configuration>
-      confs = new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(
-            Map.Entry<scala.collection.immutable.Map<String, String>, org.apache.hadoop.conf.Configuration> eldest) {
-          return size() > MAX_ENTRIES;
-        }
-      };
-
-  /**
-   * The Hadoop conf of sessions whose SQL conf is {@code sessionConf}, made by {@code make} (Spark's
-   * {@code SessionState.newHadoopConf}) once per distinct SQL conf. Shared: callers copy it before
-   * changing anything.
-   */
-  org.apache.hadoop.conf.Configuration hadoopConf(scala.collection.immutable.Map<String, String> sessionConf,
-      Supplier<org.apache.hadoop.conf.Configuration> make) {
-    synchronized (this) {
-      org.apache.hadoop.conf.Configuration cached = confs.get(sessionConf);
-      if (cached != null) {
-        return cached;
-      }
-    }
-    org.apache.hadoop.conf.Configuration conf = make.get();
-    synchronized (this) {
-      return confs.computeIfAbsent(sessionConf, k -> conf);
-    }
+    return logs.get(new Key(path, sessionConf), open);
   }
 
   /**
@@ -82,12 +41,59 @@ public final class DeltaLogCache {
    * @param session the Spark session
    * @return the shared conf
    */
-  public static org.apache.hadoop.conf.Configuration sessionHadoopConf(org.apache.spark.sql.classic.SparkSession session) {
-    return INSTANCE.hadoopConf(session.sessionState().conf().getAllConfs(), () -> session.sessionState().newHadoopConf());
+  public static Configuration sessionHadoopConf(org.apache.spark.sql.classic.SparkSession session) {
+    return INSTANCE.confs.get(session.sessionState().conf().getAllConfs(), () -> session.sessionState().newHadoopConf());
+  }
+
+  /**
+   * A private copy of {@link #sessionHadoopConf} with a writer's options set, as Spark's {@code
+   * SessionState.newHadoopConfWithOptions} makes it (null values and the {@code path} / {@code
+   * paths} options left out), for one job to change as it likes.
+   *
+   * @param session the Spark session
+   * @param options data source options (e.g. Parquet writer settings)
+   * @return a new conf
+   */
+  public static Configuration sessionHadoopConfWithOptions(org.apache.spark.sql.classic.SparkSession session,
+      Map<String, String> options) {
+    Configuration conf = new Configuration(sessionHadoopConf(session));
+    options.forEach((k, v) -> {
+      if (v != null && !k.equals("path") && !k.equals("paths")) {
+        conf.set(k, v);
+      }
+    });
+    return conf;
   }
 
   /** Logs held now. */
-  synchronized int size() {
+  int size() {
     return logs.size();
+  }
+
+  /** A bounded least-recently-used map whose values are made outside its lock, once kept. */
+  private static final class Lru<K, V> {
+    private final LinkedHashMap<K, V> map = new LinkedHashMap<>(16, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<K, V> eldest) {
+        return size() > MAX_ENTRIES;
+      }
+    };
+
+    V get(K key, Supplier<V> make) {
+      synchronized (this) {
+        V cached = map.get(key);
+        if (cached != null) {
+          return cached;
+        }
+      }
+      V made = make.get();
+      synchronized (this) {
+        return map.computeIfAbsent(key, k -> made);
+      }
+    }
+
+    synchronized int size() {
+      return map.size();
+    }
   }
 }

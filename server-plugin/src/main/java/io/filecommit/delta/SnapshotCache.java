@@ -1,8 +1,15 @@
 package io.filecommit.delta;
 
+import io.filecommit.delta.actions.Action;
+import io.filecommit.delta.actions.DomainMetadata;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
+import io.filecommit.delta.actions.SetTransaction;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 
@@ -108,22 +115,22 @@ final class SnapshotCache {
    * @return the moved entry, or null: ask Kernel
    */
   static Entry rollForward(DeltaLog log, Entry c) {
-    Map<String, Long> txns = new java.util.HashMap<>(c.ownTxns());
+    Map<String, Long> txns = new HashMap<>(c.ownTxns());
     long last = c.version();
     for (long v = c.version() + 1; v <= c.version() + MAX_ROLL_FORWARD; v++) {
-      java.util.List<io.filecommit.delta.actions.Action> actions;
+      List<Action> actions;
       try {
         actions = log.read(log.commitFile(v));
-      } catch (java.io.FileNotFoundException e) {
+      } catch (FileNotFoundException e) {
         break;
-      } catch (java.io.IOException | RuntimeException e) {
+      } catch (IOException | RuntimeException e) {
         return null;
       }
-      for (io.filecommit.delta.actions.Action a : actions) {
-        if (a instanceof Protocol || a instanceof Metadata || a instanceof io.filecommit.delta.actions.DomainMetadata) {
+      for (Action a : actions) {
+        if (a instanceof Protocol || a instanceof Metadata || a instanceof DomainMetadata) {
           return null;
         }
-        if (a instanceof io.filecommit.delta.actions.SetTransaction t) {
+        if (a instanceof SetTransaction t) {
           txns.put(t.appId(), t.version());
         }
       }

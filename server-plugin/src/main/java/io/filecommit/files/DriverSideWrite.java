@@ -150,13 +150,7 @@ public final class DriverSideWrite {
     List<Attribute> dataColumns = output.stream().filter(a -> !partitionAttrs.contains(a)).toList();
     scala.collection.immutable.Map<String, String> scalaOptions =
         scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(options));
-    // Spark's SessionState.newHadoopConfWithOptions, from the session's shared conf (one copy, not two).
-    Configuration hadoopConf = new Configuration(io.filecommit.delta.DeltaLogCache.sessionHadoopConf(session));
-    options.forEach((k, v) -> {
-      if (v != null && !k.equals("path") && !k.equals("paths")) {
-        hadoopConf.set(k, v);
-      }
-    });
+    Configuration hadoopConf = io.filecommit.delta.DeltaLogCache.sessionHadoopConfWithOptions(session, options);
     Job job;
     try {
       io.filecommit.delta.storage.LocalPermissions.use(hadoopConf, new Path(outputPath).getFileSystem(hadoopConf));

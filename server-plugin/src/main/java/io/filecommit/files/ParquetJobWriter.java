@@ -62,7 +62,7 @@ public final class ParquetJobWriter {
     }
     scala.collection.immutable.Map<String, String> scalaOptions =
         scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(options));
-    Configuration hadoopConf = session.sessionState().newHadoopConfWithOptions(scalaOptions);
+    Configuration hadoopConf = io.filecommit.delta.DeltaLogCache.sessionHadoopConfWithOptions(session, options);
     FileFormatWriter.OutputSpec spec = new FileFormatWriter.OutputSpec(
         outputPath, scala.collection.immutable.Map$.MODULE$.empty(), output);
     String tag = "filecommit-" + java.util.UUID.randomUUID();

@@ -114,7 +114,7 @@ public final class BatchSinkWriter {
     List<String> partitionColumns = SchemaUtils.checkPartitionColumns(data.schema(), partitionBy, "sink");
 
     scala.collection.immutable.Map<String, String> scalaOptions = scalaMap(writerOptions);
-    Configuration hadoopConf = session.sessionState().newHadoopConfWithOptions(scalaOptions);
+    Configuration hadoopConf = io.filecommit.delta.DeltaLogCache.sessionHadoopConfWithOptions(session, writerOptions);
     Path root = new Path(path);
     FileSystem fs;
     Path qualified;
