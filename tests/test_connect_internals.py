@@ -45,3 +45,79 @@ def test_server_url_opens_a_second_session(spark):
         assert other.range(3).count() == 3
     finally:
         other.stop()
+
+
+class _RecordingStub:
+    """Wraps a pyspark client's gRPC stub, recording (method, request) of every call."""
+
+    def __init__(self, stub):
+        self._stub, self.calls = stub, []
+
+    def __getattr__(self, name):
+        method = getattr(self._stub, name)
+
+        def call(request, *args, **kwargs):
+            self.calls.append((name, request))
+            return method(request, *args, **kwargs)
+
+        return call
+
+
+def executions(stub) -> list[str]:
+    return [name for name, _r in stub.calls if name in ("ExecutePlan", "ReattachExecute", "ReleaseExecute")]
+
+
+def _reattachable(request) -> bool:
+    return any(o.HasField("reattach_options") and o.reattach_options.reattachable for o in request.request_options)
+
+
+@pytest.mark.slow
+def test_small_local_write_runs_as_one_execute_plan_stream(spark, tmp_path):
+    # A write whose rows travel in the plan takes one ExecutePlan stream (no reattach options, so
+    # no ReattachExecute / ReleaseExecute); a write whose input Spark reads keeps reattachable
+    # execution. Both land, as delta-rs reads them; a refusal on the one-stream path still arrives
+    # as the server's error class.
+    from deltalake import DeltaTable
+
+    import filecommit
+    from helpers import second_session
+
+    s = second_session(spark)
+    try:
+        small = s.createDataFrame([(1, "a"), (2, "b")], "id long, name string")
+        big = s.range(10, 13).selectExpr("id", "cast(id as string) as name")
+        bad = s.createDataFrame([(3, "c")], "id long, name string")
+        stub = _RecordingStub(s.client._stub)
+        s.client._stub = stub
+        path = str(tmp_path / "t")
+        filecommit.write(small, path)
+        assert executions(stub) == ["ExecutePlan"]  # (pyspark's Config call for plan compression aside)
+        assert not _reattachable(stub.calls[-1][1])
+        stub.calls.clear()
+        filecommit.write(big, path)
+        plans = [r for name, r in stub.calls if name == "ExecutePlan"]
+        assert len(plans) == 1 and _reattachable(plans[0])
+        stub.calls.clear()
+        with pytest.raises(Exception) as e:
+            filecommit.write(bad, str(tmp_path / "u"), partition_by=["nope"])
+        assert e.value.getCondition() == "DELTA_PARTITION_COLUMN_NOT_FOUND", e.value
+        plans = [r for name, r in stub.calls if name == "ExecutePlan"]  # (the big write's release may still land)
+        assert len(plans) == 1 and not _reattachable(plans[0])
+        got = DeltaTable(path).to_pandas().sort_values("id")
+        assert got["id"].tolist() == [1, 2, 10, 11, 12]
+        assert got["name"].tolist() == ["a", "b", "10", "11", "12"]
+    finally:
+        s.stop()
+
+
+def test_only_small_local_relations_ship_rows():
+    from pyspark.sql.connect.proto import relations_pb2
+
+    local = relations_pb2.Relation()
+    local.local_relation.data = b"x" * 100
+    assert _connect.ships_small_rows(local)
+    local.local_relation.data = b"x" * (_connect.SMALL_LOCAL_RELATION_BYTES + 1)
+    assert not _connect.ships_small_rows(local)
+    ranged = relations_pb2.Relation()
+    ranged.range.end = 10
+    assert not _connect.ships_small_rows(ranged)

@@ -191,7 +191,7 @@ def execute_commit(spark: SparkSession, command: Message) -> CommitResult | Stag
             error; ``getCondition()`` is a class of :mod:`filecommit.errors`, or Spark's (analysis,
             task failures). Nothing was committed.
     """
-    return commit_result(_connect.execute_extension_command(spark, command))
+    return commit_result(_connect.execute_extension_command(spark, command, reattachable=_reattachable(command)))
 
 
 def execute_batch(spark: SparkSession, command: Message) -> BatchResult:
@@ -201,4 +201,14 @@ def execute_batch(spark: SparkSession, command: Message) -> BatchResult:
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): the server's
             error; the batch was not committed by this call.
     """
-    return batch_result(_connect.execute_extension_command(spark, command))
+    return batch_result(_connect.execute_extension_command(spark, command, reattachable=_reattachable(command)))
+
+
+def _reattachable(command: Message) -> bool:
+    """False for a write whose ``input`` is a small local relation (rows shipped in the plan, see
+    :func:`filecommit._connect.ships_small_rows`): the server answers it in milliseconds, so it runs
+    as one ``ExecutePlan`` stream. Everything else (inputs read by Spark jobs, row-level commands
+    that scan the table) keeps pyspark's reattachable execution, which survives a broken stream."""
+    if "input" not in command.DESCRIPTOR.fields_by_name or not command.HasField("input"):
+        return True
+    return not _connect.ships_small_rows(command.input)
