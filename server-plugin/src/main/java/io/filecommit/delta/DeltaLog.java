@@ -378,8 +378,10 @@ public final class DeltaLog {
   /**
    * Tells the snapshot cache that this process committed {@code version}: when the cached state is
    * {@code version - 1}, the cache moves to {@code version} (with the new protocol/metadata, if
-   * any, and the commit's txns) without a Kernel reload; otherwise the entry is dropped and the
-   * next snapshot asks Kernel.
+   * any, and the commit's txns) without a Kernel reload. A cached state further behind is kept (the
+   * next snapshot rolls it forward over the commits between, this one included, as Delta's
+   * incremental {@code DeltaLog.update} would) and one already past {@code version} is kept as it is:
+   * dropping either would make every concurrent committer reload the whole table through Kernel.
    *
    * @param version the version just committed
    * @param protocol the protocol it set, or null
@@ -391,8 +393,11 @@ public final class DeltaLog {
     String key = tablePath.toString();
     SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
     long mtime = commitMtime(version);
-    if (c == null || c.version() != version - 1 || mtime < 0) {
+    if (c == null || mtime < 0) {
       SnapshotCache.INSTANCE.remove(key);
+      return;
+    }
+    if (c.version() != version - 1) {
       return;
     }
     Map<String, Long> own = new HashMap<>(c.ownTxns());

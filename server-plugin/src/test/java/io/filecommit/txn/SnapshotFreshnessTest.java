@@ -90,6 +90,22 @@ class SnapshotFreshnessTest {
   }
 
   @Test
+  void aCommitLandingAheadOfTheCacheKeepsItForTheNextRollForward() throws Exception {
+    assertEquals(0, createTable());
+    OptimisticTransaction txn = new OptimisticTransaction(spark, log());
+    foreignCommit(1, new SetTransaction("other-app", 7, 1L), add("one.parquet"));
+    txn.setTransaction(new TransactionId("mine", 3));
+    assertEquals(2, txn.commit(List.of(add("two.parquet")), APPEND));
+    assertEquals(0, log().latestKnownVersion(), "the entry behind the commit is kept, not dropped");
+    Snapshot s = log().snapshot();
+    assertEquals(2, s.version());
+    assertEquals(Optional.of(7L), s.latestTransactionVersion("other-app"));
+    assertEquals(Optional.of(3L), s.latestTransactionVersion("mine"));
+    assertEquals(Set.of("first.parquet", "one.parquet", "two.parquet"), s.activeFiles().keySet());
+    assertEquals(2, log().latestKnownVersion());
+  }
+
+  @Test
   void aForeignMetadataChangeIsReadByKernelNotRolledOver() throws Exception {
     assertEquals(0, createTable());
     Metadata md = log().snapshot().metadata().withConfiguration(Map.of("delta.appendOnly", "true"));
