@@ -8,8 +8,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.TimestampNTZType;
 
 /**
  * The one table-feature gate: which protocols filecommit writes to, and which protocol a metadata
@@ -149,7 +153,8 @@ public final class TableFeatures {
   /**
    * The protocol a table needs after a metadata change: {@code current} (null for a new table)
    * with the features the metadata uses added — change data feed, CHECK constraints, generated
-   * columns, in-commit timestamps, column mapping, deletion vectors, type widening — written as
+   * columns, in-commit timestamps, column mapping, deletion vectors, {@code TIMESTAMP_NTZ} columns,
+   * type widening — written as
    * Delta 4 writes it: a legacy protocol when the resulting feature set is exactly one legacy
    * version's (protocol "Table Features": writer 2 = appendOnly, invariants; 3 adds
    * checkConstraints; 4 changeDataFeed, generatedColumns; 5 columnMapping; 6 identityColumns;
@@ -188,6 +193,11 @@ public final class TableFeatures {
       writers.add("deletionVectors");
       readers.add("deletionVectors");
     }
+    if (hasTimestampNtz(md.schema())) {
+      // protocol "Timestamp without timezone (TimestampNtz)": a reader and writer feature
+      writers.add("timestampNtz");
+      readers.add("timestampNtz");
+    }
     if (TableConfig.ENABLE_TYPE_WIDENING.fromConfiguration(conf)) {
       writers.add("typeWidening");
       readers.add("typeWidening");
@@ -206,6 +216,25 @@ public final class TableFeatures {
     int finalReader = Math.max(reader, base.minReaderVersion());
     return new Protocol(finalReader, Protocol.TABLE_FEATURES_WRITER,
         finalReader >= Protocol.TABLE_FEATURES_READER ? readers : null, writers);
+  }
+
+  /** Whether a type is or holds (in structs, arrays, maps) {@code TIMESTAMP_NTZ}. */
+  static boolean hasTimestampNtz(DataType t) {
+    if (t instanceof TimestampNTZType) {
+      return true;
+    }
+    if (t instanceof StructType s) {
+      for (StructField f : s.fields()) {
+        if (hasTimestampNtz(f.dataType())) {
+          return true;
+        }
+      }
+      return false;
+    }
+    if (t instanceof ArrayType a) {
+      return hasTimestampNtz(a.elementType());
+    }
+    return t instanceof MapType m && (hasTimestampNtz(m.keyType()) || hasTimestampNtz(m.valueType()));
   }
 
   /** The names of the generated columns of a schema (top level). */

@@ -105,6 +105,19 @@ class TableFeaturesTest {
   }
 
   @Test
+  void timestampNtzColumnsNeedTheReaderWriterFeature() {
+    Protocol top = TableFeatures.required(null, md(SCHEMA.add("at", DataTypes.TimestampNTZType), Map.of()));
+    assertEquals(3, top.minReaderVersion());
+    assertEquals(7, top.minWriterVersion());
+    assertEquals(Set.of("timestampNtz"), top.readerFeatures());
+    assertEquals(Set.of("appendOnly", "invariants", "timestampNtz"), top.writerFeatures());
+    StructType nested = SCHEMA.add("events", DataTypes.createArrayType(
+        new StructType().add("at", DataTypes.createMapType(DataTypes.StringType, DataTypes.TimestampNTZType))));
+    assertTrue(TableFeatures.required(Protocol.legacy(1, 2), md(nested, Map.of())).readerFeatures().contains("timestampNtz"));
+    assertEquals(Protocol.legacy(1, 2), TableFeatures.required(null, md(SCHEMA.add("at", DataTypes.TimestampType), Map.of())));
+  }
+
+  @Test
   void columnMappingGivesIdsAndPhysicalNames() {
     Metadata before = md(SCHEMA, Map.of());
     Metadata upgraded = ColumnMapping.assign(before, md(SCHEMA, Map.of("delta.columnMapping.mode", "name")));
