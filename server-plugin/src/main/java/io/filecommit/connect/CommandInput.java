@@ -39,7 +39,8 @@ final class CommandInput {
   }
 
   /**
-   * The DataFrame of a command's input plan.
+   * The DataFrame of a command's input plan: rows shipped in the plan as {@link ShippedRows}
+   * reads them, anything else as Spark Connect's planner transforms it.
    *
    * @param planner the session's planner
    * @param input the command's input relation, or null when the command has none
@@ -52,7 +53,7 @@ final class CommandInput {
     if (input == null) {
       throw DeltaErrors.malformed(command + ".input (the DataFrame plan) is missing");
     }
-    LogicalPlan plan = planner.transformRelation(input);
+    LogicalPlan plan = ShippedRows.plan(input).orElseGet(() -> planner.transformRelation(input));
     return Dataset$.MODULE$.ofRows(planner.session(), plan);
   }
 
