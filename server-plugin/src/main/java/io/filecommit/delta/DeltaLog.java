@@ -376,12 +376,11 @@ public final class DeltaLog {
   }
 
   /**
-   * Tells the snapshot cache that this process committed {@code version}: when the cached state is
-   * {@code version - 1}, the cache moves to {@code version} (with the new protocol/metadata, if
-   * any, and the commit's txns) without a Kernel reload. A cached state further behind is kept (the
-   * next snapshot rolls it forward over the commits between, this one included, as Delta's
-   * incremental {@code DeltaLog.update} would) and one already past {@code version} is kept as it is:
-   * dropping either would make every concurrent committer reload the whole table through Kernel.
+   * Tells the snapshot cache that this process committed {@code version}: a cached state of
+   * {@code version - 1} moves to it (new protocol/metadata, if any, and the commit's txns) without
+   * a Kernel reload; a state further behind, or already past it, is kept (the next snapshot rolls
+   * it forward, as Delta's incremental {@code DeltaLog.update}): dropping it would make every
+   * concurrent committer reload the whole table through Kernel.
    *
    * @param version the version just committed
    * @param protocol the protocol it set, or null
@@ -395,16 +394,13 @@ public final class DeltaLog {
     long mtime = commitMtime(version);
     if (c == null || mtime < 0) {
       SnapshotCache.INSTANCE.remove(key);
-      return;
+    } else if (c.version() == version - 1) {
+      Map<String, Long> own = new HashMap<>(c.ownTxns());
+      own.putAll(txns);
+      SnapshotCache.INSTANCE.replace(key, c, new SnapshotCache.Entry(version, mtime,
+          protocol != null ? protocol : c.protocol(), metadata != null ? metadata : c.metadata(), c.kernel(),
+          Map.copyOf(own)));
     }
-    if (c.version() != version - 1) {
-      return;
-    }
-    Map<String, Long> own = new HashMap<>(c.ownTxns());
-    own.putAll(txns);
-    SnapshotCache.INSTANCE.replace(key, c, new SnapshotCache.Entry(version, mtime,
-        protocol != null ? protocol : c.protocol(), metadata != null ? metadata : c.metadata(), c.kernel(),
-        Map.copyOf(own)));
   }
 
   /**
