@@ -13,6 +13,7 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.VariantType;
 
 /**
  * Schema rules shared by table writes and batch-id sinks (Delta's {@code SchemaUtils} and
@@ -53,11 +54,19 @@ public final class SchemaUtils {
    * @param partitionColumns partition column names
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES}
    *     for a name with one of {@code " ,;{}()\n\t="}, {@code DELTA_DUPLICATE_COLUMNS_FOUND} for
-   *     duplicate names (case-insensitive), and the classes of {@link #checkPartitionColumns}
+   *     duplicate names (case-insensitive), {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE} for a
+   *     {@code VARIANT} column, also nested (it needs the {@code variantType} table feature, protocol
+   *     "Variant Data Type", which filecommit does not write), and the classes of {@link
+   *     #checkPartitionColumns}
    */
   public static void validateSchemaAndPartitioning(StructType schema, List<String> partitionColumns) {
     Set<String> seen = new HashSet<>();
     for (StructField f : schema.fields()) {
+      if (hasVariant(f.dataType())) {
+        throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_WRITE.error("Column '" + f.name() + "' is of type "
+            + f.dataType().simpleString() + ": a VARIANT column needs table feature(s) [variantType] that filecommit "
+            + "does not support", java.util.Map.of("unsupported", "variantType", "column", f.name()));
+      }
       for (char c : INVALID_NAME_CHARS.toCharArray()) {
         if (f.name().indexOf(c) >= 0) {
           throw ErrorClass.DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES.error(
@@ -69,6 +78,19 @@ public final class SchemaUtils {
       }
     }
     checkPartitionColumns(schema, partitionColumns, "table");
+  }
+
+  private static boolean hasVariant(DataType t) {
+    if (t instanceof VariantType) {
+      return true;
+    }
+    if (t instanceof StructType s) {
+      return java.util.Arrays.stream(s.fields()).anyMatch(f -> hasVariant(f.dataType()));
+    }
+    if (t instanceof ArrayType a) {
+      return hasVariant(a.elementType());
+    }
+    return t instanceof MapType m && (hasVariant(m.keyType()) || hasVariant(m.valueType()));
   }
 
   /**

@@ -251,6 +251,10 @@ class OptimisticTransactionTest {
     assertThrows(FileCommitException.class, () -> SchemaUtils.validateSchemaAndPartitioning(
         new StructType().add("a b", DataTypes.LongType).add("c", DataTypes.LongType), List.of()));
     SchemaUtils.validateSchemaAndPartitioning(SCHEMA, List.of("part", "name"));
+    FileCommitException variant = assertThrows(FileCommitException.class, () -> SchemaUtils.validateSchemaAndPartitioning(
+        SCHEMA.add("v", DataTypes.createArrayType(new StructType().add("x", DataTypes.VariantType))), List.of()));
+    assertEquals("DELTA_UNSUPPORTED_FEATURES_FOR_WRITE", variant.getCondition());
+    assertTrue(variant.getMessage().contains("variantType"), variant.getMessage());
   }
 
   @Test
