@@ -75,7 +75,7 @@ def relation_of(df: object) -> Message | None:
 SMALL_LOCAL_RELATION_BYTES = 1 << 20
 
 
-def ships_small_rows(relation: Message) -> bool:
+def ships_small_rows(relation: Any) -> bool:
     """Whether ``relation`` (a ``spark.connect.Relation``) is a ``LocalRelation`` whose rows travel
     in the plan, at most :data:`SMALL_LOCAL_RELATION_BYTES` of Arrow data: the server writes such an
     input on the driver in milliseconds, so its command needs no reattachable execution."""
@@ -131,7 +131,7 @@ def execute_extension_command(spark: SparkSession, message: Message, *,
                 yield item
 
 
-def _execute_once(client: Any, request: Message, progress: Any) -> Iterator[any_pb2.Any]:
+def _execute_once(client: Any, request: Any, progress: Any) -> Iterator[any_pb2.Any]:
     """One ``ExecutePlan`` stream, handled as pyspark's ``_execute_and_fetch_as_iterator`` handles
     a non-reattachable one (session hooks, response integrity, progress, error conversion), minus
     its retries: a write must not be sent twice behind the caller's back."""

@@ -204,7 +204,7 @@ def execute_batch(spark: SparkSession, command: Message) -> BatchResult:
     return batch_result(_connect.execute_extension_command(spark, command, reattachable=_reattachable(command)))
 
 
-def _reattachable(command: Message) -> bool:
+def _reattachable(command: Any) -> bool:
     """False for a write whose ``input`` is a small local relation (rows shipped in the plan, see
     :func:`filecommit._connect.ships_small_rows`): the server answers it in milliseconds, so it runs
     as one ``ExecutePlan`` stream. Everything else (inputs read by Spark jobs, row-level commands
