@@ -17,6 +17,7 @@ import org.apache.spark.sql.execution.arrow.ArrowConverters$;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.types.UserDefinedType;
@@ -69,7 +70,7 @@ final class ShippedRows {
     for (StructField f : schema.fields()) {
       DataType t = f.dataType();
       if (t instanceof StructType || t instanceof ArrayType || t instanceof MapType || t instanceof UserDefinedType<?>
-          || t instanceof VariantType || f.metadata().json().length() > 2) {
+          || t instanceof VariantType || !f.metadata().equals(Metadata.empty())) {
         return Optional.empty();
       }
     }

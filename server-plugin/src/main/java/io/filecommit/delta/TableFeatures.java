@@ -8,9 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import org.apache.spark.sql.types.ArrayType;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.types.TimestampNTZType;
@@ -193,7 +190,7 @@ public final class TableFeatures {
       writers.add("deletionVectors");
       readers.add("deletionVectors");
     }
-    if (hasTimestampNtz(md.schema())) {
+    if (md.schema().existsRecursively(t -> t instanceof TimestampNTZType)) {
       // protocol "Timestamp without timezone (TimestampNtz)": a reader and writer feature
       writers.add("timestampNtz");
       readers.add("timestampNtz");
@@ -216,25 +213,6 @@ public final class TableFeatures {
     int finalReader = Math.max(reader, base.minReaderVersion());
     return new Protocol(finalReader, Protocol.TABLE_FEATURES_WRITER,
         finalReader >= Protocol.TABLE_FEATURES_READER ? readers : null, writers);
-  }
-
-  /** Whether a type is or holds (in structs, arrays, maps) {@code TIMESTAMP_NTZ}. */
-  static boolean hasTimestampNtz(DataType t) {
-    if (t instanceof TimestampNTZType) {
-      return true;
-    }
-    if (t instanceof StructType s) {
-      for (StructField f : s.fields()) {
-        if (hasTimestampNtz(f.dataType())) {
-          return true;
-        }
-      }
-      return false;
-    }
-    if (t instanceof ArrayType a) {
-      return hasTimestampNtz(a.elementType());
-    }
-    return t instanceof MapType m && (hasTimestampNtz(m.keyType()) || hasTimestampNtz(m.valueType()));
   }
 
   /** The names of the generated columns of a schema (top level). */

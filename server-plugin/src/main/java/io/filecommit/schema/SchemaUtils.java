@@ -62,7 +62,7 @@ public final class SchemaUtils {
   public static void validateSchemaAndPartitioning(StructType schema, List<String> partitionColumns) {
     Set<String> seen = new HashSet<>();
     for (StructField f : schema.fields()) {
-      if (hasVariant(f.dataType())) {
+      if (f.dataType().existsRecursively(t -> t instanceof VariantType)) {
         throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_WRITE.error("Column '" + f.name() + "' is of type "
             + f.dataType().simpleString() + ": a VARIANT column needs table feature(s) [variantType] that filecommit "
             + "does not support", java.util.Map.of("unsupported", "variantType", "column", f.name()));
@@ -78,19 +78,6 @@ public final class SchemaUtils {
       }
     }
     checkPartitionColumns(schema, partitionColumns, "table");
-  }
-
-  private static boolean hasVariant(DataType t) {
-    if (t instanceof VariantType) {
-      return true;
-    }
-    if (t instanceof StructType s) {
-      return java.util.Arrays.stream(s.fields()).anyMatch(f -> hasVariant(f.dataType()));
-    }
-    if (t instanceof ArrayType a) {
-      return hasVariant(a.elementType());
-    }
-    return t instanceof MapType m && (hasVariant(m.keyType()) || hasVariant(m.valueType()));
   }
 
   /**
