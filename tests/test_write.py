@@ -347,3 +347,18 @@ def test_variant_columns_are_refused_by_feature_name_before_writing(spark, table
     assert e.value.getCondition() == "DELTA_UNSUPPORTED_FEATURES_FOR_WRITE", e.value
     assert "variantType" in str(e.value)
     assert not os.path.exists(table_path) or os.listdir(table_path) == []
+
+
+@pytest.mark.slow
+def test_writer_options_reach_the_parquet_files_of_a_small_write(spark, table_path):
+    # Options go to Spark's Parquet writer on the driver-side path too: "compression" through
+    # ParquetOptions, a Hadoop-level Parquet setting through the job's configuration.
+    df = spark.createDataFrame([(i, "same") for i in range(50)], "id long, name string")
+    r = filecommit.write(df, table_path, options={"compression": "gzip", "parquet.enable.dictionary": "false"})
+    plain = filecommit.write(df, table_path)
+    for result, codec, dictionary in ((r, "GZIP", False), (plain, "SNAPPY", True)):
+        (add,) = result.add_files
+        meta = pq.ParquetFile(os.path.join(table_path, unquote(add.path))).metadata
+        col = meta.row_group(0).column(1)
+        assert col.compression == codec
+        assert any("DICTIONARY" in e for e in col.encodings) == dictionary, col.encodings

@@ -56,7 +56,19 @@ public final class DeltaLogCache {
    */
   public static Configuration sessionHadoopConfWithOptions(org.apache.spark.sql.classic.SparkSession session,
       Map<String, String> options) {
-    Configuration conf = new Configuration(sessionHadoopConf(session));
+    return setOptions(new Configuration(sessionHadoopConf(session)), options);
+  }
+
+  /**
+   * Sets a writer's options on a private conf as Spark's {@code SessionState
+   * .newHadoopConfWithOptions} does (null values and the {@code path} / {@code paths} options left
+   * out): for a conf that is already a copy, e.g. a Hadoop {@code Job}'s.
+   *
+   * @param conf a conf this caller owns
+   * @param options data source options
+   * @return {@code conf}
+   */
+  public static Configuration setOptions(Configuration conf, Map<String, String> options) {
     options.forEach((k, v) -> {
       if (v != null && !k.equals("path") && !k.equals("paths")) {
         conf.set(k, v);

@@ -150,11 +150,12 @@ public final class DriverSideWrite {
     List<Attribute> dataColumns = output.stream().filter(a -> !partitionAttrs.contains(a)).toList();
     scala.collection.immutable.Map<String, String> scalaOptions =
         scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(options));
-    Configuration hadoopConf = io.filecommit.delta.DeltaLogCache.sessionHadoopConfWithOptions(session, options);
     Job job;
     try {
+      // Job.getInstance copies the session's shared conf: the one copy this write makes
+      job = Job.getInstance(io.filecommit.delta.DeltaLogCache.sessionHadoopConf(session));
+      Configuration hadoopConf = io.filecommit.delta.DeltaLogCache.setOptions(job.getConfiguration(), options);
       io.filecommit.delta.storage.LocalPermissions.use(hadoopConf, new Path(outputPath).getFileSystem(hadoopConf));
-      job = Job.getInstance(hadoopConf);
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
