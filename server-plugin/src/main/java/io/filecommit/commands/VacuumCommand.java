@@ -9,6 +9,7 @@ import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;
 import io.filecommit.delta.actions.RemoveFile;
+import io.filecommit.delta.storage.FileTree;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.txn.StagingStore;
@@ -20,9 +21,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.classic.SparkSession;
 
@@ -103,9 +103,9 @@ public final class VacuumCommand {
     long bytes = 0;
     try {
       Path root = fs.makeQualified(log.tablePath());
-      RemoteIterator<LocatedFileStatus> it = fs.listFiles(root, true);
-      while (it.hasNext()) {
-        LocatedFileStatus st = it.next();
+      List<FileStatus> candidates = new ArrayList<>();
+      FileTree.walk(fs, root, dir -> !dir.getPath().getName().equals("_delta_log"), candidates::add);
+      for (FileStatus st : candidates) {
         Path p = fs.makeQualified(st.getPath());
         String rel = root.toUri().relativize(p.toUri()).getPath();
         if (hidden(rel, partitionColumns) || valid.contains(p) || st.getModificationTime() >= cutoff) {

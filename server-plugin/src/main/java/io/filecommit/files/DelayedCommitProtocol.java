@@ -3,6 +3,7 @@ package io.filecommit.files;
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.FileAction;
+import io.filecommit.delta.storage.FileTree;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
@@ -206,7 +207,8 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
    * Deletes every file under the data directory whose name is {@code (part|cdc)-<split>-<this
    * committer's job token>-<4 hex>-<12 hex>...} (see {@code jobToken}): the files of a failed write,
    * including those of tasks whose commit message the driver never received. Lists the directory
-   * tree (skipping nothing but {@code _delta_log}); for failure paths only, and like {@link
+   * tree with {@link FileTree} (skipping nothing but {@code _delta_log}; files other writers delete
+   * meanwhile do not stop it); for failure paths only, and like {@link
    * #deleteWrittenFiles} never after the table commit landed. Best effort.
    *
    * @param conf Hadoop configuration
@@ -219,15 +221,12 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
       if (!fs.exists(root)) {
         return;
       }
-      org.apache.hadoop.fs.RemoteIterator<org.apache.hadoop.fs.LocatedFileStatus> it = fs.listFiles(root, true);
       List<Path> doomed = new ArrayList<>();
-      while (it.hasNext()) {
-        Path p = it.next().getPath();
-        String name = p.getName();
-        if (ours.matcher(name).matches() && !p.toString().contains("/_delta_log/")) {
-          doomed.add(p);
+      FileTree.walk(fs, root, dir -> !dir.getPath().getName().equals("_delta_log"), file -> {
+        if (ours.matcher(file.getPath().getName()).matches()) {
+          doomed.add(file.getPath());
         }
-      }
+      });
       for (Path p : doomed) {
         fs.delete(p, false);
       }

@@ -384,6 +384,35 @@ class DelayedCommitProtocolTest {
     assertEquals(expected, filesOnDisk());
   }
 
+  @Test
+  void sweepIsNotStoppedByFilesAnotherWriterDeletesMeanwhile() throws Exception {
+    DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root(), 2, 32);
+    List<String> straggler = new ArrayList<>();
+    committedTask(driver, 5, straggler, "p=x y", "__is_cdc=true/p=x y");
+    // another writer's 300 files, which its own abort deletes while this sweep lists the table
+    List<Path> foreign = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      Path dir = tmp.resolve(i % 2 == 0 ? "p=x y" : "p=z");
+      Files.createDirectories(dir);
+      foreign.add(Files.writeString(dir.resolve(String.format(
+          "part-%05d-aaaaaaaa-bbbb-cccc-dddd-%012d.c000.snappy.parquet", i, i)), "x"));
+    }
+    Thread deleter = new Thread(() -> {
+      for (Path f : foreign) {
+        try {
+          Files.delete(f);
+          Thread.sleep(1);
+        } catch (Exception e) {
+          throw new RuntimeException(e);
+        }
+      }
+    });
+    deleter.start();
+    driver.sweepJobFiles(new Configuration());
+    deleter.join();
+    straggler.forEach(f -> assertFalse(local(f).exists(), "left behind: " + f));
+  }
+
   /** The job token of a file name: the first three groups of its UUID. */
   private static String token(String name) {
     return name.replaceFirst("^(part|cdc)-[0-9]+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4})-.*$", "$2");
