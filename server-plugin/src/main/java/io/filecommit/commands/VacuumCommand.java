@@ -104,7 +104,7 @@ public final class VacuumCommand {
     try {
       Path root = fs.makeQualified(log.tablePath());
       List<FileStatus> candidates = new ArrayList<>();
-      FileTree.walk(fs, root, dir -> !dir.getPath().getName().equals("_delta_log"), candidates::add);
+      FileTree.walk(fs, root, FileTree::notDeltaLog, candidates::add);
       for (FileStatus st : candidates) {
         Path p = fs.makeQualified(st.getPath());
         String rel = root.toUri().relativize(p.toUri()).getPath();

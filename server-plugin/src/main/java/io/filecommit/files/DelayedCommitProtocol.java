@@ -218,11 +218,8 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
     Pattern ours = Pattern.compile("(part|cdc)-[0-9]{5,}-" + Pattern.quote(jobToken) + "-[0-9a-f]{4}-[0-9a-f]{12}.*");
     try {
       FileSystem fs = root.getFileSystem(conf);
-      if (!fs.exists(root)) {
-        return;
-      }
       List<Path> doomed = new ArrayList<>();
-      FileTree.walk(fs, root, dir -> !dir.getPath().getName().equals("_delta_log"), file -> {
+      FileTree.walk(fs, root, FileTree::notDeltaLog, file -> {
         if (ours.matcher(file.getPath().getName()).matches()) {
           doomed.add(file.getPath());
         }

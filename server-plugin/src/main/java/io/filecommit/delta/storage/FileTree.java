@@ -24,6 +24,18 @@ public final class FileTree {
   private FileTree() {}
 
   /**
+   * Whether a directory is not a {@code _delta_log}: the {@code descend} rule for listing a table's
+   * data and change data files (protocol "Delta Table Specification": the log lives in {@code
+   * _delta_log} under the table root).
+   *
+   * @param dir a directory's status
+   * @return false for a directory named {@code _delta_log}
+   */
+  public static boolean notDeltaLog(FileStatus dir) {
+    return !dir.getPath().getName().equals("_delta_log");
+  }
+
+  /**
    * Visits every file (not directory) under {@code root}, depth first.
    *
    * @param fs the file system of {@code root}

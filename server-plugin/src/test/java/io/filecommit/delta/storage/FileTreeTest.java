@@ -44,7 +44,7 @@ class FileTreeTest {
       touch(f);
     }
     assertEquals(new TreeSet<>(List.of("a.parquet", "p=1/b.parquet", "p=1/q=x/c.parquet", "_change_data/p=1/d.parquet")),
-        walk(d -> !d.getPath().getName().equals("_delta_log")));
+        walk(FileTree::notDeltaLog));
     assertEquals(new TreeSet<>(List.of("a.parquet", "_delta_log/00000000000000000000.json")),
         walk(d -> d.getPath().getName().equals("_delta_log")));
   }
