@@ -10,7 +10,7 @@ SPARK_JARS = $(shell $(VPY) -c 'import os, pyspark; print(os.path.join(os.path.d
 MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
-.PHONY: setup build run test test-java test-python proto proto-check docker-check lint bench clean delta-reader \
+.PHONY: setup build run test docs test-java test-python proto proto-check docker-check lint bench clean delta-reader \
 	tools spark-proto go-gen proto-lint proto-breaking proto-release contract-check
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
@@ -19,7 +19,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e '.[test,dev]'
+	$(VPY) -m pip install -q -e '.[test,dev,docs]'
 	touch $@
 
 ## delta-reader: a separate venv (.venv-delta) with Spark 4.2.0 + delta-spark 4.4.0, the independent
@@ -51,15 +51,22 @@ build: setup
 run: build
 	$(VPY) client/examples/flights.py
 
-## test: proto freshness and contract checks (buf lint / breaking), docker files (static), lint, JUnit, and
-## pytest end to end through one local Connect server (which also runs the Go client's test, client/go)
-test: build proto-check contract-check docker-check lint test-java test-python
+## test: proto freshness and contract checks (buf lint / breaking), docker files (static), lint, the docs site,
+## JUnit, and pytest end to end through one local Connect server (which also runs the Go client's test, client/go,
+## and, tests/test_docs_examples.py, every Python code block of README.md and docs/)
+test: build proto-check contract-check docker-check lint docs test-java test-python
 
 ## lint: ruff on client/ and mypy on client/filecommit (generated protobuf modules excluded; config in
 ## pyproject.toml, tool versions pinned in its dev extras)
 lint: setup
 	$(VENV)/bin/ruff check client
 	$(VPY) -m mypy
+
+## docs: the documentation site (mkdocs.yml) into .build/site, --strict: a broken link, a page missing from
+## the navigation or a docstring mkdocstrings cannot read fails; the errors and contract pages are generated
+## from ErrorClass.java and proto/ during the build (docs/hooks/reference.py)
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}

@@ -67,7 +67,7 @@ def history(spark: SparkSession, path: str, limit: int | None = None) -> list[Co
         pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty path,
             ``NEGATIVE_VALUE`` for a negative ``limit``.
         pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` for a ``limit`` that is not an int.
-        pyspark.errors.exceptions.connect.AnalysisException (or another pyspark exception) with
+        pyspark.errors.exceptions.connect.AnalysisException: (or another pyspark exception) with
             error class ``DELTA_MISSING_DELTA_TABLE`` when ``path`` holds no Delta table.
     """
     check_path(path)

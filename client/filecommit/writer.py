@@ -143,8 +143,8 @@ def write(
             (``errors.TABLE_RULES``) or a lost race (``errors.CONCURRENCY``;
             ``DELTA_CONCURRENT_TRANSACTION`` for a concurrent commit of the same txn app id: call
             again, the write is then skipped if that commit applied this version).
-        Nothing is committed when an exception is raised, except with
-        ``FILECOMMIT_COMMIT_STATE_UNKNOWN``: call again with the same ``txn``.
+            Nothing is committed when an exception is raised, except with
+            ``FILECOMMIT_COMMIT_STATE_UNKNOWN``: call again with the same ``txn``.
     """
     command = build_write_command(
         df,

@@ -1,0 +1,192 @@
+"""MkDocs hook: the generated reference pages, built from their one source at every `mkdocs build`.
+
+- ``errors.md``: the marker ``<!-- generated: error-classes -->`` is replaced by a table of every
+  constant of ``server-plugin/src/main/java/io/filecommit/errors/ErrorClass.java`` (class name,
+  SQLSTATE, the constant's Javadoc as its meaning), grouped by the enum's ``//`` section comments.
+- ``contract.md``: the marker ``<!-- generated: proto-contract -->`` is replaced by the messages,
+  enums and fields of ``proto/filecommit/v1/*.proto`` with their leading ``//`` comments.
+
+Nothing generated is checked in, so a new error class or a changed proto comment cannot leave the
+site stale; a marker whose source yields nothing fails the build (``RuntimeError``).
+Run as a script (``python docs/hooks/reference.py errors|contract``) it prints the generated text.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ERROR_CLASS = ROOT / "server-plugin/src/main/java/io/filecommit/errors/ErrorClass.java"
+PROTO_DIR = ROOT / "proto/filecommit/v1"
+ERRORS_MARKER = "<!-- generated: error-classes -->"
+CONTRACT_MARKER = "<!-- generated: proto-contract -->"
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\\[\]*_<>|])")
+
+
+def escape(text: str) -> str:
+    """Prose from a source comment as literal Markdown: special characters escaped outside `code`."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):  # even parts are outside backtick spans
+        parts[i] = _MARKDOWN_SPECIAL.sub(r"\\\1", parts[i])
+    return "`".join(parts) if len(parts) % 2 == 1 else text.replace("|", "\\|")
+
+
+_CONSTANT = re.compile(r'^\s*([A-Z][A-Z0-9_]*)\s*\(\s*"([0-9A-Z]{5})"')
+_SECTION = re.compile(r"^\s*//\s?(.*)$")
+_JAVADOC = re.compile(r"/\*\*(.*?)\*/", re.S)
+
+
+def _inline_tags(text: str) -> str:
+    """``{@code x}``, ``{@literal x}``, ``{@link x}`` as `x`; braces inside them balanced, as Javadoc reads them."""
+    out = []
+    i = 0
+    while (m := re.compile(r"\{@(?:code|literal|link|linkplain)\s+").search(text, i)) is not None:
+        out.append(text[i : m.start()])
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        out.append("`" + text[m.end() : j - 1] + "`")
+        i = j
+    out.append(text[i:])
+    return "".join(out)
+
+
+def _javadoc_text(raw: str) -> str:
+    """A Javadoc comment's text as Markdown: leading ``*`` dropped, {@code x} as `x`, one line."""
+    lines = [re.sub(r"^\s*\*\s?", "", line) for line in raw.splitlines()]
+    text = " ".join(line.strip() for line in lines if line.strip())
+    text = _inline_tags(text)
+    text = re.sub(r"</?[a-z]+>", "", text)
+    return escape(text)
+
+
+def error_classes(source: str) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """Sections of the enum: (section comment, [(class, SQLSTATE, meaning)]) in source order."""
+    body = source[source.index("enum ErrorClass") :]
+    sections: list[tuple[str, list[tuple[str, str, str]]]] = []
+    doc = ""
+    pending_section: list[str] = []
+    i = 0
+    lines = body.splitlines()
+    while i < len(lines):
+        line = lines[i]
+        if line.strip().startswith("/**"):
+            chunk = [line]
+            while "*/" not in chunk[-1]:
+                i += 1
+                chunk.append(lines[i])
+            m = _JAVADOC.search("\n".join(chunk))
+            doc = _javadoc_text(m.group(1)) if m else ""
+        elif (s := _SECTION.match(line)) and not _CONSTANT.match(line):
+            pending_section.append(s.group(1).strip())
+        elif m := _CONSTANT.match(line):
+            if pending_section or not sections:
+                sections.append((" ".join(pending_section), []))
+                pending_section = []
+            sections[-1][1].append((m.group(1), m.group(2), doc))
+            doc = ""
+        elif line.strip().endswith(";") and sections:
+            break  # end of the constants
+        i += 1
+    return sections
+
+
+def errors_markdown() -> str:
+    sections = error_classes(ERROR_CLASS.read_text(encoding="utf-8"))
+    count = sum(len(rows) for _, rows in sections)
+    if count == 0:
+        raise RuntimeError(f"no error classes found in {ERROR_CLASS}")
+    out = [f"{count} classes, generated from `ErrorClass.java` when this site was built.", ""]
+    for title, rows in sections:
+        if title:
+            out += [f"### {title.rstrip('.')}", ""]
+        out += ["| class | SQLSTATE | meaning |", "|---|---|---|"]
+        out += [f"| `{name}` | `{state}` | {meaning} |" for name, state, meaning in rows]
+        out.append("")
+    return "\n".join(out)
+
+
+def _comment_block(lines: list[str], i: int) -> str:
+    """The ``//`` comment lines directly above line ``i``, joined."""
+    block: list[str] = []
+    j = i - 1
+    while j >= 0 and lines[j].strip().startswith("//"):
+        block.insert(0, lines[j].strip()[2:].strip())
+        j -= 1
+    return escape(" ".join(b for b in block if b))
+
+
+_DECL = re.compile(r"^\s*(message|enum|oneof)\s+(\w+)\s*\{")
+_FIELD = re.compile(r"^\s*((?:optional |repeated )?[\w.<>, ]+?)\s+(\w+)\s*=\s*(\d+)\s*;")
+_ENUM_VALUE = re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*=\s*(\d+)\s*;")
+
+
+def proto_markdown_file(path: Path) -> str:
+    """One .proto file as Markdown: its header comment, then each message / enum with a field table."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = []
+    for line in lines:
+        if not line.startswith("//"):
+            break
+        header.append(line[2:].strip())
+    intro = " ".join(h if h else "\n\n" for h in header).replace(" \n\n ", "\n\n")
+    out = [f"## `{path.name}`", "", "\n\n".join(escape(p) for p in intro.split("\n\n")), ""]
+    stack: list[tuple[str, str]] = []  # (kind, qualified name)
+    table_open = False
+    for i, line in enumerate(lines):
+        if m := _DECL.match(line):
+            kind, name = m.groups()
+            if kind == "oneof":
+                stack.append((kind, stack[-1][1] if stack else name))
+                continue
+            qualified = ".".join([s[1] for s in stack if s[0] != "oneof"] + [name])
+            stack.append((kind, qualified))
+            out += ["", f"### {kind} `{qualified}`", "", _comment_block(lines, i), ""]
+            table_open = False
+            continue
+        if line.strip() == "}" and stack:
+            stack.pop()
+            table_open = False
+            continue
+        if not stack:
+            continue
+        kind = stack[-1][0]
+        if kind == "enum" and (v := _ENUM_VALUE.match(line)):
+            if not table_open:
+                out += ["| value | number | meaning |", "|---|---|---|"]
+                table_open = True
+            out.append(f"| `{v.group(1)}` | {v.group(2)} | {_comment_block(lines, i)} |")
+        elif kind in ("message", "oneof") and (f := _FIELD.match(line)) and not line.strip().startswith("reserved"):
+            if not table_open:
+                out += ["| field | type | number | meaning |", "|---|---|---|---|"]
+                table_open = True
+            ftype = f.group(1).strip()
+            if kind == "oneof":
+                ftype += " (oneof)"
+            out.append(f"| `{f.group(2)}` | `{ftype}` | {f.group(3)} | {_comment_block(lines, i)} |")
+    return "\n".join(out) + "\n"
+
+
+def contract_markdown() -> str:
+    files = sorted(PROTO_DIR.glob("*.proto"))
+    if not files:
+        raise RuntimeError(f"no .proto files in {PROTO_DIR}")
+    intro = f"Generated from `proto/filecommit/v1/` ({len(files)} files) when this site was built."
+    return "\n\n".join([intro] + [proto_markdown_file(p) for p in files])
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 (MkDocs hook signature)
+    """MkDocs hook: fill the generated sections of the errors and contract pages."""
+    if ERRORS_MARKER in markdown:
+        markdown = markdown.replace(ERRORS_MARKER, errors_markdown())
+    if CONTRACT_MARKER in markdown:
+        markdown = markdown.replace(CONTRACT_MARKER, contract_markdown())
+    return markdown
+
+
+if __name__ == "__main__":
+    print(errors_markdown() if sys.argv[1:] == ["errors"] else contract_markdown())
