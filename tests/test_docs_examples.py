@@ -3,7 +3,8 @@
 Blocks of one page run in order in one namespace (Sybil), as a reader who pastes them one after
 another would run them. ``filecommit.local_session()`` in a block returns the suite's session (the
 ``spark`` fixture), so a page that starts "its own" server runs on the shared one; ``tempfile``'s
-directory is this test's tmp dir (under the server's allowed root).
+directory is this test's tmp dir (under the server's allowed root), or a directory under
+``$FILECOMMIT_TEST_DIR`` when that is set (a remote server's shared volume).
 
 Conventions for writers of pages:
 
@@ -20,14 +21,16 @@ from __future__ import annotations
 import contextlib
 import doctest
 import io
+import os
 import tempfile
 import unittest
+import uuid
 from pathlib import Path
 
 import pytest
 from sybil import Sybil
-from sybil.example import NotEvaluated
 from sybil.evaluators.python import PythonEvaluator
+from sybil.example import NotEvaluated
 from sybil.parsers.markdown import CodeBlockParser, SkipParser
 
 import filecommit
@@ -93,7 +96,10 @@ COUNTS: dict[str, tuple[int, int]] = {}
 def test_page_code_blocks_run(page, spark, monkeypatch, tmp_path):
     """Each page's blocks run without error and print what their Output blocks show."""
     monkeypatch.setattr(filecommit, "local_session", lambda *args, **kwargs: spark)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    base = os.environ.get("FILECOMMIT_TEST_DIR")  # a remote server's shared volume (conftest.table_path)
+    workdir = os.path.join(base, f"docs_{uuid.uuid4().hex[:8]}") if base else str(tmp_path)
+    os.makedirs(workdir, exist_ok=True)
+    monkeypatch.setattr(tempfile, "tempdir", workdir)
     COUNTS[str(page.relative_to(ROOT))] = run_page(page)
 
 

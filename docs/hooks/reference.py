@@ -179,7 +179,7 @@ def contract_markdown() -> str:
     return "\n\n".join([intro] + [proto_markdown_file(p) for p in files])
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 (MkDocs hook signature)
+def on_page_markdown(markdown: str, page, config, files) -> str:
     """MkDocs hook: fill the generated sections of the errors and contract pages."""
     if ERRORS_MARKER in markdown:
         markdown = markdown.replace(ERRORS_MARKER, errors_markdown())
