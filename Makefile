@@ -10,7 +10,7 @@ SPARK_JARS = $(shell $(VPY) -c 'import os, pyspark; print(os.path.join(os.path.d
 MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
-.PHONY: setup build run test docs test-java test-python proto proto-check docker-check lint bench clean delta-reader \
+.PHONY: setup build run test docs test-java test-python proto proto-check docker-check lint javadoc bench clean delta-reader \
 	tools spark-proto go-gen proto-lint proto-breaking proto-release contract-check
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
@@ -52,9 +52,9 @@ run: build
 	$(VPY) client/examples/flights.py
 
 ## test: proto freshness and contract checks (buf lint / breaking), docker files (static), lint, the docs site,
-## JUnit, and pytest end to end through one local Connect server (which also runs the Go client's test, client/go,
-## and, tests/test_docs_examples.py, every Python code block of README.md and docs/)
-test: build proto-check contract-check docker-check lint docs test-java test-python
+## Javadoc, JUnit, and pytest end to end through one local Connect server (which also runs the Go client's test,
+## client/go, and, tests/test_docs_examples.py, every Python code block of README.md and docs/)
+test: build proto-check contract-check docker-check lint docs javadoc test-java test-python
 
 ## lint: ruff on client/ and mypy on client/filecommit (generated protobuf modules excluded; config in
 ## pyproject.toml, tool versions pinned in its dev extras)
@@ -67,6 +67,11 @@ lint: setup
 ## from ErrorClass.java and proto/ during the build (docs/hooks/reference.py)
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+## javadoc: the server plugin's API documentation (every package's package-info.java and public class) into
+## server-plugin/target/site/apidocs/index.html; any Javadoc warning fails it (server-plugin/pom.xml)
+javadoc: setup
+	cd server-plugin && $(MVN) javadoc:javadoc
 
 test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}

@@ -41,7 +41,21 @@ public record CommandResult(
     RowMetrics rowMetrics,
     StagedCommit staged) {
 
-  /** A result without a staged commit (see the record's parameters). */
+  /**
+   * A result without a staged commit.
+   *
+   * @param version committed version, or the current version when {@code committed} is false
+   * @param committed false when nothing was committed
+   * @param tablePath fully qualified table root
+   * @param addFiles the added data files
+   * @param removeFiles the removed files
+   * @param cdcFiles the added change-data files
+   * @param numOutputRows rows in the added data files
+   * @param numOutputBytes bytes of the added data files
+   * @param durationMs wall time of the command, ms
+   * @param attempts commit attempts
+   * @param rowMetrics row counts of a row-level change ({@link RowMetrics#NONE} for other commands)
+   */
   public CommandResult(long version, boolean committed, String tablePath, List<AddFile> addFiles,
       List<RemoveFile> removeFiles, List<AddCDCFile> cdcFiles, long numOutputRows, long numOutputBytes, long durationMs,
       int attempts, RowMetrics rowMetrics) {

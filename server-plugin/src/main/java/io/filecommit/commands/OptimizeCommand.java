@@ -68,7 +68,7 @@ public final class OptimizeCommand {
    * @param zOrderBy columns to Z-order by, empty for bin-packing
    * @return the commit and its metrics; {@code committed=false} when nothing needed rewriting
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} (blank
-   *     path, target size <= 0, unparsable predicate), {@code DELTA_MISSING_DELTA_TABLE}, {@code
+   *     path, target size {@code <= 0}, unparsable predicate), {@code DELTA_MISSING_DELTA_TABLE}, {@code
    *     DELTA_NON_PARTITION_COLUMN_REFERENCE}, {@code DELTA_ZORDERING_ON_PARTITION_COLUMN}, {@code
    *     DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST}, {@code DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS},
    *     {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, {@code DELTA_CONCURRENT_DELETE_READ} and the

@@ -43,27 +43,25 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * What DELETE, UPDATE and MERGE share (Delta's {@code DeleteCommand}, {@code UpdateCommand} and
- * {@code MergeIntoCommand} as callers of {@code TransactionalWrite.writeFiles}; protocol "Add File
- * and Remove File", "Change Data Files"): one transaction on an existing table; candidate files
- * found by partition pruning (the conjuncts of a condition on partition columns only, evaluated on
- * {@code partitionValues}); the rows of the files a change touches rewritten through {@link
- * TransactionalWrite}, change rows written to {@code _change_data/} when the table has the change
- * data feed on; {@code remove} of every touched file, {@code add} and {@code cdc} of the new ones
- * committed in one version. Candidate files are also skipped by their statistics ({@link
- * StatsSkipping}: min/max values, null counts, as Delta's {@code filterFiles}). What the transaction
- * read is registered for its conflict checks: the partition predicate and the files it matched, or
- * the whole table when no partition was pruned.
+ * What DELETE, UPDATE and MERGE share (Delta's {@code DeleteCommand}, {@code UpdateCommand} and {@code
+ * MergeIntoCommand} as callers of {@code TransactionalWrite.writeFiles}; protocol "Add File and Remove File", "Change
+ * Data Files"): one transaction on an existing table; candidate files found by partition pruning (the conjuncts of a
+ * condition on partition columns only, evaluated on {@code partitionValues}); the rows of the files a change touches
+ * rewritten through {@link TransactionalWrite}, change rows written to {@code _change_data/} when the table has the
+ * change data feed on; {@code remove} of every touched file, {@code add} and {@code cdc} of the new ones committed in
+ * one version. Candidate files are also skipped by their statistics ({@link StatsSkipping}: min/max values, null
+ * counts, as Delta's {@code filterFiles}). What the transaction read is registered for its conflict checks: the
+ * partition predicate and the files it matched, or the whole table when no partition was pruned.
  */
 public final class RowLevelChange {
-  public final SparkSession session;
-  public final DeltaLog log;
-  public final OptimisticTransaction txn;
-  public final Snapshot snapshot;
-  public final Metadata md;
-  public final String table;
-  public final boolean cdf;
-  public final long start = System.currentTimeMillis();
+  /** The command's session. */ public final SparkSession session;
+  /** The table's log. */ public final DeltaLog log;
+  /** The change's transaction. */ public final OptimisticTransaction txn;
+  /** The snapshot it read. */ public final Snapshot snapshot;
+  /** The table's metadata at that snapshot. */ public final Metadata md;
+  /** The table root, for messages. */ public final String table;
+  /** Whether the change data feed is on (change rows are written). */ public final boolean cdf;
+  /** When the change started, ms since the epoch. */ public final long start = System.currentTimeMillis();
   private final boolean skipped;
   private RowLevelOutput output;
   /** The schema rows are written with: the table's, or an evolved one ({@link #evolveSchema}). */
@@ -147,24 +145,26 @@ public final class RowLevelChange {
     return new RowLevelChange(session, log, txn, skipped);
   }
 
-  /** Whether the application transaction was already applied: nothing must be written. */
+  /** {@return whether the application transaction was already applied: nothing must be written} */
   public boolean skipped() {
     return skipped;
   }
 
-  /** The builder of this change's output rows. */
+  /** {@return the builder of this change's output rows} */
   public RowLevelOutput output() {
     return output;
   }
 
-  /** The result of a change that commits nothing (skipped txn, or no row affected without txn). */
+  /** {@return the result of a change that commits nothing (skipped txn, or no row affected without txn)} */
   public CommandResult nothingCommitted() {
     return CommandResult.nothingCommitted(snapshot.version(), table, start, 0);
   }
 
   /**
-   * The top-level AND-ed parts of a condition (the session's converter parses SQL-text columns
-   * such as {@code functions.expr(...)} first).
+   * {@return the top-level AND-ed parts of a condition (the session's converter parses SQL-text columns
+   * such as {@code functions.expr(...)} first)}
+   * @param session the command's session
+   * @param condition the condition
    */
   public static List<Column> conjuncts(SparkSession session, Column condition) {
     List<Expression> parts = new ArrayList<>();
@@ -232,8 +232,8 @@ public final class RowLevelChange {
   }
 
   /**
-   * Whether {@code c} names only the table's columns (resolves against the table alone, as Delta's
-   * {@code references.subsetOf(target.outputSet)}).
+   * {@return whether {@code c} names only the table's columns (resolves against the table alone, as Delta's
+   * {@code references.subsetOf(target.outputSet)})}
    *
    * @param c a predicate
    * @param alias the table's name in {@code c}, or null
@@ -279,36 +279,40 @@ public final class RowLevelChange {
     return new Touched(files, matched, rowCount(files) - matched);
   }
 
-  /** Rows in {@code files}: from their statistics ({@link TableScan#statsRowCount}), else counted. */
+  /** {@return the rows in {@code files}: from their statistics ({@link TableScan#statsRowCount}), else counted}
+   * @param files active files of the table */
   public long rowCount(List<AddFile> files) {
     long total = TableScan.statsRowCount(files);
     return total >= 0 ? total : files.isEmpty() ? 0 : scan(files).count();
   }
 
-  /** The rows of {@code files} ({@link TableScan#read}). */
+  /** {@return the rows of {@code files} ({@link TableScan#read})}
+   * @param files active files of the table */
   public Dataset<Row> scan(Collection<AddFile> files) {
     return TableScan.read(session, log, md, files);
   }
 
-  /** The active files of the snapshot with these log paths, in snapshot order. */
+  /** {@return the active files of the snapshot with these log paths, in snapshot order}
+   * @param paths log paths */
   public List<AddFile> files(Collection<String> paths) {
     Set<String> wanted = paths instanceof Set<String> set ? set : new HashSet<>(paths);
     return snapshot.allFiles().stream().filter(f -> wanted.contains(f.path())).toList();
   }
 
-  /** Whether {@link #evolveSchema} changed the schema this change writes. */
+  /** {@return whether {@link #evolveSchema} changed the schema this change writes} */
   public boolean evolved() {
     return !writeSchema.equals(md.schema());
   }
 
-  /** The table's columns (after {@link #evolveSchema}: the evolved schema's). */
+  /** {@return the table's columns (after {@link #evolveSchema}: the evolved schema's)} */
   public StructField[] columns() {
     return writeSchema.fields();
   }
 
   /**
-   * Assignments keyed by the table's column names.
-   *
+   * {@return assignments keyed by the table's column names}
+   * @param given column name (any case) -> value
+   * @param operation the command, for the error
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MERGE_UNRESOLVED_EXPRESSION} for
    *     an unknown column or a column assigned twice
    */
@@ -324,7 +328,8 @@ public final class RowLevelChange {
     return out;
   }
 
-  /** Whether a column is a generated column (computed on update and insert unless assigned). */
+  /** {@return whether a column is a generated column (computed on update and insert unless assigned)}
+   * @param column a column name */
   public boolean isGenerated(String column) {
     return output.isGenerated(column);
   }
@@ -353,10 +358,15 @@ public final class RowLevelChange {
    * {@link #writeAndCommit(Dataset, Collection, List, Map, Function, Supplier)} of a change that
    * marked rows in deletion vectors.
    *
+   * @param rows the rows to write, or null when nothing is written
    * @param marked the rows marked ({@link MarkedRows}), whose touched files are removed and kept
    *     files added back
    * @param touchedAreRemoved how the removed-files metric counts, as Delta's command does: every
    *     touched file (UPDATE), or only the files that leave whole (DELETE, MERGE)
+   * @param options Spark Parquet writer options
+   * @param operation the commit's operation, given what was written
+   * @param rowMetrics the row metrics, asked for after the write job ran
+   * @return what was committed
    */
   public CommandResult writeAndCommit(Dataset<Row> rows, MarkedRows marked, boolean touchedAreRemoved,
       Map<String, String> options, Function<Operation.RowLevelStats, Operation> operation,
@@ -408,9 +418,10 @@ public final class RowLevelChange {
   }
 
   /**
-   * Whether this change marks rows deleted with deletion vectors instead of rewriting files: the
+   * {@return whether this change marks rows deleted with deletion vectors instead of rewriting files: the
    * table takes new DVs and every candidate file has the trustworthy {@code numRecords} statistic a
-   * file with a DV must carry.
+   * file with a DV must carry}
+   * @param candidates the candidate files
    */
   public boolean usesDeletionVectors(List<AddFile> candidates) {
     return TableFeatures.deletionVectorsWritable(snapshot.protocol(), md)
@@ -459,17 +470,21 @@ public final class RowLevelChange {
     }
   }
 
-  /** The SQL text of a condition for commitInfo ({@code true} for none). */
+  /** {@return the SQL text of a condition for commitInfo ({@code true} for none)}
+   * @param condition the condition, or null */
   public static String sql(Column condition) {
     return condition == null ? "true" : condition.toString();
   }
 
-  /** A column reference to {@code name}, qualified with {@code alias} when given. */
+  /** {@return a column reference to {@code name}, qualified with {@code alias} when given}
+   * @param alias a table alias, or null
+   * @param name a column name */
   public static Column ref(String alias, String name) {
     return functions.col((alias == null ? "" : SchemaUtils.quote(alias) + ".") + SchemaUtils.quote(name));
   }
 
-  /** Row values of the table's columns read from a (possibly aliased) scan. */
+  /** {@return row values of the table's columns read from a (possibly aliased) scan}
+   * @param alias the scan's alias, or null */
   public List<Column> targetValues(String alias) {
     List<Column> out = new ArrayList<>();
     StructType read = md.schema();

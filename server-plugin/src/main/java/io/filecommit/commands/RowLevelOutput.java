@@ -29,7 +29,18 @@ import org.apache.spark.util.LongAccumulator;
 public final class RowLevelOutput {
   /** Kinds of output rows; {@link #DROP} rows only count a deleted row and are not written. */
   public enum Kind {
-    COPY, UPDATE, DELETE, INSERT, CHANGE_ONLY, DROP
+    /** An unchanged row of a rewritten file. */
+    COPY,
+    /** The new row of an updated row. */
+    UPDATE,
+    /** A deleted row, written as its {@code delete} change row. */
+    DELETE,
+    /** An inserted row. */
+    INSERT,
+    /** A change row only (pre or post image, {@code insert} change row): not counted as a row of the table. */
+    CHANGE_ONLY,
+    /** A deleted row without the change data feed: counted, not written. */
+    DROP
   }
 
   /** Name of the struct column of {@link #output} rows before they are flattened. */
@@ -51,7 +62,12 @@ public final class RowLevelOutput {
     this.generated = TableFeatures.generatedColumns(schema);
   }
 
-  /** Whether a column is a generated column. */
+  /**
+   * Whether a column is a generated column.
+   *
+   * @param column a column name (exact case)
+   * @return true when its metadata has a generation expression
+   */
   public boolean isGenerated(String column) {
     return generated.contains(column);
   }
@@ -85,7 +101,14 @@ public final class RowLevelOutput {
     return functions.struct(parts.toArray(new Column[0]));
   }
 
-  /** The output rows of an updated row: the new row, and with the change data feed its pre and post images. */
+  /**
+   * The output rows of an updated row: the new row, and with the change data feed its pre and post images.
+   *
+   * @param before the row's values, one per table column
+   * @param after its new values, one per table column
+   * @param recompute generated columns to compute from the new values
+   * @return output struct columns for {@link #array}
+   */
   public List<Column> updated(List<Column> before, List<Column> after, Set<String> recompute) {
     List<Column> out = new ArrayList<>();
     out.add(output(after, null, Kind.UPDATE, recompute));
@@ -96,12 +119,23 @@ public final class RowLevelOutput {
     return out;
   }
 
-  /** The output rows of a deleted row: its {@code delete} change row, or a row that only counts. */
+  /**
+   * The output rows of a deleted row: its {@code delete} change row, or a row that only counts.
+   *
+   * @param before the row's values, one per table column
+   * @return output struct columns for {@link #array}
+   */
   public List<Column> deleted(List<Column> before) {
     return List.of(cdf ? output(before, "delete", Kind.DELETE, Set.of()) : output(before, null, Kind.DROP, Set.of()));
   }
 
-  /** The output rows of an inserted row: the row, and with the change data feed its {@code insert} change row. */
+  /**
+   * The output rows of an inserted row: the row, and with the change data feed its {@code insert} change row.
+   *
+   * @param values the row's values, one per table column
+   * @param recompute generated columns to compute from them
+   * @return output struct columns for {@link #array}
+   */
   public List<Column> inserted(List<Column> values, Set<String> recompute) {
     List<Column> out = new ArrayList<>();
     out.add(output(values, null, Kind.INSERT, recompute));
@@ -111,12 +145,22 @@ public final class RowLevelOutput {
     return out;
   }
 
-  /** The output row of an unchanged row of a rewritten file. */
+  /**
+   * The output row of an unchanged row of a rewritten file.
+   *
+   * @param before the row's values, one per table column
+   * @return output struct columns for {@link #array}
+   */
   public List<Column> copied(List<Column> before) {
     return List.of(output(before, null, Kind.COPY, Set.of()));
   }
 
-  /** An array column of output rows. */
+  /**
+   * An array column of output rows.
+   *
+   * @param outputs struct columns from {@link #output} (or the methods that call it)
+   * @return the array column, to be exploded
+   */
   public static Column array(List<Column> outputs) {
     return functions.array(outputs.toArray(new Column[0]));
   }
@@ -161,7 +205,7 @@ public final class RowLevelOutput {
    * array), matching rows with their new values, generated columns in {@code recompute} computed
    * from them.
    *
-   * @param scan rows of the touched files ({@link #scan})
+   * @param scan rows of the touched files ({@link RowLevelChange#scan})
    * @param matches the condition, NULL treated as false
    * @param after new values, one per table column
    * @param recompute generated columns to compute for updated rows
@@ -192,7 +236,13 @@ public final class RowLevelOutput {
     return stage.select(out.toArray(new Column[0]));
   }
 
-  /** Accumulators for the row kinds, registered with the session's SparkContext. */
+  /**
+   * Accumulators for the row kinds, registered with the session's SparkContext.
+   *
+   * @param session the command's session
+   * @param operation the command, in the accumulators' names
+   * @return one accumulator per {@link Kind}, indexed by its ordinal
+   */
   public static LongAccumulator[] counters(SparkSession session, String operation) {
     LongAccumulator[] acc = new LongAccumulator[Kind.values().length];
     for (Kind k : Kind.values()) {
@@ -202,7 +252,12 @@ public final class RowLevelOutput {
   }
 
 
-  /** Drops the scan's location columns. */
+  /**
+   * Drops the scan's location columns.
+   *
+   * @param rows rows of {@link TableScan#read}
+   * @return the rows without {@link TableScan#FILE_COLUMN} and {@link TableScan#ROW_COLUMN}
+   */
   public static Dataset<Row> withoutLocation(Dataset<Row> rows) {
     return rows.drop(TableScan.FILE_COLUMN, TableScan.ROW_COLUMN);
   }

@@ -105,6 +105,9 @@ public final class StagedCommits {
    * Aborts staged commits: deletes the files the server wrote for them. Aborting one that was
    * already aborted does nothing.
    *
+   * @param session the command's session
+   * @param path the table root
+   * @param ids the staged commits' ids
    * @return the number of files deleted
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_NOT_FOUND},
    *     {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED}, {@code FILECOMMIT_STAGED_COMMIT_BUSY}
@@ -131,6 +134,10 @@ public final class StagedCommits {
   /**
    * One staged commit, as stored.
    *
+   * @param session the command's session
+   * @param path the table root
+   * @param id the staged commit's id
+   * @return the record
    * @throws io.filecommit.errors.FileCommitException the classes of {@link StagingStore#load}
    */
   public static StagedCommit get(SparkSession session, String path, String id) {
@@ -145,6 +152,10 @@ public final class StagedCommits {
    * tableAfter=true}: active files minus the removed ones, plus the added ones, deletion vectors
    * applied).
    *
+   * @param session the command's session
+   * @param path the table root
+   * @param ids the staged commits' ids
+   * @param tableAfter whether to read the whole table after publishing instead of the added rows
    * @return the rows, in the table's (or the staged metadata's) columns
    * @throws io.filecommit.errors.FileCommitException the classes of {@link StagingStore#load}
    */

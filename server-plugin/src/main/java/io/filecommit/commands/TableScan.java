@@ -149,6 +149,9 @@ public final class TableScan {
   /**
    * Live rows in the files according to their statistics ({@code numRecords} minus the deletion
    * vector's cardinality), or -1 when a file has no trustworthy count.
+   *
+   * @param files active files
+   * @return the sum over them, or -1
    */
   public static long statsRowCount(Collection<AddFile> files) {
     long total = 0;

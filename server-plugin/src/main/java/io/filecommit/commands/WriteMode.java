@@ -17,7 +17,7 @@ public enum WriteMode {
     this.sparkName = sparkName;
   }
 
-  /** The name Spark and Delta use in commitInfo ({@code Append}, {@code Overwrite}, ...). */
+  /** {@return the name Spark and Delta use in commitInfo ({@code Append}, {@code Overwrite}, ...)} */
   public String sparkName() {
     return sparkName;
   }

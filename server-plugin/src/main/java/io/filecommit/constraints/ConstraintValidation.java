@@ -62,6 +62,8 @@ public final class ConstraintValidation {
    * As {@link #validateConstraintProperties(SparkSession, StructType, Map)} with the active Spark
    * session of this thread (or the default one).
    *
+   * @param schema the table schema the constraints will apply to
+   * @param properties the properties being set
    * @throws IllegalStateException when there is no Spark session
    */
   public static void validateConstraintProperties(StructType schema, Map<String, String> properties) {

@@ -64,6 +64,7 @@ public final class DeletionVectorBitmapGenerator {
    *     is now marked (the file is only removed)
    * @param newlyMarked rows marked by this command (not counting the earlier DV)
    * @param dvFile name of the DV file under the table root that holds {@code deletionVector}, or null
+   * @serial exclude
    */
   public record Outcome(String path, DeletionVectorDescriptor deletionVector, long newlyMarked, String dvFile)
       implements Serializable {}

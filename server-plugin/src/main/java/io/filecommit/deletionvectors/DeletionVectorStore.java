@@ -65,7 +65,7 @@ public final class DeletionVectorStore {
     return bytes.toByteArray();
   }
 
-  /** A new command token: 16 random hex digits as {@code xxxxxxxx-xxxx-xxxx}. */
+  /** {@return a new command token: 16 random hex digits as {@code xxxxxxxx-xxxx-xxxx}} */
   public static String newToken() {
     String hex = String.format("%016x", new SecureRandom().nextLong());
     return hex.substring(0, 8) + "-" + hex.substring(8, 12) + "-" + hex.substring(12, 16);
@@ -82,7 +82,13 @@ public final class DeletionVectorStore {
     return UUID.fromString(token + UUID.randomUUID().toString().substring(18));
   }
 
-  /** The DV file of {@code uuid} under {@code tableRoot} (protocol "Deletion Vector File Storage Format"). */
+  /**
+   * The DV file of {@code uuid} under {@code tableRoot} (protocol "Deletion Vector File Storage Format").
+   *
+   * @param tableRoot the table root
+   * @param uuid the DV file's UUID
+   * @return {@code <tableRoot>/deletion_vector_<uuid>.bin}
+   */
   public static Path file(Path tableRoot, UUID uuid) {
     return new Path(tableRoot, PREFIX + uuid + SUFFIX);
   }

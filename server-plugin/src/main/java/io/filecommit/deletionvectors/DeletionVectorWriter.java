@@ -86,12 +86,12 @@ public final class DeletionVectorWriter implements Closeable {
     return new DeletionVectorDescriptor("u", encodedUuid, offset, data.length, rows.getLongCardinality());
   }
 
-  /** The DV file the last {@link #write} went to, or null before the first. */
+  /** {@return the DV file the last {@link #write} went to, or null before the first} */
   public Path currentFile() {
     return files.isEmpty() ? null : files.get(files.size() - 1);
   }
 
-  /** The DV files this writer created, in order (usually one). */
+  /** {@return the DV files this writer created, in order (usually one)} */
   public List<Path> files() {
     return List.copyOf(files);
   }

@@ -45,7 +45,9 @@ public final class RowIndexFilter implements UDF2<String, Long, Boolean> {
   private record Files(String tablePath, SerializableConfiguration conf, HashMap<String, DeletionVectorDescriptor> dvs,
       HashSet<String> everyRow) implements Serializable {}
 
+  /** The broadcast DVs by file key. */
   private final Broadcast<Files> files;
+  /** Which rows the filter keeps. */
   private final Mode mode;
   private transient String currentKey;
   private transient LongPredicate current;

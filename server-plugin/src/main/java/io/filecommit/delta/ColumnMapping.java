@@ -32,7 +32,12 @@ public final class ColumnMapping {
 
   private ColumnMapping() {}
 
-  /** Whether the table maps columns ({@code name} or {@code id} mode). */
+  /**
+   * Whether the table maps columns ({@code name} or {@code id} mode).
+   *
+   * @param md the table's metadata
+   * @return true when {@code delta.columnMapping.mode} is {@code name} or {@code id}
+   */
   public static boolean enabled(Metadata md) {
     return !TableConfig.COLUMN_MAPPING_MODE.fromMetadata(md).equals("none");
   }
@@ -57,7 +62,12 @@ public final class ColumnMapping {
     return logical;
   }
 
-  /** The physical form of a field: physical name, Parquet field id, physical nested types. */
+  /**
+   * The physical form of a field: physical name, Parquet field id, physical nested types.
+   *
+   * @param f a logical field of a column-mapped table's schema
+   * @return the field as data files store it
+   */
   public static StructField physical(StructField f) {
     if (!f.metadata().contains(PHYSICAL_NAME)) {
       throw new IllegalStateException("Column '" + f.name() + "' of a column-mapped table has no " + PHYSICAL_NAME);

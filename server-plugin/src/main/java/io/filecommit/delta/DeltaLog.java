@@ -30,12 +30,11 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
 /**
- * The {@code _delta_log} of one table (protocol "Delta Log Entries"; Delta's {@code DeltaLog}):
- * commit files published put-if-absent through a delta-storage {@link LogStore} chosen by
- * {@link LogStores}, read back as typed actions, and the latest {@link Snapshot} as Delta Kernel
- * reads it (classic, multi-part and v2 checkpoints, {@code _last_checkpoint}, log compaction
- * files). A bounded process-wide {@link SnapshotCache} spares a Kernel reload while the cached
- * version provably is the latest.
+ * The {@code _delta_log} of one table (protocol "Delta Log Entries"; Delta's {@code DeltaLog}): commit files published
+ * put-if-absent through a delta-storage {@link LogStore} chosen by {@link LogStores}, read back as typed actions, and
+ * the latest {@link Snapshot} as Delta Kernel reads it (classic, multi-part and v2 checkpoints, {@code
+ * _last_checkpoint}, log compaction files). A bounded process-wide {@link SnapshotCache} spares a Kernel reload while
+ * the cached version provably is the latest.
  */
 public final class DeltaLog {
   private static final Pattern COMMIT = Pattern.compile("^(\\d{20})\\.json$");
@@ -90,16 +89,15 @@ public final class DeltaLog {
   }
 
   /**
-   * The log of the table at {@code path}: the session's Hadoop conf, and the LogStore named by the
+   * {@return the log of the table at {@code path}: the session's Hadoop conf, and the LogStore named by the
    * server's static Spark conf ({@code spark.delta.logStore.*} of the SparkContext, never a
-   * session's runtime conf: how commits are published is the server's decision).
+   * session's runtime conf: how commits are published is the server's decision)}
    *
    * <p>Logs are kept per table path and session SQL conf ({@link DeltaLogCache}): building one
    * copies the server's whole Hadoop configuration twice, which every small write would pay.
    *
    * @param session the Spark session
    * @param path table root
-   * @return the log
    */
   public static DeltaLog forTable(org.apache.spark.sql.classic.SparkSession session, String path) {
     return DeltaLogCache.INSTANCE.get(path, session.sessionState().conf().getAllConfs(), () -> {
@@ -109,32 +107,32 @@ public final class DeltaLog {
     });
   }
 
-  /** The qualified table root. */
+  /** {@return the qualified table root} */
   public Path tablePath() {
     return tablePath;
   }
 
-  /** {@code <table>/_delta_log}. */
+  /** {@return {@code <table>/_delta_log}} */
   public Path logPath() {
     return logPath;
   }
 
-  /** The table's file system. */
+  /** {@return the table's file system} */
   public FileSystem fs() {
     return fs;
   }
 
-  /** The Hadoop configuration this log was opened with. */
+  /** {@return the Hadoop configuration this log was opened with} */
   public Configuration conf() {
     return conf;
   }
 
-  /** The LogStore that publishes this table's commits. */
+  /** {@return the LogStore that publishes this table's commits} */
   public LogStore logStore() {
     return logStore;
   }
 
-  /** Delta Kernel's engine for this table (Spark's Hadoop conf, this table's LogStore). */
+  /** {@return Delta Kernel's engine for this table (Spark's Hadoop conf, this table's LogStore)} */
   public Engine engine() {
     return engine;
   }
@@ -152,19 +150,24 @@ public final class DeltaLog {
     return p.isAbsolute() || p.toUri().getScheme() != null ? p : new Path(tablePath, p);
   }
 
-  /** Name of commit file {@code version}: {@code %020d.json}. */
+  /**
+   * {@return the name of commit file {@code version}: {@code %020d.json}}
+   * @param version a version
+   */
   public static String commitFileName(long version) {
     return String.format("%020d.json", version);
   }
 
-  /** The path of commit file {@code version}. */
+  /**
+   * {@return the path of commit file {@code version}}
+   * @param version a version
+   */
   public Path commitFile(long version) {
     return new Path(logPath, commitFileName(version));
   }
 
   /**
-   * Versions of the JSON commits present in the log, ascending (after log clean-up they need not
-   * start at 0).
+   * Versions of the JSON commits present in the log, ascending (after log clean-up they need not start at 0).
    *
    * @return versions, empty when there is no log
    * @throws UncheckedIOException on file-system errors
@@ -376,11 +379,10 @@ public final class DeltaLog {
   }
 
   /**
-   * Tells the snapshot cache that this process committed {@code version}: a cached state of
-   * {@code version - 1} moves to it (new protocol/metadata, if any, and the commit's txns) without
-   * a Kernel reload; a state further behind, or already past it, is kept (the next snapshot rolls
-   * it forward, as Delta's incremental {@code DeltaLog.update}): dropping it would make every
-   * concurrent committer reload the whole table through Kernel.
+   * Tells the snapshot cache that this process committed {@code version}: a cached state of {@code version - 1} moves
+   * to it (new protocol/metadata, if any, and the commit's txns) without a Kernel reload; a state further behind, or
+   * already past it, is kept (the next snapshot rolls it forward, as Delta's incremental {@code DeltaLog.update}):
+   * dropping it would make every concurrent committer reload the whole table through Kernel.
    *
    * @param version the version just committed
    * @param protocol the protocol it set, or null
@@ -404,10 +406,9 @@ public final class DeltaLog {
   }
 
   /**
-   * The newest version this server knows to be in the log (its snapshot cache, checked with one
-   * file status: the commit file is still the one cached), or -1. A committer starts its first
-   * attempt after it instead of after its (older) read version, judging the commits between as it
-   * would judge the winners of lost races.
+   * The newest version this server knows to be in the log (its snapshot cache, checked with one file status: the commit
+   * file is still the one cached), or -1. A committer starts its first attempt after it instead of after its (older)
+   * read version, judging the commits between as it would judge the winners of lost races.
    *
    * @return a version whose commit exists, or -1
    */
@@ -483,12 +484,11 @@ public final class DeltaLog {
   }
 
   /**
-   * Deletes the log files that expired under the table's {@code delta.logRetentionDuration} when
-   * {@code delta.enableExpiredLogCleanup} is on (protocol "Metadata Cleanup", with Kernel's {@code
-   * MetadataCleanup}): commits and checkpoints older than the retention that a later complete
-   * checkpoint covers. Nothing is deleted on a table that protects its checkpoints ({@code
-   * delta.requireCheckpointProtectionBeforeVersion} set), since that needs history truncated as a
-   * whole, nor when the retention does not parse.
+   * Deletes the log files that expired under the table's {@code delta.logRetentionDuration} when {@code
+   * delta.enableExpiredLogCleanup} is on (protocol "Metadata Cleanup", with Kernel's {@code MetadataCleanup}): commits
+   * and checkpoints older than the retention that a later complete checkpoint covers. Nothing is deleted on a table
+   * that protects its checkpoints ({@code delta.requireCheckpointProtectionBeforeVersion} set), since that needs
+   * history truncated as a whole, nor when the retention does not parse.
    *
    * @param md the table's metadata at the latest version
    * @return the number of log files deleted

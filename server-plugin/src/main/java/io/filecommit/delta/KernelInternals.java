@@ -97,7 +97,13 @@ public final class KernelInternals {
     return kernelDescriptor(dv).getAbsolutePath(tablePath);
   }
 
-  /** The Z85 form of a UUID that a {@code u} deletion vector descriptor carries (protocol "Deletion Vector Descriptor Schema"). */
+  /**
+   * The Z85 form of a UUID that a {@code u} deletion vector descriptor carries (protocol "Deletion
+   * Vector Descriptor Schema").
+   *
+   * @param uuid the DV file's UUID
+   * @return its 20-character Z85 encoding
+   */
   public static String encodeUuid(UUID uuid) {
     return Base85Codec.encodeUUID(uuid);
   }

@@ -47,32 +47,32 @@ public final class Snapshot {
     this.timestamp = timestamp;
   }
 
-  /** The snapshot of a path without a table: version -1. */
+  /** {@return the snapshot of a path without a table: version -1} */
   public static Snapshot empty() {
     return new Snapshot(-1, null, null, List::of, app -> Optional.empty(), () -> 0L);
   }
 
-  /** The table version, -1 when there is no table. */
+  /** {@return the table version, -1 when there is no table} */
   public long version() {
     return version;
   }
 
-  /** The protocol (null when there is no table). */
+  /** {@return the protocol (null when there is no table)} */
   public Protocol protocol() {
     return protocol;
   }
 
-  /** The metadata (null when there is no table). */
+  /** {@return the metadata (null when there is no table)} */
   public Metadata metadata() {
     return metadata;
   }
 
-  /** Whether a table exists at this snapshot (version 0 or later). */
+  /** {@return whether a table exists at this snapshot (version 0 or later)} */
   public boolean exists() {
     return version >= 0;
   }
 
-  /** Active AddFiles by log path (read on first call, then cached). */
+  /** {@return the active AddFiles by log path (read on first call, then cached)} */
   public synchronized Map<String, AddFile> activeFiles() {
     if (active == null) {
       Map<String, AddFile> m = new LinkedHashMap<>();
@@ -84,7 +84,7 @@ public final class Snapshot {
     return active;
   }
 
-  /** The active AddFiles. */
+  /** {@return the active AddFiles} */
   public Collection<AddFile> allFiles() {
     return activeFiles().values();
   }
@@ -100,7 +100,7 @@ public final class Snapshot {
     return txnVersions.apply(appId);
   }
 
-  /** Timestamp of this version's commit, ms since the epoch (in-commit timestamp if enabled). */
+  /** {@return the timestamp of this version's commit, ms since the epoch (in-commit timestamp if enabled)} */
   public long timestamp() {
     return timestamp.get();
   }

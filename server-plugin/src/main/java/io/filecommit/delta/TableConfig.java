@@ -193,12 +193,12 @@ public final class TableConfig<T> {
     return org.apache.spark.network.util.JavaUtils.byteStringAsBytes(value.trim());
   }
 
-  /** The property key. */
+  /** {@return the property key} */
   public String key() {
     return key;
   }
 
-  /** The value when the property is absent. */
+  /** {@return the value when the property is absent} */
   public T defaultValue() {
     return defaultValue;
   }
@@ -222,7 +222,12 @@ public final class TableConfig<T> {
     }
   }
 
-  /** The value in a table's metadata (the default for null metadata: no table yet). */
+  /**
+   * The value in a table's metadata.
+   *
+   * @param md the table's metadata, or null (no table yet)
+   * @return the parsed value, or the default when absent, unparsable or {@code md} is null
+   */
   public T fromMetadata(Metadata md) {
     return fromConfiguration(md == null ? null : md.configuration());
   }

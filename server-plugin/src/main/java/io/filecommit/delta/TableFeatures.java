@@ -73,7 +73,12 @@ public final class TableFeatures {
     return f;
   }
 
-  /** The reader features a protocol has, explicit (reader 3) or implied (reader 2: columnMapping). */
+  /**
+   * The reader features a protocol has, explicit (reader 3) or implied (reader 2: columnMapping).
+   *
+   * @param p a protocol
+   * @return the feature names, empty for reader version 1
+   */
   public static Set<String> readerFeatures(Protocol p) {
     if (p.hasReaderFeatures()) {
       return p.readerFeatures() == null ? Set.of() : p.readerFeatures();
@@ -215,7 +220,12 @@ public final class TableFeatures {
         finalReader >= Protocol.TABLE_FEATURES_READER ? readers : null, writers);
   }
 
-  /** The names of the generated columns of a schema (top level). */
+  /**
+   * The names of the generated columns of a schema (top level).
+   *
+   * @param schema a table schema
+   * @return the fields whose metadata has {@code delta.generationExpression}, in schema order
+   */
   public static List<String> generatedColumns(StructType schema) {
     return java.util.Arrays.stream(schema.fields())
         .filter(f -> f.metadata().contains(GENERATION_EXPRESSION)).map(StructField::name).toList();
@@ -225,6 +235,10 @@ public final class TableFeatures {
    * Whether writers may add deletion vectors to the table: the protocol lists {@code
    * deletionVectors} and {@code delta.enableDeletionVectors=true} (protocol "Deletion Vectors":
    * writers write DVs only then).
+   *
+   * @param protocol the table's protocol
+   * @param md the table's metadata
+   * @return true when both hold
    */
   public static boolean deletionVectorsWritable(Protocol protocol, Metadata md) {
     return writerFeatures(protocol).contains("deletionVectors") && TableConfig.ENABLE_DELETION_VECTORS.fromMetadata(md);

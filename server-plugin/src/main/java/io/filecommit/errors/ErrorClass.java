@@ -206,7 +206,7 @@ public enum ErrorClass {
     this.sqlState = sqlState;
   }
 
-  /** The SQLSTATE of this class. */
+  /** {@return the SQLSTATE of this class} */
   public String sqlState() {
     return sqlState;
   }

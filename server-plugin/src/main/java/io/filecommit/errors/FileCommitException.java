@@ -14,8 +14,11 @@ import org.apache.spark.SparkThrowable;
  */
 public class FileCommitException extends RuntimeException implements SparkThrowable {
   private static final long serialVersionUID = 1L;
+  /** The error class name. */
   private final String condition;
+  /** Its SQLSTATE. */
   private final String sqlState;
+  /** The message parameters (no null keys or values). */
   private final Map<String, String> params;
 
   /**

@@ -67,9 +67,13 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   private static final String PREFIX_CHARS =
       "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+  /** Job id given at creation. */
   private final String jobId;
+  /** The table's data directory. */
   private final String path;
+  /** Length of the random directory prefix, or null for none. */
   private final Integer randomPrefixLength;
+  /** Leaf columns that get per-file statistics. */
   private final int numIndexedCols;
   /**
    * The first three groups ({@code xxxxxxxx-xxxx-xxxx}, 64 random bits) of every file UUID of this
@@ -113,32 +117,37 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
     this.numIndexedCols = numIndexedCols;
   }
 
-  /** Creates a committer with no random prefix and default statistics (as {@code getCommitter}). */
+  /**
+   * Creates a committer with no random prefix and default statistics (as {@code getCommitter}).
+   *
+   * @param jobId job id (unused)
+   * @param path the table's data directory (fully qualified path string)
+   */
   public DelayedCommitProtocol(String jobId, String path) {
     this(jobId, path, null, io.filecommit.delta.TableConfig.DATA_SKIPPING_NUM_INDEXED_COLS.defaultValue());
   }
 
-  /** The job id given at creation. */
+  /** {@return the job id given at creation} */
   public String jobId() {
     return jobId;
   }
 
-  /** The data directory this committer writes under. */
+  /** {@return the data directory this committer writes under} */
   public String path() {
     return path;
   }
 
-  /** AddFiles of the committed job (driver side), in task order. */
+  /** {@return the AddFiles of the committed job (driver side), in task order} */
   public List<AddFile> addedStatuses() {
     return Collections.unmodifiableList(addedStatuses);
   }
 
-  /** AddCDCFiles of the committed job (driver side), in task order. */
+  /** {@return the AddCDCFiles of the committed job (driver side), in task order} */
   public List<AddCDCFile> changeFiles() {
     return Collections.unmodifiableList(changeFiles);
   }
 
-  /** Files handed out to the current task so far (executor side); for tests and diagnostics. */
+  /** {@return the files handed out to the current task so far (executor side); for tests and diagnostics} */
   public List<Map.Entry<Map<String, String>, String>> addedFiles() {
     return addedFiles == null ? List.of() : Collections.unmodifiableList(addedFiles);
   }

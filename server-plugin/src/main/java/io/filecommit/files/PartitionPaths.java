@@ -70,12 +70,22 @@ public final class PartitionPaths {
     return values;
   }
 
-  /** Spark's path-name escaping of one key or value. */
+  /**
+   * Spark's path-name escaping of one key or value.
+   *
+   * @param s a partition column name or value
+   * @return {@code s} with the characters Spark escapes as {@code %XX}
+   */
   public static String escape(String s) {
     return ExternalCatalogUtils.escapePathName(s);
   }
 
-  /** Spark's path-name unescaping of one key or value. */
+  /**
+   * Spark's path-name unescaping of one key or value.
+   *
+   * @param s an escaped name or value, as in a directory name
+   * @return {@code s} with every {@code %XX} decoded
+   */
   public static String unescape(String s) {
     return ExternalCatalogUtils.unescapePathName(s);
   }

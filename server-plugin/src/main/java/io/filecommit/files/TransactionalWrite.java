@@ -181,7 +181,7 @@ public final class TransactionalWrite {
     return c.addedStatuses();
   }
 
-  /** Change-data files of the last {@link #writeFiles}, empty before it. */
+  /** {@return the change-data files of the last {@link #writeFiles}, empty before it} */
   public List<AddCDCFile> changeFiles() {
     return committer == null ? List.of() : committer.changeFiles();
   }

@@ -173,12 +173,12 @@ public final class DeltaFileIndex implements FileIndex {
     return partitionSchema;
   }
 
-  /** Files in the scan before pruning. */
+  /** {@return the number of files in the scan before pruning} */
   public int filesInScan() {
     return files.size();
   }
 
-  /** Files the last listing kept, -1 before the first. */
+  /** {@return the number of files the last listing kept, -1 before the first} */
   public long filesSelected() {
     return selected.get();
   }

@@ -142,6 +142,10 @@ public final class SchemaEvolution {
    * {@code TypeWidening.isTypeChangeSupportedForSchemaEvolution}): integral to wider integral, float
    * to double, decimal to a wider decimal (precision and scale both not smaller, integer digits not
    * fewer), date to timestamp without time zone.
+   *
+   * @param from the table's type
+   * @param to the data's type
+   * @return true when the change is such a widening
    */
   public static boolean wideningForEvolution(DataType from, DataType to) {
     if (integral(from) && integral(to)) {

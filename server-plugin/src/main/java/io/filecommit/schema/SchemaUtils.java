@@ -27,12 +27,23 @@ public final class SchemaUtils {
 
   private SchemaUtils() {}
 
-  /** A column name quoted for Spark SQL ({@code `a``b`}). */
+  /**
+   * A column name quoted for Spark SQL ({@code `a``b`}).
+   *
+   * @param name a column name
+   * @return it in backquotes, inner backquotes doubled
+   */
   public static String quote(String name) {
     return "`" + name.replace("`", "``") + "`";
   }
 
-  /** Case-insensitive lookup of a top-level field. */
+  /**
+   * Case-insensitive lookup of a top-level field.
+   *
+   * @param schema the schema
+   * @param name the field name, any case
+   * @return the field, or empty
+   */
   public static Optional<StructField> findField(StructType schema, String name) {
     for (StructField f : schema.fields()) {
       if (f.name().equalsIgnoreCase(name)) {
@@ -42,7 +53,13 @@ public final class SchemaUtils {
     return Optional.empty();
   }
 
-  /** Whether {@code name} is one of {@code columns}, case-insensitively. */
+  /**
+   * Whether {@code name} is one of {@code columns}, case-insensitively.
+   *
+   * @param columns column names
+   * @param name a column name
+   * @return true when one of them equals it ignoring case
+   */
   public static boolean containsIgnoreCase(List<String> columns, String name) {
     return columns.stream().anyMatch(c -> c.equalsIgnoreCase(name));
   }
@@ -118,7 +135,13 @@ public final class SchemaUtils {
     return out;
   }
 
-  /** The schema without the top-level field {@code name} (exact case). */
+  /**
+   * The schema without the top-level field {@code name} (exact case).
+   *
+   * @param schema the schema
+   * @param name the field to leave out
+   * @return the other fields, in order
+   */
   public static StructType withoutField(StructType schema, String name) {
     List<StructField> kept = new ArrayList<>();
     for (StructField f : schema.fields()) {
@@ -133,6 +156,9 @@ public final class SchemaUtils {
    * The schema with every explicitly collated {@code UTF8_BINARY} string (Spark 4 gives Python UDF
    * results that type) as the plain {@code string} Delta's schema language has; other collations
    * are kept (their readers need them). Nullability and field metadata are unchanged.
+   *
+   * @param schema a schema
+   * @return the schema with those strings plain
    */
   public static StructType defaultCollationAsPlainString(StructType schema) {
     return (StructType) normalizeType(schema, false);
@@ -141,6 +167,10 @@ public final class SchemaUtils {
   /**
    * Whether two types are equal for a write into an existing table: collation {@code UTF8_BINARY}
    * as plain strings, nullability and field metadata ignored.
+   *
+   * @param a the table's type
+   * @param b the data's type
+   * @return true when they are equal so
    */
   public static boolean sameTypeForWrite(DataType a, DataType b) {
     return normalizeType(a, true).equals(normalizeType(b, true));

@@ -61,7 +61,7 @@ public final class BatchSinkWriter {
    */
   public record Result(long batchId, boolean committed, String path, long latestBatchId, List<SinkFileStatus> files,
       long durationMs) {
-    /** Sum of the file sizes, bytes. */
+    /** {@return the sum of the file sizes, bytes} */
     public long numOutputBytes() {
       return files.stream().mapToLong(SinkFileStatus::size).sum();
     }
@@ -184,6 +184,7 @@ public final class BatchSinkWriter {
    * The latest batch id of a sink log, or -1 when it has none.
    *
    * @param log the sink log
+   * @return the latest batch id, or -1
    */
   public static long latestBatchId(FileStreamSinkLog log) {
     Option<Object> latest = log.getLatestBatchId();

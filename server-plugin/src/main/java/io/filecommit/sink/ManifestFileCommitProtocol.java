@@ -87,7 +87,9 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
   /** Per-JVM commit locks, keyed by the log directory (qualified path string). */
   private static final ConcurrentHashMap<String, Object> COMMIT_LOCKS = new ConcurrentHashMap<>();
 
+  /** Job id given at construction. */
   private final String jobId;
+  /** The sink root, as given at construction. */
   private final String outputPath;
   /** -1 until {@link #setupManifestOptions}; serialized to executors so tasks can check setup. */
   private long batchId = -1L;
@@ -116,17 +118,17 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
     return path;
   }
 
-  /** The job id given at construction (unused by the protocol). */
+  /** {@return the job id given at construction (unused by the protocol)} */
   public String jobId() {
     return jobId;
   }
 
-  /** The sink root this committer writes under, as given at construction. */
+  /** {@return the sink root this committer writes under, as given at construction} */
   public String outputPath() {
     return outputPath;
   }
 
-  /** The batch id set by {@link #setupManifestOptions}, or -1 before it. */
+  /** {@return the batch id set by {@link #setupManifestOptions}, or -1 before it} */
   public long batchId() {
     return batchId;
   }
@@ -431,17 +433,17 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
     pendingCommitFiles.clear();
   }
 
-  /** The current task's added files (full path strings), in order; empty before {@link #setupTask}. */
+  /** {@return the current task's added files (full path strings), in order; empty before {@link #setupTask}} */
   public List<String> addedFiles() {
     return addedFiles == null ? List.of() : List.copyOf(addedFiles);
   }
 
-  /** The job's pending files (statuses of committed tasks not yet in the log); empty before setupJob. */
+  /** {@return the job's pending files (statuses of committed tasks not yet in the log); empty before setupJob} */
   public List<SinkFileStatus> pendingCommitFiles() {
     return pendingCommitFiles == null ? List.of() : List.copyOf(pendingCommitFiles);
   }
 
-  /** The statuses {@link #commitJob} added to the log; empty before a successful commit. */
+  /** {@return the statuses {@link #commitJob} added to the log; empty before a successful commit} */
   public List<SinkFileStatus> committedFiles() {
     return committedFiles == null ? List.of() : committedFiles;
   }

@@ -12,16 +12,16 @@ import java.util.Map;
  * {@code commitInfo} it builds.
  */
 public sealed interface Operation {
-  /** {@code commitInfo.operation}, e.g. {@code WRITE}. */
+  /** {@return {@code commitInfo.operation}, e.g. {@code WRITE}} */
   String name();
 
-  /** {@code commitInfo.operationParameters}. */
+  /** {@return {@code commitInfo.operationParameters}} */
   Map<String, String> parameters();
 
-  /** {@code commitInfo.operationMetrics} (empty: none written). */
+  /** {@return {@code commitInfo.operationMetrics} (empty: none written)} */
   Map<String, String> metrics();
 
-  /** Whether the operation only adds files without reading the table (a blind append). */
+  /** {@return whether the operation only adds files without reading the table (a blind append)} */
   default boolean isBlindAppend() {
     return false;
   }

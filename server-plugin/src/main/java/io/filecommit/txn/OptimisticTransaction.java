@@ -92,7 +92,7 @@ public final class OptimisticTransaction {
     this.stage = Objects.requireNonNull(request, "request");
   }
 
-  /** The staged commit {@link #commit} stored, or null when it was not staged. */
+  /** {@return the staged commit {@link #commit} stored, or null when it was not staged} */
   public StagedCommit staged() {
     return staged;
   }
@@ -113,37 +113,37 @@ public final class OptimisticTransaction {
     newProtocol = protocol;
   }
 
-  /** The snapshot this transaction read (its version is the read version). */
+  /** {@return the snapshot this transaction read (its version is the read version)} */
   public Snapshot snapshot() {
     return snapshot;
   }
 
-  /** The log of the table. */
+  /** {@return the log of the table} */
   public DeltaLog deltaLog() {
     return deltaLog;
   }
 
-  /** The Spark session of the command. */
+  /** {@return the Spark session of the command} */
   public SparkSession session() {
     return session;
   }
 
-  /** The table root, for messages. */
+  /** {@return the table root, for messages} */
   public String table() {
     return deltaLog.tablePath().toString();
   }
 
-  /** The metadata in force: the updated one, else the snapshot's (null for a new table). */
+  /** {@return the metadata in force: the updated one, else the snapshot's (null for a new table)} */
   public Metadata metadata() {
     return newMetadata != null ? newMetadata : snapshot.metadata();
   }
 
-  /** The protocol in force: the updated one, else the snapshot's (null for a new table). */
+  /** {@return the protocol in force: the updated one, else the snapshot's (null for a new table)} */
   public Protocol protocol() {
     return newProtocol != null ? newProtocol : snapshot.protocol();
   }
 
-  /** Whether data files have been written in this transaction. */
+  /** {@return whether data files have been written in this transaction} */
   public boolean hasWritten() {
     return hasWritten;
   }
@@ -237,20 +237,20 @@ public final class OptimisticTransaction {
     return snapshot.latestTransactionVersion(id.appId()).map(v -> v >= id.version()).orElse(false);
   }
 
-  /** Whether {@link #setTransaction} was called: the commit carries a {@code txn} action. */
+  /** {@return whether {@link #setTransaction} was called: the commit carries a {@code txn} action} */
   public boolean hasTransactionId() {
     return !txns.isEmpty();
   }
 
   /**
-   * Whether the last {@link #commit} committed; false when a concurrent commit of the same
-   * application's txn at an equal or higher version made this write a duplicate.
+   * {@return whether the last {@link #commit} committed; false when a concurrent commit of the same
+   * application's txn at an equal or higher version made this write a duplicate}
    */
   public boolean committed() {
     return committed;
   }
 
-  /** Commit attempts of the last {@link #commit} (1 when it landed at once). */
+  /** {@return the commit attempts of the last {@link #commit} (1 when it landed at once)} */
   public int attempts() {
     return attempts;
   }

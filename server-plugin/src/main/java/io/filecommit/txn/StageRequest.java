@@ -9,12 +9,20 @@ package io.filecommit.txn;
  *     then delete none of them
  */
 public record StageRequest(long expiresAfterMs, boolean foreignFiles) {
-  /** A request for files the server writes itself. */
+  /**
+   * A request for files the server writes itself.
+   *
+   * @param expiresAfterMs how long the staged commit may be published, ms after it is staged (> 0)
+   */
   public StageRequest(long expiresAfterMs) {
     this(expiresAfterMs, false);
   }
 
   /**
+   * Checks the expiry.
+   *
+   * @param expiresAfterMs how long the staged commit may be published, ms after it is staged
+   * @param foreignFiles whether the staged files were written by another process
    * @throws IllegalArgumentException when {@code expiresAfterMs <= 0}
    */
   public StageRequest {

@@ -82,7 +82,12 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
     }
   }
 
-  /** Whether a string is a staged commit id (a UUID in its canonical form). */
+  /**
+   * Whether a string is a staged commit id (a UUID in its canonical form).
+   *
+   * @param id a string from a client, or null
+   * @return true for a canonical UUID
+   */
   public static boolean isValidId(String id) {
     try {
       return id != null && UUID.fromString(id).toString().equals(id);
@@ -91,22 +96,27 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
     }
   }
 
-  /** Whether it expired at {@code now} (ms since the epoch). */
+  /**
+   * Whether it expired at {@code now}.
+   *
+   * @param now the time, ms since the epoch
+   * @return true when its expiry time is not after {@code now}
+   */
   public boolean expiredAt(long now) {
     return now >= expirationTime;
   }
 
-  /** Its added data files. */
+  /** {@return its added data files} */
   public List<AddFile> addFiles() {
     return actions.stream().filter(a -> a instanceof AddFile).map(a -> (AddFile) a).toList();
   }
 
-  /** Its removed files. */
+  /** {@return its removed files} */
   public List<RemoveFile> removeFiles() {
     return actions.stream().filter(a -> a instanceof RemoveFile).map(a -> (RemoveFile) a).toList();
   }
 
-  /** Its added change-data files. */
+  /** {@return its added change-data files} */
   public List<AddCDCFile> cdcFiles() {
     return actions.stream().filter(a -> a instanceof AddCDCFile).map(a -> (AddCDCFile) a).toList();
   }

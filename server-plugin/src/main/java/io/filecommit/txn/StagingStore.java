@@ -130,6 +130,9 @@ public final class StagingStore {
   /**
    * The version that published a staged commit, when it was published.
    *
+   * @param log the table's log
+   * @param id the staged commit's id
+   * @return the version from its {@code published} marker, or empty
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED} on storage errors
    */
   public static Optional<Long> publishedVersion(DeltaLog log, String id) {
@@ -195,6 +198,8 @@ public final class StagingStore {
    * Aborts a staged commit: deletes the files the server wrote for it and its record, keeping a
    * tombstone so that a later publish is refused by name.
    *
+   * @param log the table's log
+   * @param commit the staged commit
    * @return the number of files deleted
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED}
    *     when a version holds it, {@code FILECOMMIT_STAGED_COMMIT_BUSY} when a publish of it is
@@ -299,6 +304,8 @@ public final class StagingStore {
   /**
    * Sweeps now (see {@link #sweepIfDue}).
    *
+   * @param log the table's log
+   * @param now the time, ms since the epoch
    * @return ids of the staged commits aborted
    */
   public static List<String> sweep(DeltaLog log, long now) {
@@ -404,6 +411,7 @@ public final class StagingStore {
    * The files of every staged commit of the table that is not aborted (data, change data, deletion
    * vectors the server wrote for it): what VACUUM must leave, as they may still be published.
    *
+   * @param log the table's log
    * @return absolute paths
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED} when the
    *     records cannot be read (VACUUM must then not run)

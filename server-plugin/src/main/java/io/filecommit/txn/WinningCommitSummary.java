@@ -59,27 +59,27 @@ public record WinningCommitSummary(long version, Protocol protocol, Metadata met
         Map.copyOf(txns));
   }
 
-  /** Whether the commit says it was a blind append. */
+  /** {@return whether the commit says it was a blind append} */
   public boolean isBlindAppend() {
     return commitInfo != null && Boolean.TRUE.equals(commitInfo.isBlindAppend());
   }
 
-  /** The commit's operation name, {@code ?} when unknown. */
+  /** {@return the commit's operation name, {@code ?} when unknown} */
   public String operation() {
     return commitInfo == null || commitInfo.operation() == null ? "?" : commitInfo.operation();
   }
 
-  /** The transaction id the commit carries, or null. */
+  /** {@return the transaction id the commit carries, or null} */
   public String txnId() {
     return commitInfo == null ? null : commitInfo.txnId();
   }
 
-  /** The commit's in-commit timestamp, or null. */
+  /** {@return the commit's in-commit timestamp, or null} */
   public Long inCommitTimestamp() {
     return commitInfo == null ? null : commitInfo.inCommitTimestamp();
   }
 
-  /** Whether the commit removes files. */
+  /** {@return whether the commit removes files} */
   public boolean hasRemoves() {
     return !removedPaths.isEmpty();
   }
@@ -87,6 +87,10 @@ public record WinningCommitSummary(long version, Protocol protocol, Metadata met
   /**
    * Whether this commit created the same table that {@code ours} (with {@code ourProtocol}) would
    * have created: same protocol, schema, partition columns and configuration, and no removes.
+   *
+   * @param ours the metadata this transaction would create the table with
+   * @param ourProtocol the protocol it would create it with
+   * @return true when the winning commit created that table
    */
   public boolean createdSameTable(Metadata ours, Protocol ourProtocol) {
     return ours != null && metadata != null && !hasRemoves() && ourProtocol != null
@@ -99,6 +103,8 @@ public record WinningCommitSummary(long version, Protocol protocol, Metadata met
   /**
    * The ids of the staged commits this commit published (its {@code commitInfo.operationParameters}
    * entry {@value #STAGED_COMMITS_PARAMETER}, a JSON array of strings); empty when none.
+   *
+   * @return the ids
    */
   public java.util.Set<String> stagedCommitIds() {
     if (commitInfo == null || commitInfo.operationParameters() == null) {

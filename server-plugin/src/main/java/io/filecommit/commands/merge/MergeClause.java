@@ -21,7 +21,16 @@ import org.apache.spark.sql.Column;
 public record MergeClause(Kind kind, Column condition, Map<String, Column> assignments, boolean allColumns) {
   /** Kinds of WHEN clauses. */
   public enum Kind {
-    MATCHED_UPDATE, MATCHED_DELETE, NOT_MATCHED_INSERT, NOT_MATCHED_BY_SOURCE_UPDATE, NOT_MATCHED_BY_SOURCE_DELETE;
+    /** WHEN MATCHED THEN UPDATE. */
+    MATCHED_UPDATE,
+    /** WHEN MATCHED THEN DELETE. */
+    MATCHED_DELETE,
+    /** WHEN NOT MATCHED THEN INSERT. */
+    NOT_MATCHED_INSERT,
+    /** WHEN NOT MATCHED BY SOURCE THEN UPDATE. */
+    NOT_MATCHED_BY_SOURCE_UPDATE,
+    /** WHEN NOT MATCHED BY SOURCE THEN DELETE. */
+    NOT_MATCHED_BY_SOURCE_DELETE;
 
     /** WHEN MATCHED. */
     boolean matched() {

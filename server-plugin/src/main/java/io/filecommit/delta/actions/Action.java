@@ -6,6 +6,6 @@ package io.filecommit.delta.actions;
  * is the name that wraps it in the log.
  */
 public sealed interface Action permits FileAction, Protocol, Metadata, SetTransaction, CommitInfo, DomainMetadata {
-  /** The key of this action's log line, e.g. {@code add}, {@code metaData}, {@code commitInfo}. */
+  /** {@return the key of this action's log line, e.g. {@code add}, {@code metaData}, {@code commitInfo}} */
   String actionName();
 }

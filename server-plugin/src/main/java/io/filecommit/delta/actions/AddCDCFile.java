@@ -25,7 +25,14 @@ public record AddCDCFile(
     @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> tags)
     implements FileAction {
 
-  /** Normalizes the maps into unmodifiable serializable copies. */
+  /**
+   * Normalizes the maps into unmodifiable serializable copies.
+   *
+   * @param path relative, URI-encoded path (starts with {@code _change_data/})
+   * @param partitionValues partition values; null becomes empty
+   * @param size file size in bytes
+   * @param tags free-form string tags; null becomes empty
+   */
   public AddCDCFile {
     partitionValues = FileAction.copyOf(partitionValues);
     tags = FileAction.copyOf(tags);

@@ -35,7 +35,18 @@ public record AddFile(
     DeletionVectorDescriptor deletionVector)
     implements FileAction {
 
-  /** Normalizes the maps into unmodifiable serializable copies. */
+  /**
+   * Normalizes the maps into unmodifiable serializable copies.
+   *
+   * @param path relative, URI-encoded path of the file under the table root
+   * @param partitionValues partition column -> string value; null becomes empty
+   * @param size file size in bytes
+   * @param modificationTime ms since the Unix epoch
+   * @param dataChange true for data written by a write command
+   * @param stats statistics JSON, or null
+   * @param tags free-form string tags; null becomes empty
+   * @param deletionVector the file's deletion vector, or null
+   */
   public AddFile {
     partitionValues = FileAction.copyOf(partitionValues);
     tags = FileAction.copyOf(tags);
@@ -44,6 +55,13 @@ public record AddFile(
   /**
    * An AddFile without deletion vector.
    *
+   * @param path relative, URI-encoded path of the file under the table root
+   * @param partitionValues partition column -> string value
+   * @param size file size in bytes
+   * @param modificationTime ms since the Unix epoch
+   * @param dataChange true for data written by a write command
+   * @param stats statistics JSON, or null
+   * @param tags free-form string tags
    * @see #AddFile(String, Map, long, long, boolean, String, Map, DeletionVectorDescriptor)
    */
   public AddFile(String path, Map<String, String> partitionValues, long size, long modificationTime,
@@ -72,6 +90,8 @@ public record AddFile(
    * (protocol "Per-file Statistics"; with a deletion vector it still counts the deleted rows),
    * parsed as JSON. Empty when the file has no statistics or {@code numRecords} is absent, null, not
    * an integer or negative: such a count is not to be trusted.
+   *
+   * @return the row count, or empty
    */
   public java.util.OptionalLong numPhysicalRecords() {
     if (stats == null) {
@@ -89,6 +109,8 @@ public record AddFile(
   /**
    * The number of live rows: {@link #numPhysicalRecords()} minus the deletion vector's cardinality.
    * Empty when the count is not to be trusted.
+   *
+   * @return the live row count, or empty
    */
   public java.util.OptionalLong numLogicalRecords() {
     java.util.OptionalLong n = numPhysicalRecords();
@@ -96,7 +118,13 @@ public record AddFile(
         - (deletionVector == null ? 0 : deletionVector.cardinality()));
   }
 
-  /** A copy with another deletion vector and statistics (the same physical file). */
+  /**
+   * A copy with another deletion vector and statistics (the same physical file).
+   *
+   * @param dv the new deletion vector, or null
+   * @param newStats the statistics JSON that goes with it
+   * @return the copy, with {@code dataChange=true}
+   */
   public AddFile withDeletionVector(DeletionVectorDescriptor dv, String newStats) {
     return new AddFile(path, partitionValues, size, modificationTime, true, newStats, tags, dv);
   }

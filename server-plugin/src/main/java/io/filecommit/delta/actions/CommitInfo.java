@@ -44,7 +44,7 @@ public record CommitInfo(
   /** The writer name filecommit puts in {@code engineInfo}, before Spark's version. */
   public static final String ENGINE = "filecommit/0.1.0";
 
-  /** The commit's timestamp as readers take it: the in-commit timestamp when present. */
+  /** {@return the commit's timestamp as readers take it, ms since the epoch: the in-commit timestamp when present} */
   public long effectiveTimestamp() {
     return inCommitTimestamp != null ? inCommitTimestamp : timestamp == null ? 0 : timestamp;
   }

@@ -14,13 +14,13 @@ import java.util.Map;
  */
 public sealed interface FileAction extends Action, Serializable permits AddFile, RemoveFile, AddCDCFile {
 
-  /** Path relative to the table root, URI-encoded as in the log (e.g. {@code a=x%252Fy/part-...}). */
+  /** {@return the path relative to the table root, URI-encoded as in the log (e.g. {@code a=x%252Fy/part-...})} */
   String path();
 
-  /** Partition column -> value as string; a {@code null} value is SQL NULL. Never null itself. */
+  /** {@return partition column -> value as string; a {@code null} value is SQL NULL; never null itself} */
   Map<String, String> partitionValues();
 
-  /** Whether the action changes the table's data (false for change-data files). */
+  /** {@return whether the action changes the table's data (false for change-data files)} */
   boolean dataChange();
 
   /**

@@ -47,14 +47,30 @@ public record Metadata(
     /** Parquet without options. */
     public static final Format PARQUET = new Format("parquet", Map.of());
 
-    /** Normalizes null fields. */
+    /**
+     * Normalizes null fields.
+     *
+     * @param provider the format name; null becomes {@code parquet}
+     * @param options format options; null becomes empty
+     */
     public Format {
       provider = provider == null ? "parquet" : provider;
       options = options == null ? Map.of() : Map.copyOf(options);
     }
   }
 
-  /** Normalizes the collections into unmodifiable copies. */
+  /**
+   * Normalizes the collections into unmodifiable copies.
+   *
+   * @param id table id (a UUID string)
+   * @param name table name or null
+   * @param description description or null
+   * @param format the data format; null becomes Parquet
+   * @param schemaString the table schema as Spark StructType JSON
+   * @param partitionColumns partition column names, in directory order; null becomes empty
+   * @param configuration table properties; null becomes empty
+   * @param createdTime creation time, ms since the Unix epoch, or null
+   */
   public Metadata {
     format = format == null ? Format.PARQUET : format;
     partitionColumns = partitionColumns == null ? List.of() : List.copyOf(partitionColumns);
@@ -64,6 +80,13 @@ public record Metadata(
   /**
    * Metadata in Parquet format.
    *
+   * @param id table id (a UUID string)
+   * @param name table name or null
+   * @param description description or null
+   * @param schemaString the table schema as Spark StructType JSON
+   * @param partitionColumns partition column names, in directory order
+   * @param configuration table properties
+   * @param createdTime creation time, ms since the Unix epoch, or null
    * @see #Metadata(String, String, String, Format, String, List, Map, Long)
    */
   public Metadata(String id, String name, String description, String schemaString, List<String> partitionColumns,
@@ -71,7 +94,7 @@ public record Metadata(
     this(id, name, description, Format.PARQUET, schemaString, partitionColumns, configuration, createdTime);
   }
 
-  /** The table schema parsed from {@link #schemaString()}. */
+  /** {@return the table schema parsed from {@link #schemaString()}} */
   public StructType schema() {
     return (StructType) DataType.fromJson(schemaString);
   }

@@ -29,23 +29,36 @@ public record Protocol(int minReaderVersion, int minWriterVersion, Set<String> r
   /** Writer version that lists writer features. */
   public static final int TABLE_FEATURES_WRITER = 7;
 
-  /** Sorted unmodifiable copies of the feature sets (null stays null). */
+  /**
+   * Sorted unmodifiable copies of the feature sets (null stays null).
+   *
+   * @param minReaderVersion minimum reader version
+   * @param minWriterVersion minimum writer version
+   * @param readerFeatures reader features, or null
+   * @param writerFeatures writer features, or null
+   */
   public Protocol {
     readerFeatures = readerFeatures == null ? null : Collections.unmodifiableSet(new TreeSet<>(readerFeatures));
     writerFeatures = writerFeatures == null ? null : Collections.unmodifiableSet(new TreeSet<>(writerFeatures));
   }
 
-  /** A legacy protocol without feature lists. */
+  /**
+   * A legacy protocol without feature lists.
+   *
+   * @param minReaderVersion minimum reader version (1 or 2)
+   * @param minWriterVersion minimum writer version (2..6)
+   * @return the protocol
+   */
   public static Protocol legacy(int minReaderVersion, int minWriterVersion) {
     return new Protocol(minReaderVersion, minWriterVersion, null, null);
   }
 
-  /** Whether the writer side lists features (writer version 7). */
+  /** {@return whether the writer side lists features (writer version 7)} */
   public boolean hasWriterFeatures() {
     return minWriterVersion >= TABLE_FEATURES_WRITER;
   }
 
-  /** Whether the reader side lists features (reader version 3). */
+  /** {@return whether the reader side lists features (reader version 3)} */
   public boolean hasReaderFeatures() {
     return minReaderVersion >= TABLE_FEATURES_READER;
   }

@@ -32,12 +32,31 @@ public record RemoveFile(
     DeletionVectorDescriptor deletionVector)
     implements FileAction {
 
-  /** Normalizes the partition values into an unmodifiable serializable copy. */
+  /**
+   * Normalizes the partition values into an unmodifiable serializable copy.
+   *
+   * @param path relative, URI-encoded path, equal to the path of the {@code add} it removes
+   * @param deletionTimestamp when the file was removed, ms since the Unix epoch
+   * @param dataChange true when the removal changes the table's data
+   * @param extendedFileMetadata true when {@code partitionValues} and {@code size} are present
+   * @param partitionValues partition values of the removed file; null becomes empty
+   * @param size size in bytes, or null when unknown
+   * @param deletionVector the deletion vector of the removed (path, DV) pair, or null
+   */
   public RemoveFile {
     partitionValues = FileAction.copyOf(partitionValues);
   }
 
-  /** A RemoveFile of a file without deletion vector. */
+  /**
+   * A RemoveFile of a file without deletion vector.
+   *
+   * @param path relative, URI-encoded path, equal to the path of the {@code add} it removes
+   * @param deletionTimestamp when the file was removed, ms since the Unix epoch
+   * @param dataChange true when the removal changes the table's data
+   * @param extendedFileMetadata true when {@code partitionValues} and {@code size} are present
+   * @param partitionValues partition values of the removed file
+   * @param size size in bytes, or null when unknown
+   */
   public RemoveFile(String path, long deletionTimestamp, boolean dataChange, boolean extendedFileMetadata,
       Map<String, String> partitionValues, Long size) {
     this(path, deletionTimestamp, dataChange, extendedFileMetadata, partitionValues, size, null);

@@ -1,0 +1,19 @@
+/**
+ * The write half of a transaction: {@link TransactionalWrite} (Delta's {@code
+ * TransactionalWrite.writeFiles}: the input normalized to the table's schema, write-time rules
+ * applied, physical column names, change-data split) runs Spark's own {@code FileFormatWriter}
+ * through {@link ParquetJobWriter}, with {@link DelayedCommitProtocol} (Delta's {@code
+ * DelayedCommitProtocol}, Spark's {@code FileCommitProtocol}) naming the files and returning them
+ * as {@code add} / {@code cdc} actions; {@link DriverSideWrite} runs the same task code on the
+ * driver for small local inputs; {@link ParquetStats} reads per-file statistics from the Parquet
+ * footer (protocol "Per-file Statistics"); {@link PartitionPaths} makes Hive-style partition
+ * directories and log paths (Spark's {@code ExternalCatalogUtils.escapePathName}).
+ *
+ * <p>Layering (package order {@code connect} -> {@code commands} / {@code sink} -> {@code files} ->
+ * {@code txn} / {@code read} -> {@code constraints} / {@code schema} / {@code deletionvectors} ->
+ * {@code delta} -> {@code errors}, checked by the build; a package imports lower layers and,
+ * without a cycle, its own): may import {@code txn}, {@code read}, {@code constraints}, {@code
+ * schema}, {@code deletionvectors}, {@code delta} and {@code errors}; never {@code commands},
+ * {@code sink} or {@code connect}.
+ */
+package io.filecommit.files;
