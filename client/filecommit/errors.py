@@ -369,6 +369,11 @@ FILECOMMIT_RELATIVE_PATH = "FILECOMMIT_RELATIVE_PATH"
 FILECOMMIT_PATH_NOT_ALLOWED = "FILECOMMIT_PATH_NOT_ALLOWED"
 """SQLSTATE 42501. A path outside the server's ``spark.filecommit.allowedRoots``."""
 
+FILECOMMIT_TABLE_LOCATION_OVERLAP = "FILECOMMIT_TABLE_LOCATION_OVERLAP"
+"""SQLSTATE 42K04. A new table or sink whose directory is not its own: inside another table or sink
+(an ancestor holds ``_delta_log`` or ``_spark_metadata``), above one (either below it), or an
+allowed root itself; nothing was written."""
+
 FILECOMMIT_LOGSTORE_UNAVAILABLE = "FILECOMMIT_LOGSTORE_UNAVAILABLE"
 """SQLSTATE 0A000. The configured LogStore class (``spark.delta.logStore.*``) cannot be used."""
 
@@ -431,6 +436,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_MALFORMED_COMMAND,
     FILECOMMIT_RELATIVE_PATH,
     FILECOMMIT_PATH_NOT_ALLOWED,
+    FILECOMMIT_TABLE_LOCATION_OVERLAP,
     FILECOMMIT_LOGSTORE_UNAVAILABLE,
     FILECOMMIT_UNSUPPORTED_OPERATION,
     FILECOMMIT_COMMIT_STATE_UNKNOWN,

@@ -32,8 +32,8 @@ import org.apache.spark.sql.classic.SparkSession;
  * and tombstones). A file is deleted when it is not valid and its modification time is older than
  * {@code now - retention}; valid are the active files and their deletion vector files, the files
  * (and DV files) of {@code remove} tombstones newer than the retention, and the files of staged
- * commits that are not aborted. Listed are all files under the root except {@code _delta_log} and
- * hidden names (starting with {@code _} or {@code .}), with {@code _change_data} and partition
+ * commits that are not aborted. Listed are all files under the root except {@code _delta_log}, the
+ * directories of other tables or sinks nested below ({@link FileTree}: never entered) and hidden names (starting with {@code _} or {@code .}), with {@code _change_data} and partition
  * directories of partition columns that start with {@code _} listed as Delta lists them.
  *
  * <p>A retention below the table's {@code delta.deletedFileRetentionDuration} is refused unless the

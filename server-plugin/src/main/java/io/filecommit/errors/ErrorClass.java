@@ -140,6 +140,11 @@ public enum ErrorClass {
 
   /** A path outside {@code spark.filecommit.allowedRoots}. */
   FILECOMMIT_PATH_NOT_ALLOWED("42501"),
+  /**
+   * A new table or sink whose directory is not its own: inside another table or sink, above one
+   * (a {@code _delta_log} or {@code _spark_metadata} below it), or an allowed root itself.
+   */
+  FILECOMMIT_TABLE_LOCATION_OVERLAP("42K04"),
   /** A configured LogStore class that cannot be used. */
   FILECOMMIT_LOGSTORE_UNAVAILABLE("0A000"),
   /**

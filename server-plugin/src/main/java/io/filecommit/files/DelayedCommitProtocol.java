@@ -216,9 +216,9 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
    * Deletes every file under the data directory whose name is {@code (part|cdc)-<split>-<this
    * committer's job token>-<4 hex>-<12 hex>...} (see {@code jobToken}): the files of a failed write,
    * including those of tasks whose commit message the driver never received. Lists the directory
-   * tree with {@link FileTree} (skipping nothing but {@code _delta_log}; files other writers delete
-   * meanwhile do not stop it); for failure paths only, and like {@link
-   * #deleteWrittenFiles} never after the table commit landed. Best effort.
+   * tree with {@link FileTree} (skipping {@code _delta_log} and the directories of other tables or
+   * sinks nested below; files other writers delete meanwhile do not stop it); for failure paths
+   * only, and like {@link #deleteWrittenFiles} never after the table commit landed. Best effort.
    *
    * @param conf Hadoop configuration
    */

@@ -1,5 +1,6 @@
 package io.filecommit.sink;
 
+import io.filecommit.delta.storage.TableLocation;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.ParquetJobWriter;
 import io.filecommit.schema.SchemaUtils;
@@ -97,7 +98,8 @@ public final class BatchSinkWriter {
    * @return what was committed (or found committed)
    * @throws io.filecommit.errors.FileCommitException (see {@link io.filecommit.errors.ErrorClass}) before anything is written: blank path, negative batch id, a
    *     batch id beyond latest + 1, a path that is a file, a bad partition column, an unparsable
-   *     retention
+   *     retention; {@code FILECOMMIT_TABLE_LOCATION_OVERLAP} for a new sink inside or above a
+   *     table or sink, or at an allowed root ({@link TableLocation})
    * @throws IllegalStateException {@code "Race while writing batch <id>: ..."} when another writer
    *     committed the same batch id first (this call's files were deleted)
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_WRITE_FAILED} when the sink
@@ -140,6 +142,9 @@ public final class BatchSinkWriter {
     }
     if (!logExists && batchId > 0) {
       throw gap(batchId, qualified, -1);
+    }
+    if (!logExists) { // a new sink: its directory must be its own, before the log or any file is written
+      TableLocation.checkNew(fs, qualified, true, TableLocation.allowedRoots(session));
     }
     FileStreamSinkLog log = new FileStreamSinkLog(FileStreamSinkLog$.MODULE$.VERSION(), session, logPath.toString(),
         retentionMs);

@@ -261,7 +261,7 @@ public final class OptimisticTransaction {
    * @param metadata the new metadata
    * @throws IllegalStateException when data has already been written in this transaction
    * @throws io.filecommit.errors.FileCommitException when the schema, partition columns or
-   *     properties are invalid
+   *     properties are invalid, {@code FILECOMMIT_TABLE_LOCATION_OVERLAP} for a nested new table
    */
   public void updateMetadata(Metadata metadata) {
     if (hasWritten) {
@@ -269,6 +269,9 @@ public final class OptimisticTransaction {
           "Cannot change the metadata of " + table() + " after this transaction has written data (hasWritten)");
     }
     SchemaUtils.validateSchemaAndPartitioning(metadata.schema(), metadata.partitionColumns());
+    if (!snapshot.exists()) { // a new table's directory: checked before any file is written, never on appends
+      io.filecommit.delta.storage.TableLocation.checkNewTable(session, deltaLog.fs(), deltaLog.tablePath());
+    }
     Map<String, String> before = snapshot.exists() ? snapshot.metadata().configuration() : Map.of();
     Map<String, String> changed = new LinkedHashMap<>();
     metadata.configuration().forEach((k, v) -> {

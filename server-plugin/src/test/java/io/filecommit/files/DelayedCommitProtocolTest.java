@@ -385,6 +385,22 @@ class DelayedCommitProtocolTest {
   }
 
   @Test
+  void sweepDoesNotEnterAnotherTableOrSinkBelowTheRoot() throws Exception {
+    DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root(), null, 32);
+    List<String> straggler = new ArrayList<>();
+    committedTask(driver, 5, straggler, "p=x y", "n=1", "s=1/p=1");
+    // the same names inside a nested table and a nested sink (made by other tools): not this table's files
+    Files.createDirectories(tmp.resolve("n=1").resolve("_delta_log"));
+    Files.writeString(tmp.resolve("n=1").resolve("_delta_log").resolve("00000000000000000000.json"), "{}");
+    Files.createDirectories(tmp.resolve("s=1").resolve("_spark_metadata"));
+    Files.writeString(tmp.resolve("s=1").resolve("_spark_metadata").resolve("0"), "v1");
+    driver.sweepJobFiles(new Configuration());
+    assertFalse(local(straggler.get(0)).exists(), "this table's straggler is swept: " + straggler.get(0));
+    assertTrue(local(straggler.get(1)).exists(), "a nested table's file is left alone: " + straggler.get(1));
+    assertTrue(local(straggler.get(2)).exists(), "a nested sink's file is left alone: " + straggler.get(2));
+  }
+
+  @Test
   void sweepIsNotStoppedByFilesAnotherWriterDeletesMeanwhile() throws Exception {
     DelayedCommitProtocol driver = new DelayedCommitProtocol("delta", root(), 2, 32);
     List<String> straggler = new ArrayList<>();

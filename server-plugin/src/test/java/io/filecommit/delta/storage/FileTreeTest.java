@@ -1,6 +1,7 @@
 package io.filecommit.delta.storage;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -13,7 +14,10 @@ import org.apache.hadoop.fs.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The table-tree listing: every file once, skipped directories not entered, vanished ones tolerated. */
+/**
+ * The table-tree listing: every file once, skipped directories not entered, vanished ones
+ * tolerated, other tables' and sinks' directories left alone.
+ */
 class FileTreeTest {
   @TempDir
   java.nio.file.Path tmp;
@@ -67,6 +71,44 @@ class FileTreeTest {
       return true;
     });
     assertEquals(new TreeSet<>(List.of("a.parquet", "p=2/c.parquet")), seen);
+  }
+
+  @Test
+  void directoriesOfOtherTablesAndSinksAreNotEntered() throws Exception {
+    for (String f : List.of("a.parquet", "_delta_log/00000000000000000000.json", "p=1/b.parquet",
+        "nested/c.parquet", "nested/_delta_log/00000000000000000000.json", "nested/p=1/d.parquet",
+        "p=2/deep/e.parquet", "p=2/deep/_spark_metadata/0", "p=2/deep/x=1/f.parquet", "p=2/g.parquet",
+        "_spark_metadata/0")) {
+      touch(f);
+    }
+    // the root's own _delta_log does not stop the walk; a table's or a sink's root below it does,
+    // with everything in it; a directory named _spark_metadata is never entered
+    assertEquals(new TreeSet<>(List.of("a.parquet", "p=1/b.parquet", "p=2/g.parquet")), walk(FileTree::notDeltaLog));
+    assertEquals(new TreeSet<>(List.of("a.parquet", "_delta_log/00000000000000000000.json", "p=1/b.parquet",
+        "p=2/g.parquet")), walk(d -> true));
+  }
+
+  @Test
+  void anEmptyLogDirectoryMarksAnotherTable() throws Exception {
+    touch("x/y/c.parquet");
+    Files.createDirectories(tmp.resolve("x/y/_delta_log"));
+    assertEquals(new TreeSet<>(), walk(FileTree::notDeltaLog));
+  }
+
+  @Test
+  void firstOwnedBelowFindsNestedTablesAndSinksButNotTheRootsOwnLog() throws Exception {
+    FileSystem fs = FileSystem.getLocal(new Configuration());
+    Path root = fs.makeQualified(new Path(tmp.toUri()));
+    touch("_delta_log/00000000000000000000.json");
+    touch("p=1/a.parquet");
+    assertNull(FileTree.firstOwnedBelow(fs, root));
+    assertNull(FileTree.firstOwnedBelow(fs, new Path(root, "missing")));
+    touch("p=1/q/r/_spark_metadata/0");
+    assertEquals(new Path(root, "p=1/q/r"), FileTree.firstOwnedBelow(fs, root));
+    Files.delete(tmp.resolve("p=1/q/r/_spark_metadata/0"));
+    Files.delete(tmp.resolve("p=1/q/r/_spark_metadata"));
+    Files.createDirectories(tmp.resolve("t/_delta_log"));
+    assertEquals(new Path(root, "t"), FileTree.firstOwnedBelow(fs, root));
   }
 
   @Test

@@ -1,0 +1,136 @@
+package io.filecommit.delta.storage;
+
+import io.filecommit.errors.ErrorClass;
+import io.filecommit.errors.FileCommitException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * Where a new table or batch-id sink may be created: a table owns its directory tree, and nothing
+ * else. Protocol "Delta Table Specification" roots a table at the directory holding its {@code
+ * _delta_log}, and every file below that directory is the table's to list (VACUUM, the abort sweep);
+ * Spark's {@code FileStreamSink} roots a sink at the directory holding its {@code _spark_metadata}.
+ * So a new table or sink is refused when its directory
+ *
+ * <ul>
+ *   <li>lies inside another table or sink: an ancestor holds {@code _delta_log} or {@code
+ *       _spark_metadata};
+ *   <li>holds another table or sink: a directory below it holds either (one listing per directory,
+ *       {@link FileTree#firstOwnedBelow}; a new table's directory is normally empty or missing);
+ *       for a sink also a {@code _delta_log} of its own, for a table a {@code _spark_metadata};
+ *   <li>is one of the server's allowed roots ({@value #ALLOWED_ROOTS_CONF}) itself, which would make
+ *       every later table under that root a nested one.
+ * </ul>
+ *
+ * Checked only when a table's first version or a sink's first batch is decided, before any file is
+ * written: never on the hot path of appends.
+ */
+public final class TableLocation {
+  /** Spark conf key of the server's allowed roots (comma-separated URIs; static conf only). */
+  public static final String ALLOWED_ROOTS_CONF = "spark.filecommit.allowedRoots";
+
+  private TableLocation() {}
+
+  /**
+   * The allowed roots from the server's static Spark conf ({@value #ALLOWED_ROOTS_CONF}).
+   *
+   * @param session the command's session (its SparkContext's conf is read, never the session's)
+   * @return the roots, empty when unset
+   */
+  public static List<String> allowedRoots(org.apache.spark.sql.classic.SparkSession session) {
+    String value = session.sparkContext().getConf().get(ALLOWED_ROOTS_CONF, "");
+    return Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+  }
+
+  /**
+   * Refuses a directory that cannot hold a new table or sink (see the class comment).
+   *
+   * @param fs the file system of {@code dir}
+   * @param dir the new table's or sink's root directory
+   * @param sink true for a batch-id sink, false for a Delta table
+   * @param allowedRoots the server's allowed roots (empty: none)
+   * @throws FileCommitException {@code FILECOMMIT_TABLE_LOCATION_OVERLAP} naming the directory
+   *     and the table, sink or root it overlaps (parameters {@code path}, {@code other})
+   * @throws UncheckedIOException when the file system cannot be listed
+   */
+  public static void checkNew(FileSystem fs, Path dir, boolean sink, List<String> allowedRoots) {
+    String kind = sink ? "sink" : "table";
+    try {
+      Path root = fs.makeQualified(dir);
+      for (String allowed : allowedRoots) {
+        if (sameDirectory(fs, root, new Path(allowed))) {
+          throw overlap(kind, root, allowed, "is the allowed root " + allowed + " itself ("
+              + ALLOWED_ROOTS_CONF + "); create it in a directory below the root");
+        }
+      }
+      for (Path p = root.getParent(); p != null; p = p.getParent()) {
+        for (String log : List.of(FileTree.DELTA_LOG, FileTree.SINK_LOG)) {
+          if (fs.exists(new Path(p, log))) {
+            throw overlap(kind, root, p.toString(), "lies inside the " + owner(log) + " at " + p);
+          }
+        }
+      }
+      String own = sink ? FileTree.DELTA_LOG : FileTree.SINK_LOG;
+      if (fs.exists(new Path(root, own))) {
+        throw overlap(kind, root, root.toString(), "already holds a " + owner(own) + " (" + own + ")");
+      }
+      Path below = FileTree.firstOwnedBelow(fs, root);
+      if (below != null) {
+        throw overlap(kind, root, below.toString(), "holds another table or sink at " + below);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot list " + dir + " to check where a new " + kind + " goes", e);
+    }
+  }
+
+  /**
+   * {@link #checkNew} for a new Delta table, with the server's allowed roots.
+   *
+   * @param session the command's session
+   * @param fs the file system of {@code dir}
+   * @param dir the table root
+   * @throws FileCommitException {@code FILECOMMIT_TABLE_LOCATION_OVERLAP} (see {@link #checkNew})
+   */
+  public static void checkNewTable(org.apache.spark.sql.classic.SparkSession session, FileSystem fs, Path dir) {
+    checkNew(fs, dir, false, allowedRoots(session));
+  }
+
+  private static String owner(String log) {
+    return FileTree.DELTA_LOG.equals(log) ? "Delta table" : "file sink";
+  }
+
+  private static FileCommitException overlap(String kind, Path root, String other, String why) {
+    return ErrorClass.FILECOMMIT_TABLE_LOCATION_OVERLAP.error("Cannot create a " + kind + " at " + root + ": it "
+        + why + ". A table or sink owns its whole directory tree (VACUUM and aborts list it), so tables and sinks "
+        + "must not nest; nothing was written", Map.of("path", root.toString(), "other", other));
+  }
+
+  /** Whether two paths name one directory: equal once qualified, or (local) the same existing file. */
+  private static boolean sameDirectory(FileSystem fs, Path a, Path b) throws IOException {
+    Path qb;
+    try {
+      qb = fs.makeQualified(b);
+    } catch (IllegalArgumentException otherFileSystem) {
+      return false;
+    }
+    if (!"file".equals(a.toUri().getScheme()) || !"file".equals(qb.toUri().getScheme())) {
+      return strip(a).equals(strip(qb));
+    }
+    java.nio.file.Path la = java.nio.file.Paths.get(a.toUri()).normalize();
+    java.nio.file.Path lb = java.nio.file.Paths.get(qb.toUri()).normalize();
+    if (la.equals(lb)) {
+      return true;
+    }
+    return Files.exists(la) && Files.exists(lb) && Files.isSameFile(la, lb);
+  }
+
+  private static String strip(Path p) {
+    return p.toUri().normalize().toString().replaceAll("/+$", "");
+  }
+}
