@@ -43,6 +43,9 @@ public final class FaultPlan {
   /** JVM system property naming the faults directory (when there is no Spark conf). */
   public static final String PROPERTY = "filecommit.test.faultsDir";
 
+  /** How long {@code commit.delay} holds a commit write, ms. */
+  public static final long DELAY_MS = 2500;
+
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final Pattern COMMIT = Pattern.compile("^(\\d{20})\\.json$");
   private static final Object LOCK = new Object();
@@ -60,6 +63,15 @@ public final class FaultPlan {
      * store that retried a put which had landed, as GCS or S3 + DynamoDB can).
      */
     COMMIT_EXISTS("commit.exists"),
+    /** LogStore.write of a commit file: nothing written, {@link StackOverflowError} (an Error, not an IOException). */
+    COMMIT_ERROR_BEFORE("commit.error.before"),
+    /** LogStore.write of a commit file: the commit is published, then {@link StackOverflowError}. */
+    COMMIT_ERROR_AFTER("commit.error.after"),
+    /**
+     * LogStore.write of a commit file: waits {@value FaultPlan#DELAY_MS} ms before writing (a slow
+     * store), so that another writer can commit between a command's read and its publish.
+     */
+    COMMIT_DELAY("commit.delay"),
     /** LogStore.read of a commit file: IOException. */
     COMMIT_READ("commit.read"),
     /** LogStore.listFrom in the table's log: IOException. */
