@@ -22,7 +22,8 @@ import org.apache.hadoop.fs.Path;
  *       store that retried a put which had landed);
  *   <li>{@code commit.error.before} / {@code commit.error.after}: a commit's {@code write} throws
  *       {@link StackOverflowError} before anything is written / after the commit is published;
- *   <li>{@code commit.delay}: a commit's {@code write} waits {@value FaultPlan#DELAY_MS} ms first;
+ *   <li>{@code commit.delay}: a commit's {@code write} waits first while the test holds it ({@link
+ *       FaultPlan#HOLD_FILE});
  *   <li>{@code commit.read}: a commit's {@code read}, {@link IOException};
  *   <li>{@code list}: {@code listFrom} in the table's log, {@link IOException};
  *   <li>{@code last_checkpoint.before} / {@code .after}: the {@code _last_checkpoint} write, before
@@ -65,11 +66,7 @@ public class FaultInjectingLogStore extends LogStore {
         throw new StackOverflowError(FaultPlan.message(Point.COMMIT_ERROR_BEFORE, path));
       }
       if (FaultPlan.fires(Point.COMMIT_DELAY, path)) {
-        try {
-          Thread.sleep(FaultPlan.DELAY_MS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
+        FaultPlan.hold();
       }
       delegate.write(path, actions, overwrite, hadoopConf);
       if (FaultPlan.fires(Point.COMMIT_ERROR_AFTER, path)) {
