@@ -1,24 +1,14 @@
 package io.filecommit.txn;
 
-import io.filecommit.delta.DeltaLog;
-import io.filecommit.delta.TableConfig;
-import io.filecommit.delta.actions.Action;
-import io.filecommit.delta.actions.CommitInfo;
 import io.filecommit.delta.actions.FileAction;
-import io.filecommit.delta.actions.Metadata;
-import io.filecommit.delta.actions.SetTransaction;
-import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -81,7 +71,7 @@ final class GroupCommit {
     final Operation.Write operation;
     final ConflictChecker.ReadState state;
     final long readVersion;
-    private long checkedThrough;
+    long checkedThrough;
     private boolean done;
     long version = -1;
     boolean committed;
@@ -99,7 +89,7 @@ final class GroupCommit {
       this.checkedThrough = readVersion;
     }
 
-    private void fail(RuntimeException e, boolean unknown) {
+    void fail(RuntimeException e, boolean unknown) {
       error = e;
       outcomeUnknown = unknown;
     }
@@ -200,13 +190,12 @@ final class GroupCommit {
     try {
       publish(group);
     } catch (Throwable e) {
+      // Last resort (publish decides every outcome itself, from the log): a member without an
+      // outcome keeps its files, and the leader's Error is its answer, not a lost outcome.
       for (Member g : group) {
         if (g.error == null && !g.committed && g.version < 0) {
-          g.fail(e instanceof RuntimeException r ? r : new IllegalStateException(e), true);
+          g.fail(asFailure(e, g.txn.table()), true);
         }
-      }
-      if (e instanceof Error err) {
-        throw err;
       }
     } finally {
       lock.lock();
@@ -313,154 +302,25 @@ final class GroupCommit {
         m.version = m.txn.commitLoop(m.actions, m.operation,
             List.of(new ConflictChecker.Reader(m.readVersion, m.state)), Set.of());
         m.committed = m.txn.committed();
-      } catch (RuntimeException e) {
-        m.fail(e, false); // the transaction's own publisher knows whether the outcome is unknown
+      } catch (Throwable e) {
+        // the transaction's own publisher knows whether the outcome is unknown; Errors too
+        m.fail(asFailure(e, m.txn.table()), false);
       }
       m.attempts = m.txn.attempts();
       return;
     }
-    new Publish(group).run();
+    new GroupPublish(group).run();
   }
 
-  /** The commit loop of a group of several members. */
-  private static final class Publish {
-    private final List<Member> live;
-    private final DeltaLog log;
-    private final String table;
-    private final String txnId = UUID.randomUUID().toString();
-    private final LogPublisher publisher;
-    private final Map<Long, WinningCommitSummary> seen = new HashMap<>();
-    private final boolean ict;
-    private long lastTimestamp = Long.MIN_VALUE;
-
-    Publish(List<Member> group) {
-      this.live = new ArrayList<>(group);
-      OptimisticTransaction first = group.get(0).txn;
-      this.log = first.deltaLog();
-      this.table = first.table();
-      this.publisher = new LogPublisher(log, txnId, table);
-      this.ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromMetadata(first.metadata());
+  /**
+   * A member's answer for a Throwable that is not a {@link RuntimeException} (an Error raised
+   * before anything of the group's was published: the publish itself decides from the log).
+   */
+  static RuntimeException asFailure(Throwable e, String table) {
+    if (e instanceof RuntimeException r) {
+      return r;
     }
-
-    void run() {
-      if (ict) {
-        for (Member m : live) {
-          lastTimestamp = Math.max(lastTimestamp, m.txn.snapshot().timestamp());
-        }
-      }
-      // The first attempt goes after the newest version this server knows (catchUp judges the
-      // versions in between), not after the members' older read versions: a lost race saved.
-      long version = Math.max(live.stream().mapToLong(m -> m.readVersion).max().orElseThrow(),
-          log.latestKnownVersion()) + 1;
-      for (int attempt = 1; attempt <= OptimisticTransaction.MAX_COMMIT_ATTEMPTS; attempt++) {
-        for (Member m : live) {
-          m.attempts = attempt;
-        }
-        try {
-          catchUp(version - 1);
-        } catch (RuntimeException e) {
-          failAll(e, publisher.outcomeUnknown());
-          return;
-        }
-        if (live.isEmpty()) {
-          return;
-        }
-        List<Action> winning;
-        try {
-          winning = publisher.publish(version, lines(version));
-        } catch (RuntimeException e) {
-          failAll(e, publisher.outcomeUnknown());
-          return;
-        }
-        if (winning == null) {
-          Map<String, Long> txns = new LinkedHashMap<>();
-          for (Member m : live) {
-            m.version = version;
-            m.committed = true;
-            txns.putAll(m.state.txns());
-          }
-          PostCommitHooks.run(log, version, null, null, live.get(0).txn.metadata(), txns);
-          return;
-        }
-        seen.put(version, WinningCommitSummary.of(version, winning));
-        version++;
-        LogPublisher.backoff(attempt);
-      }
-      failAll(DeltaErrors.conflict(ErrorClass.DELTA_CONCURRENT_TRANSACTION, "gave up after "
-          + OptimisticTransaction.MAX_COMMIT_ATTEMPTS + " attempts without a conflict-free version", version, table,
-          "RETRIES"), false);
-    }
-
-    /** Judges every live member against every version up to {@code through} it has not judged yet. */
-    private void catchUp(long through) {
-      for (Iterator<Member> it = live.iterator(); it.hasNext(); ) {
-        Member m = it.next();
-        while (m.checkedThrough < through) {
-          long v = m.checkedThrough + 1;
-          WinningCommitSummary w = seen.get(v);
-          if (w == null) {
-            List<Action> actions = publisher.readOutcome(v, null);
-            if (actions == null) {
-              throw ErrorClass.FILECOMMIT_LOG_READ_FAILED.error("Version " + v + " of " + table + " is not in the "
-                  + "log although a later one is; its conflicts cannot be checked; nothing was committed",
-                  Map.of("table", table));
-            }
-            w = WinningCommitSummary.of(v, actions);
-            seen.put(v, w);
-          }
-          if (w.inCommitTimestamp() != null) {
-            lastTimestamp = Math.max(lastTimestamp, w.inCommitTimestamp());
-          }
-          try {
-            if (new ConflictChecker(m.txn.session(), m.txn.metadata(), m.state, w, table).check(false)) {
-              m.version = v;
-              m.committed = false;
-              it.remove();
-              break;
-            }
-          } catch (RuntimeException e) {
-            m.fail(e, false);
-            it.remove();
-            break;
-          }
-          m.checkedThrough = v;
-        }
-      }
-    }
-
-    private void failAll(RuntimeException e, boolean unknown) {
-      for (Member m : live) {
-        m.fail(e, unknown);
-      }
-      live.clear();
-    }
-
-    /** The commit's lines: one commitInfo, then each member's txn actions and file actions. */
-    private List<Action> lines(long version) {
-      long now = System.currentTimeMillis();
-      Long inCommit = null;
-      if (ict) {
-        inCommit = Math.max(now, lastTimestamp + 1);
-        now = inCommit;
-      }
-      Operation.GroupedWrite op = Operation.GroupedWrite.of(live.stream().map(m -> m.operation).toList(),
-          live.stream().map(m -> m.txn.txnId).toList());
-      Metadata md = live.get(0).txn.metadata();
-      long readVersion = live.stream().mapToLong(m -> m.readVersion).min().orElseThrow();
-      OptimisticTransaction first = live.get(0).txn;
-      List<Action> lines = new ArrayList<>();
-      lines.add(new CommitInfo(inCommit, now, op.name(), new LinkedHashMap<>(op.parameters()), readVersion,
-          TableConfig.ISOLATION_LEVEL.fromMetadata(md), true, new LinkedHashMap<>(op.metrics()),
-          CommitInfo.ENGINE + " Apache-Spark/" + first.session().version(), txnId));
-      for (Member m : live) {
-        for (Map.Entry<String, Long> t : m.state.txns().entrySet()) {
-          lines.add(new SetTransaction(t.getKey(), t.getValue(), now));
-        }
-      }
-      for (Member m : live) {
-        lines.addAll(m.actions);
-      }
-      return lines;
-    }
+    return ErrorClass.FILECOMMIT_LOG_WRITE_FAILED.error("The commit to " + table + " stopped on " + e
+        + " before its version was published; nothing was committed", e, Map.of("table", table));
   }
 }

@@ -58,31 +58,44 @@ final class LogPublisher {
    *     FILECOMMIT_COMMIT_STATE_UNKNOWN} when the version cannot be read (files must be kept)
    */
   List<Action> publish(long version, List<Action> lines) {
-    Exception failure = null;
-    for (int tries = 0; ; tries++) {
-      try {
-        deltaLog.writeCommit(version, lines);
-        return null;
-      } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
-        failure = null;
-      } catch (IOException | RuntimeException e) {
-        failure = e;
-      }
-      List<Action> present = readOutcome(version, failure);
-      if (present != null) {
-        if (isOurs(present)) {
-          LOG.warn("filecommit: the store reported a failure for commit " + version + " of " + table
-              + ", but the log holds this transaction's commit (txnId " + txnId + "): committed", failure);
+    // A cancelled command's interrupt must not cut a publish in half (interruptible I/O would fail
+    // the write and every retry): it is held while the version is decided and restored afterwards.
+    boolean interrupted = Thread.interrupted();
+    try {
+      Throwable failure = null;
+      for (int tries = 0; ; tries++) {
+        try {
+          deltaLog.writeCommit(version, lines);
           return null;
+        } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
+          failure = null;
+        } catch (Throwable e) {
+          // Any Throwable, Errors included (out of memory, stack overflow): the write may have
+          // landed, only the log can tell.
+          failure = e;
         }
-        return present;
+        interrupted |= Thread.interrupted();
+        List<Action> present = readOutcome(version, failure);
+        if (present != null) {
+          if (isOurs(present)) {
+            LOG.warn("filecommit: the store reported a failure for commit " + version + " of " + table
+                + ", but the log holds this transaction's commit (txnId " + txnId + "): committed", failure);
+            return null;
+          }
+          return present;
+        }
+        if (tries + 1 >= MAX_WRITE_RETRIES) {
+          throw ErrorClass.FILECOMMIT_LOG_WRITE_FAILED.error("The store failed to publish commit " + version + " of "
+              + table + " " + (tries + 1) + " times and the log shows it did not land; nothing was committed: "
+              + failure, failure, Map.of("version", Long.toString(version), "table", table));
+        }
+        pause(tries);
+        interrupted |= Thread.interrupted();
       }
-      if (tries + 1 >= MAX_WRITE_RETRIES) {
-        throw ErrorClass.FILECOMMIT_LOG_WRITE_FAILED.error("The store failed to publish commit " + version + " of "
-            + table + " " + (tries + 1) + " times and the log shows it did not land; nothing was committed: "
-            + failure, failure, Map.of("version", Long.toString(version), "table", table));
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
-      pause(tries);
     }
   }
 
@@ -91,20 +104,30 @@ final class LogPublisher {
    *
    * @return its actions, or null when the version does not exist
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_COMMIT_STATE_UNKNOWN} after
-   *     {@link #MAX_READ_ATTEMPTS} failed reads; the transaction then keeps every written file
+   *     {@link #MAX_READ_ATTEMPTS} failed reads (any Throwable); the transaction then keeps every
+   *     written file
    */
-  List<Action> readOutcome(long version, Exception writeFailure) {
-    Exception last = null;
-    for (int i = 0; i < MAX_READ_ATTEMPTS; i++) {
-      try {
-        return deltaLog.readCommitIfExists(version).orElse(null);
-      } catch (IOException | RuntimeException e) {
-        last = e;
-        pause(i);
+  List<Action> readOutcome(long version, Throwable writeFailure) {
+    Throwable last = null;
+    boolean interrupted = false;
+    try {
+      for (int i = 0; i < MAX_READ_ATTEMPTS; i++) {
+        try {
+          return deltaLog.readCommitIfExists(version).orElse(null);
+        } catch (Throwable e) {
+          last = e;
+          interrupted |= Thread.interrupted();
+          pause(i);
+          interrupted |= Thread.interrupted();
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
     outcomeUnknown = true;
-    Exception cause = writeFailure != null ? writeFailure : last;
+    Throwable cause = writeFailure != null ? writeFailure : last;
     throw ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.error("Cannot tell whether commit " + version + " of " + table
         + " landed: the store failed (" + (writeFailure == null ? "the version was taken" : writeFailure)
         + ") and reading the version back failed (" + last + "). Every written file was kept; call again with the "

@@ -67,6 +67,9 @@ public final class OptimisticTransaction {
   private final Set<String> readFiles = new HashSet<>();
   private final Map<String, Long> txns = new LinkedHashMap<>();
   private final List<Runnable> cleanups = new ArrayList<>();
+  /** In-commit timestamp of the newest commit seen, while a commit loop runs. */
+  private long lastTimestamp;
+  private boolean duplicateOfStaged;
 
   /**
    * Starts a transaction at the table's latest snapshot.
@@ -283,7 +286,7 @@ public final class OptimisticTransaction {
     TableConfig.validateRetentions(changed, metadata.configuration());
     ConstraintValidation.validateConstraintProperties(session, metadata.schema(), changed);
     if (snapshot.exists() && changed.keySet().stream().anyMatch(k -> k.startsWith(TableConfig.CONSTRAINT_PREFIX))
-        && !snapshot.allFiles().isEmpty()) {
+        && !readAllForConstraint()) {
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Adding a CHECK constraint to the existing table "
           + table() + " that holds data is not supported by filecommit (its rows would have to be "
           + "checked first); declare constraints when the table is created, or add them with Delta's ALTER TABLE");
@@ -433,10 +436,6 @@ public final class OptimisticTransaction {
         + " attempts without a conflict-free version", version, table(), "RETRIES");
   }
 
-  /** In-commit timestamp of the newest commit seen, while a commit loop runs. */
-  private long lastTimestamp;
-  private boolean duplicateOfStaged;
-
   /** Whether the last commit loop found its staged commits already published. */
   boolean duplicateOfStaged() {
     return duplicateOfStaged;
@@ -485,13 +484,17 @@ public final class OptimisticTransaction {
   }
 
   /** The one {@code commitInfo} of this transaction's commits. */
-  private CommitInfo commitInfo(Operation operation, Long inCommitTimestamp, long timestamp, String isolation,
-      boolean blind) {
-    Map<String, String> metrics = operation.metrics();
-    return new CommitInfo(inCommitTimestamp, timestamp, operation.name(), new LinkedHashMap<>(operation.parameters()),
-        snapshot.exists() ? snapshot.version() : null, isolation, blind,
-        metrics.isEmpty() ? null : new LinkedHashMap<>(metrics),
-        CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId);
+  private CommitInfo commitInfo(Operation op, Long inCommitTimestamp, long timestamp, String isolation, boolean blind) {
+    return new CommitInfo(inCommitTimestamp, timestamp, op.name(), new LinkedHashMap<>(op.parameters()),
+        snapshot.exists() ? snapshot.version() : null, isolation, blind, op.metrics().isEmpty() ? null
+        : new LinkedHashMap<>(op.metrics()), CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId);
+  }
+
+  /** Reads and records every active file (Delta's ADD CONSTRAINT scans the table in its transaction): an append
+   * landing first conflicts ({@code DELTA_CONCURRENT_APPEND}). Returns whether the table holds no rows. */
+  private boolean readAllForConstraint() {
+    readWholeTable();
+    return snapshot.allFiles().isEmpty();
   }
 
   static boolean onlyAdds(List<? extends FileAction> actions) {

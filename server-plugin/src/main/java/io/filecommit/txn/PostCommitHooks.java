@@ -20,8 +20,9 @@ import org.slf4j.LoggerFactory;
  * background, after the command answered ({@link #inBackground}: one chain per table), followed by
  * the clean-up of expired log files (protocol "Metadata Cleanup"; {@code DeltaLog.cleanupExpiredLogs}).
  * The commit has landed already, so nothing
- * here may turn it into a reported failure or delete a file: every failure is logged and
- * swallowed (readers fall back to the JSON commits; the next snapshot asks Kernel).
+ * here may turn it into a reported failure or delete a file: every failure of the synchronous
+ * part, Errors included, is logged and swallowed (the write is reported committed); background
+ * failures are logged (readers fall back to the JSON commits; the next snapshot asks Kernel).
  */
 final class PostCommitHooks {
   private static final Logger LOG = LoggerFactory.getLogger(PostCommitHooks.class);
@@ -43,26 +44,39 @@ final class PostCommitHooks {
     try {
       log.committed(version, protocol, newMetadata, txns);
     } catch (Throwable e) {
-      rethrowIfFatal(e);
+      // Even an Error: the version landed, so the write is reported committed, never aborted.
+      notFatalHere(e);
       LOG.warn("filecommit: snapshot cache of " + log.tablePath() + " not moved to version " + version + ": " + e);
       try {
         log.invalidateCache();
-      } catch (RuntimeException ignored) {
+      } catch (Throwable ignored) {
         // the next snapshot asks Kernel anyway when the cache is not provably current
       }
     }
-    int interval = TableConfig.CHECKPOINT_INTERVAL.fromMetadata(metadata);
-    if (version > 0 && version % interval == 0) {
-      inBackground(log, () -> {
-        try {
-          if (log.checkpoint(version)) {
-            log.cleanupExpiredLogs(metadata);
+    try {
+      int interval = TableConfig.CHECKPOINT_INTERVAL.fromMetadata(metadata);
+      if (version > 0 && version % interval == 0) {
+        inBackground(log, () -> {
+          try {
+            if (log.checkpoint(version)) {
+              log.cleanupExpiredLogs(metadata);
+            }
+          } catch (Throwable e) {
+            rethrowIfFatal(e);
+            LOG.warn("filecommit: checkpoint of " + log.tablePath() + " at version " + version + " skipped: " + e, e);
           }
-        } catch (Throwable e) {
-          rethrowIfFatal(e);
-          LOG.warn("filecommit: checkpoint of " + log.tablePath() + " at version " + version + " skipped: " + e, e);
-        }
-      });
+        });
+      }
+    } catch (Throwable e) {
+      notFatalHere(e);
+      LOG.warn("filecommit: checkpoint of " + log.tablePath() + " at version " + version + " not scheduled: " + e);
+    }
+  }
+
+  /** Keeps an interrupt for the caller; nothing else thrown after a commit landed fails the write. */
+  private static void notFatalHere(Throwable e) {
+    if (e instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
     }
   }
 

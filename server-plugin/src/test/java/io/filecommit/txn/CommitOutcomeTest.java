@@ -46,6 +46,12 @@ class CommitOutcomeTest {
   static final AtomicInteger LOSE_ANSWER = new AtomicInteger();
   static final AtomicInteger ANSWER_EXISTS = new AtomicInteger();
   static final AtomicInteger FAIL_READ = new AtomicInteger();
+  /** Commit writes that throw {@link #ERROR} before writing / after the commit landed. */
+  static final AtomicInteger ERROR_BEFORE = new AtomicInteger();
+  static final AtomicInteger ERROR_AFTER = new AtomicInteger();
+  static volatile java.util.function.Function<String, Error> ERROR = OutOfMemoryError::new;
+  /** Commit writes during which the writing thread is interrupted (a cancelled command). */
+  static final AtomicInteger INTERRUPT = new AtomicInteger();
 
   /**
    * The local LogStore with faults: fail before writing, write and then throw (a lost answer),
@@ -64,7 +70,16 @@ class CommitOutcomeTest {
       if (commit && FAIL_BEFORE.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw new IOException("injected: store failed before writing " + path);
       }
+      if (commit && ERROR_BEFORE.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        throw ERROR.apply("injected: before writing " + path);
+      }
+      if (commit && INTERRUPT.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        Thread.currentThread().interrupt();
+      }
       super.write(path, actions, overwrite, conf);
+      if (commit && ERROR_AFTER.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        throw ERROR.apply("injected: after writing " + path);
+      }
       if (commit && LOSE_ANSWER.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw new IOException("injected: the answer for " + path + " was lost");
       }
@@ -98,6 +113,10 @@ class CommitOutcomeTest {
     LOSE_ANSWER.set(0);
     ANSWER_EXISTS.set(0);
     FAIL_READ.set(0);
+    ERROR_BEFORE.set(0);
+    ERROR_AFTER.set(0);
+    INTERRUPT.set(0);
+    ERROR = OutOfMemoryError::new;
   }
 
   private DeltaLog log() {
@@ -246,5 +265,98 @@ class CommitOutcomeTest {
     try (var files = Files.list(tmp.resolve("_delta_log"))) {
       assertTrue(files.noneMatch(p -> p.getFileName().toString().endsWith(".tmp")), "no temporary files left");
     }
+  }
+
+  private void assertNoTemporaryFiles() throws IOException {
+    try (var files = Files.list(tmp.resolve("_delta_log"))) {
+      assertEquals(List.of(), files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".tmp")).toList(),
+          "no temporary file left in _delta_log");
+    }
+  }
+
+  @Test
+  void anOutOfMemoryErrorAfterTheCommitLandedIsCommittedAndKeepsTheFiles() throws IOException {
+    createTable();
+    for (Operation op : List.of(APPEND, OVERWRITE)) { // grouped (a blind append) and alone
+      String file = (op == APPEND ? "append" : "overwrite") + ".parquet";
+      OptimisticTransaction t = txn();
+      if (op == OVERWRITE) {
+        t.readWholeTable();
+      }
+      AtomicInteger cleanups = cleanupOf(t);
+      ERROR_AFTER.set(1);
+      long v = t.commit(List.of(add(file)), op);
+      assertTrue(t.committed(), "the log holds our txnId: committed");
+      t.abort();
+      assertEquals(0, cleanups.get(), "the files of a landed version are never deleted");
+      assertEquals(1, versionsWith(file), "committed once, at " + v);
+      assertEquals(v, log().listVersions().get(log().listVersions().size() - 1));
+    }
+    assertNoTemporaryFiles();
+  }
+
+  @Test
+  void aStackOverflowBeforeWritingIsDecidedFromTheLogAndRetried() {
+    createTable();
+    ERROR = StackOverflowError::new;
+    for (Operation op : List.of(APPEND, OVERWRITE)) {
+      String file = (op == APPEND ? "append" : "overwrite") + ".parquet";
+      OptimisticTransaction t = txn();
+      ERROR_BEFORE.set(1);
+      long v = t.commit(List.of(add(file)), op);
+      assertTrue(t.committed());
+      assertEquals(1, versionsWith(file), "committed once, at " + v);
+    }
+    assertEquals(List.of(0L, 1L, 2L), log().listVersions());
+  }
+
+  @Test
+  void anErrorThatKeepsFailingTheStoreIsADefiniteFailure() {
+    createTable();
+    OptimisticTransaction t = txn();
+    AtomicInteger cleanups = cleanupOf(t);
+    ERROR_BEFORE.set(100);
+    FileCommitException e = assertThrows(FileCommitException.class,
+        () -> t.commit(List.of(add("a.parquet")), OVERWRITE));
+    assertEquals("FILECOMMIT_LOG_WRITE_FAILED", e.getCondition());
+    t.abort();
+    assertEquals(1, cleanups.get(), "the log proves no version references the files");
+    assertEquals(List.of(0L), log().listVersions());
+  }
+
+  @Test
+  void anErrorAfterTheCommitWithAnUnreadableLogIsUnknownAndKeepsEveryFile() {
+    createTable();
+    for (Operation op : List.of(APPEND, OVERWRITE)) {
+      String file = (op == APPEND ? "append" : "overwrite") + ".parquet";
+      OptimisticTransaction t = txn();
+      AtomicInteger cleanups = cleanupOf(t);
+      ERROR_AFTER.set(1);
+      FAIL_READ.set(100);
+      FileCommitException e = assertThrows(FileCommitException.class,
+          () -> t.commit(List.of(add(file)), op));
+      assertEquals("FILECOMMIT_COMMIT_STATE_UNKNOWN", e.getCondition());
+      t.abort();
+      assertEquals(0, cleanups.get(), "the commit may have landed: nothing is deleted");
+      FAIL_READ.set(0);
+      assertEquals(1, versionsWith(file), "it had landed, and its file is referenced");
+    }
+  }
+
+  @Test
+  void aCancelledCommitStillDecidesItsVersionAndLeavesNoTemporaryFile() throws IOException {
+    createTable();
+    OptimisticTransaction t = txn();
+    t.readWholeTable();
+    INTERRUPT.set(1);
+    try {
+      assertEquals(1, t.commit(List.of(add("o.parquet")), OVERWRITE));
+      assertTrue(t.committed());
+      assertTrue(Thread.currentThread().isInterrupted(), "the interrupt is kept for the command");
+    } finally {
+      Thread.interrupted();
+    }
+    assertEquals(1, versionsWith("o.parquet"));
+    assertNoTemporaryFiles();
   }
 }

@@ -199,4 +199,127 @@ class GroupCommitTest {
       pool.shutdownNow();
     }
   }
+
+  /** The table's log through the faulty store of {@link CommitOutcomeTest}. */
+  private DeltaLog faultyLog() {
+    return new DeltaLog(new org.apache.hadoop.fs.Path(tmp.toUri()), new Configuration(),
+        key -> key.equals("spark.delta.logStore.file.impl") ? CommitOutcomeTest.FaultyLogStore.class.getName() : null);
+  }
+
+  private GroupCommit.Member memberOn(DeltaLog log, String file) {
+    ConflictChecker.ReadState state = new ConflictChecker.ReadState(false, false, List.of(), Set.of(), Set.of(), Map.of(),
+        "WriteSerializable");
+    return new GroupCommit.Member(new OptimisticTransaction(spark, log), List.of(add(file)), APPEND, state);
+  }
+
+  private void assertNoTemporaryFiles() throws java.io.IOException {
+    try (var files = java.nio.file.Files.list(tmp.resolve("_delta_log"))) {
+      assertEquals(List.of(), files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".tmp")).toList());
+    }
+  }
+
+  @Test
+  void anErrorDuringTheGroupsPublishIsDecidedFromTheLogForEveryMember() throws Exception {
+    createTable();
+    try {
+      for (String when : List.of("after", "before")) {
+        DeltaLog log = faultyLog();
+        GroupCommit.Member a = memberOn(log, when + "-a.parquet");
+        GroupCommit.Member b = memberOn(log, when + "-b.parquet");
+        (when.equals("after") ? CommitOutcomeTest.ERROR_AFTER : CommitOutcomeTest.ERROR_BEFORE).set(1);
+        GroupCommit.publish(List.of(a, b));
+        long v = when.equals("after") ? 1 : 2;
+        for (GroupCommit.Member m : List.of(a, b)) {
+          assertNull(m.error, when + ": " + m.error);
+          assertTrue(m.committed, when);
+          assertEquals(v, m.version);
+          assertFalse(m.outcomeUnknown);
+        }
+        assertEquals(List.of(when + "-a.parquet", when + "-b.parquet"), adds(log().readCommit(v)));
+      }
+      assertEquals(List.of(0L, 1L, 2L), log().listVersions());
+      assertNoTemporaryFiles();
+    } finally {
+      CommitOutcomeTest.ERROR_AFTER.set(0);
+      CommitOutcomeTest.ERROR_BEFORE.set(0);
+    }
+  }
+
+  @Test
+  void anErrorOfTheLeadersOwnCommitIsItsAnswerNotALostOutcome() {
+    createTable();
+    DeltaLog log = faultyLog();
+    OptimisticTransaction leader = new OptimisticTransaction(spark, log);
+    java.util.concurrent.atomic.AtomicInteger cleanups = new java.util.concurrent.atomic.AtomicInteger();
+    leader.onAbort(cleanups::incrementAndGet);
+    CommitOutcomeTest.ERROR_AFTER.set(1);
+    try {
+      assertEquals(1, leader.commit(List.of(add("l.parquet")), APPEND), "a grouped append, decided from the log");
+      assertTrue(leader.committed());
+      leader.abort();
+      assertEquals(0, cleanups.get());
+      assertEquals(List.of("l.parquet"), adds(log().readCommit(1)));
+    } finally {
+      CommitOutcomeTest.ERROR_AFTER.set(0);
+    }
+  }
+
+  @Test
+  void anInterruptedLeaderPublishesItsGroupAndLeavesNoTemporaryFile() throws Exception {
+    createTable();
+    DeltaLog log = faultyLog();
+    GroupCommit.Member a = memberOn(log, "a.parquet");
+    GroupCommit.Member b = memberOn(log, "b.parquet");
+    GroupCommit.Member c = memberOn(log, "c.parquet");
+    CommitOutcomeTest.INTERRUPT.set(1); // the client of the leader cancels while its group publishes
+    try {
+      GroupCommit.publish(List.of(a, b, c));
+      assertTrue(Thread.currentThread().isInterrupted(), "the interrupt is kept for the leader's command");
+    } finally {
+      Thread.interrupted();
+      CommitOutcomeTest.INTERRUPT.set(0);
+    }
+    for (GroupCommit.Member m : List.of(a, b, c)) {
+      assertNull(m.error, String.valueOf(m.error));
+      assertTrue(m.committed);
+      assertEquals(1, m.version);
+    }
+    assertEquals(List.of("a.parquet", "b.parquet", "c.parquet"), adds(log().readCommit(1)));
+    assertNoTemporaryFiles();
+  }
+
+  @Test
+  void theInCommitTimestampFollowsTheMembersPublishedNotTheFirstOne() {
+    createTable();
+    GroupCommit.Member before = member("old.parquet", null, 0); // read version 0: no in-commit timestamps
+    // Version 1, by another writer (Delta can enable them on an existing table): in-commit timestamps on.
+    io.filecommit.delta.Snapshot s0 = log().snapshot();
+    long ts = System.currentTimeMillis();
+    Map<String, String> conf = new HashMap<>(s0.metadata().configuration());
+    conf.put("delta.enableInCommitTimestamps", "true");
+    conf.put("delta.inCommitTimestampEnablementVersion", "1");
+    conf.put("delta.inCommitTimestampEnablementTimestamp", Long.toString(ts));
+    Metadata md = s0.metadata().withConfiguration(conf);
+    io.filecommit.delta.actions.Protocol pr = io.filecommit.delta.TableFeatures.required(s0.protocol(), md);
+    try {
+      log().writeCommit(1, List.of(new CommitInfo(ts, ts, "SET TBLPROPERTIES", Map.of(), 0L, "WriteSerializable",
+          false, null, "test", UUID.randomUUID().toString()), pr, md));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    GroupCommit.Member after = member("new.parquet", null, 0); // read version 1
+    assertEquals(1, after.readVersion);
+
+    GroupCommit.publish(List.of(before, after));
+
+    assertTrue(before.error instanceof FileCommitException, String.valueOf(before.error));
+    assertTrue(Set.of("DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED")
+        .contains(((FileCommitException) before.error).getCondition()), String.valueOf(before.error));
+    assertTrue(after.committed);
+    assertEquals(2, after.version);
+    CommitInfo v2 = info(log().readCommit(2));
+    assertTrue(v2.inCommitTimestamp() != null && v2.inCommitTimestamp() > ts,
+        "the table has in-commit timestamps since version 1: " + v2);
+    assertTrue(log().readCommit(2).get(0) instanceof CommitInfo, "commitInfo first");
+  }
 }

@@ -266,4 +266,34 @@ class OptimisticTransactionTest {
     assertEquals("DELTA_ILLEGAL_OPTION", assertThrows(FileCommitException.class,
         () -> txn.updateMetadata(metadata(List.of(), Map.of("delta.enableChangeDataFeed", "yes")))).getCondition());
   }
+
+  @Test
+  void anAppendLandingBetweenAddConstraintsCheckAndItsCommitIsAConflict() {
+    createTable();
+    OptimisticTransaction constraint = new OptimisticTransaction(spark, log());
+    Map<String, String> conf = new java.util.HashMap<>(constraint.snapshot().metadata().configuration());
+    conf.put("delta.constraints.positive", "id > 0");
+    constraint.updateMetadata(constraint.snapshot().metadata().withConfiguration(conf)); // checks: empty
+    OptimisticTransaction append = new OptimisticTransaction(spark, log()); // rows the check never saw
+    assertEquals(1, append.commit(List.of(new AddFile("bad.parquet", Map.of("part", "a"), 1, 1, true, null, Map.of())),
+        APPEND));
+    FileCommitException e = assertThrows(FileCommitException.class,
+        () -> constraint.commit(List.of(), new Operation.SetTableProperties(Map.of("delta.constraints.positive", "id > 0"))));
+    assertEquals("DELTA_CONCURRENT_APPEND", e.getCondition());
+    assertEquals(List.of(0L, 1L), log().listVersions(), "the constraint did not commit over unchecked rows");
+    assertFalse(log().snapshot().metadata().configuration().containsKey("delta.constraints.positive"));
+  }
+
+  @Test
+  void addConstraintStillCommitsThroughACompactionOfNoRows() {
+    createTable();
+    OptimisticTransaction constraint = new OptimisticTransaction(spark, log());
+    Map<String, String> conf = new java.util.HashMap<>(constraint.snapshot().metadata().configuration());
+    conf.put("delta.constraints.positive", "id > 0");
+    constraint.updateMetadata(constraint.snapshot().metadata().withConfiguration(conf));
+    OptimisticTransaction other = new OptimisticTransaction(spark, log());
+    assertEquals(1, other.commit(List.of(), APPEND)); // a commit that adds no rows
+    assertEquals(2, constraint.commit(List.of(), new Operation.SetTableProperties(Map.of())));
+    assertEquals("id > 0", log().snapshot().metadata().configuration().get("delta.constraints.positive"));
+  }
 }

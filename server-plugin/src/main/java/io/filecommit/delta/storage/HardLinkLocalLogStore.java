@@ -53,32 +53,86 @@ public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
     }
     byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
     java.nio.file.Path tmp = dir.resolve("." + target.getFileName() + "." + UUID.randomUUID() + ".tmp");
-    writeSynced(tmp, bytes);
     try {
+      writeSynced(tmp, bytes);
       if (Boolean.TRUE.equals(overwrite)) {
         Files.move(tmp, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
             java.nio.file.StandardCopyOption.ATOMIC_MOVE);
       } else {
-        try {
-          Files.createLink(target, tmp);
-        } catch (UnsupportedOperationException e) {
-          writeSynced(target, bytes);
-        }
+        publishAbsent(target, tmp, bytes);
       }
       syncDirectory(dir);
     } finally {
+      // On any Throwable, Errors and interrupts included: no temporary file stays in the log.
       Files.deleteIfExists(tmp);
     }
   }
 
-  /** Writes a new file and forces its content to the device before it can be published. */
-  private static void writeSynced(java.nio.file.Path file, byte[] bytes) throws IOException {
-    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-      java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(bytes);
-      while (buf.hasRemaining()) {
-        ch.write(buf);
+  /**
+   * Publishes {@code tmp} as {@code target} only if {@code target} is absent. A link refused for
+   * any reason other than an existing target (no hard links on this file system, {@code EPERM},
+   * {@code EXDEV}, access denied: {@link UnsupportedOperationException} or a {@link
+   * java.nio.file.FileSystemException}) is decided by what the directory then holds: a target with
+   * exactly our bytes is ours (the link landed after all, nothing is written twice); another target
+   * is a lost race ({@link FileAlreadyExistsException}); no target falls back to an exclusive
+   * create ({@code O_CREAT|O_EXCL}) of the target with the bytes, removed again if it cannot be
+   * written whole.
+   */
+  private void publishAbsent(java.nio.file.Path target, java.nio.file.Path tmp, byte[] bytes) throws IOException {
+    try {
+      link(target, tmp);
+      return;
+    } catch (FileAlreadyExistsException | java.nio.file.NoSuchFileException e) {
+      throw e;
+    } catch (UnsupportedOperationException | java.nio.file.FileSystemException e) {
+      if (Files.exists(target, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (java.util.Arrays.equals(Files.readAllBytes(target), bytes)) {
+          return;
+        }
+        throw new FileAlreadyExistsException(target.toString(), null, "the version exists (link refused: " + e + ")");
       }
-      ch.force(true);
+    }
+    boolean created = false;
+    try {
+      try (java.io.FileOutputStream out = openExclusive(target)) {
+        created = true;
+        out.write(bytes);
+        out.getFD().sync();
+      }
+    } catch (Throwable t) {
+      if (created) {
+        Files.deleteIfExists(target);
+      }
+      throw t;
+    }
+  }
+
+  /**
+   * Creates the hard link {@code target} -> {@code existing} ({@link Files#createLink}); a seam for
+   * tests of file systems that refuse links.
+   *
+   * @throws FileAlreadyExistsException when {@code target} exists
+   * @throws IOException (a {@link java.nio.file.FileSystemException}) when the link is refused
+   */
+  protected void link(java.nio.file.Path target, java.nio.file.Path existing) throws IOException {
+    Files.createLink(target, existing);
+  }
+
+  /** Opens a new file exclusively ({@code O_CREAT|O_EXCL}) for a stream that no interrupt closes. */
+  private static java.io.FileOutputStream openExclusive(java.nio.file.Path file) throws IOException {
+    Files.newByteChannel(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+    return new java.io.FileOutputStream(file.toFile());
+  }
+
+  /**
+   * Writes a new file and forces its content to the device before it can be published. Plain
+   * streams, not {@link FileChannel}s: a thread interrupted meanwhile (a cancelled command) does
+   * not fail the write.
+   */
+  private static void writeSynced(java.nio.file.Path file, byte[] bytes) throws IOException {
+    try (java.io.FileOutputStream out = openExclusive(file)) {
+      out.write(bytes);
+      out.getFD().sync();
     }
   }
 

@@ -115,4 +115,103 @@ class LogStoresTest {
     store.write(target, List.of("x").iterator(), true, conf);
     assertEquals("x\n", Files.readString(dir.resolve("00000000000000000001.json")));
   }
+
+  /** A file system that refuses hard links the way {@code how} says; counts the links tried. */
+  static final class RefusingStore extends HardLinkLocalLogStore {
+    private final java.util.function.BiFunction<java.nio.file.Path, java.nio.file.Path, Throwable> how;
+    int links;
+
+    RefusingStore(java.util.function.BiFunction<java.nio.file.Path, java.nio.file.Path, Throwable> how) {
+      super(new Configuration());
+      this.how = how;
+    }
+
+    @Override
+    protected void link(java.nio.file.Path target, java.nio.file.Path existing) throws java.io.IOException {
+      links++;
+      Throwable t = how.apply(target, existing);
+      if (t instanceof java.io.IOException io) {
+        throw io;
+      }
+      if (t instanceof RuntimeException r) {
+        throw r;
+      }
+      if (t instanceof Error e) {
+        throw e;
+      }
+      super.link(target, existing);
+    }
+  }
+
+  private static List<String> logNames(java.nio.file.Path log) throws java.io.IOException {
+    try (var names = Files.list(log)) {
+      return names.map(p -> p.getFileName().toString()).sorted().toList();
+    }
+  }
+
+  private static void put(LogStore store, java.nio.file.Path file, String line) throws java.io.IOException {
+    store.write(new Path(file.toUri()), List.of(line).iterator(), false, new Configuration());
+  }
+
+  @Test
+  void aRefusedLinkFallsBackToAnExclusiveCreateOnce(@TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path log = Files.createDirectories(dir.resolve("_delta_log"));
+    java.nio.file.Path v0 = log.resolve("00000000000000000000.json");
+    for (Throwable refusal : List.<Throwable>of(
+        new java.nio.file.FileSystemException("x", "y", "Operation not permitted"), // EPERM
+        new java.nio.file.FileSystemException("x", "y", "Invalid cross-device link"), // EXDEV
+        new java.nio.file.AccessDeniedException("x"),
+        new UnsupportedOperationException("no hard links"))) {
+      Files.deleteIfExists(v0);
+      RefusingStore store = new RefusingStore((t, e) -> refusal);
+      put(store, v0, "{\"v\":0}");
+      assertEquals("{\"v\":0}\n", Files.readString(v0), refusal.toString());
+      assertThrows(FileAlreadyExistsException.class, () -> put(store, v0, "{\"other\":1}"), refusal.toString());
+      assertEquals("{\"v\":0}\n", Files.readString(v0), "never overwritten");
+      assertEquals(List.of("00000000000000000000.json"), logNames(log), "no temporary file left");
+    }
+  }
+
+  @Test
+  void aLinkThatLandedButReportedARefusalIsNotWrittenTwice(@TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path log = Files.createDirectories(dir.resolve("_delta_log"));
+    java.nio.file.Path v0 = log.resolve("00000000000000000000.json");
+    RefusingStore store = new RefusingStore((target, existing) -> {
+      try {
+        Files.createLink(target, existing);
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      return new java.nio.file.FileSystemException(target.toString(), null, "Input/output error");
+    });
+    put(store, v0, "{\"v\":0}"); // ours: decided by the bytes now under the name
+    assertEquals("{\"v\":0}\n", Files.readString(v0));
+    assertEquals(List.of("00000000000000000000.json"), logNames(log));
+  }
+
+  @Test
+  void aRefusedLinkWhileAnotherWriterTookTheVersionIsALostRace(@TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path log = Files.createDirectories(dir.resolve("_delta_log"));
+    java.nio.file.Path v0 = log.resolve("00000000000000000000.json");
+    RefusingStore store = new RefusingStore((target, existing) -> {
+      try {
+        Files.writeString(target, "{\"theirs\":1}\n"); // another process, between our steps
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      return new java.nio.file.FileSystemException(target.toString(), null, "Operation not permitted");
+    });
+    assertThrows(FileAlreadyExistsException.class, () -> put(store, v0, "{\"ours\":1}"));
+    assertEquals("{\"theirs\":1}\n", Files.readString(v0), "theirs stays");
+    assertEquals(List.of("00000000000000000000.json"), logNames(log));
+  }
+
+  @Test
+  void anErrorWhilePublishingLeavesNoTemporaryFile(@TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path log = Files.createDirectories(dir.resolve("_delta_log"));
+    java.nio.file.Path v0 = log.resolve("00000000000000000000.json");
+    RefusingStore store = new RefusingStore((t, e) -> new OutOfMemoryError("injected"));
+    assertThrows(OutOfMemoryError.class, () -> put(store, v0, "{}"));
+    assertEquals(List.of(), logNames(log), "neither the commit nor its temporary file");
+  }
 }

@@ -20,6 +20,10 @@ import org.apache.hadoop.fs.Path;
  *       response);
  *   <li>{@code commit.exists}: the commit is published, then {@link FileAlreadyExistsException} (a
  *       store that retried a put which had landed);
+ *   <li>{@code commit.error.before} / {@code commit.error.after}: a commit's {@code write} throws
+ *       {@link StackOverflowError} before anything is written / after the commit is published;
+ *   <li>{@code commit.delay}: a commit's {@code write} waits first while the test holds it ({@link
+ *       FaultPlan#HOLD_FILE});
  *   <li>{@code commit.read}: a commit's {@code read}, {@link IOException};
  *   <li>{@code list}: {@code listFrom} in the table's log, {@link IOException};
  *   <li>{@code last_checkpoint.before} / {@code .after}: the {@code _last_checkpoint} write, before
@@ -58,7 +62,16 @@ public class FaultInjectingLogStore extends LogStore {
       if (FaultPlan.fires(Point.COMMIT_BEFORE, path)) {
         throw new IOException(FaultPlan.message(Point.COMMIT_BEFORE, path));
       }
+      if (FaultPlan.fires(Point.COMMIT_ERROR_BEFORE, path)) {
+        throw new StackOverflowError(FaultPlan.message(Point.COMMIT_ERROR_BEFORE, path));
+      }
+      if (FaultPlan.fires(Point.COMMIT_DELAY, path)) {
+        FaultPlan.hold();
+      }
       delegate.write(path, actions, overwrite, hadoopConf);
+      if (FaultPlan.fires(Point.COMMIT_ERROR_AFTER, path)) {
+        throw new StackOverflowError(FaultPlan.message(Point.COMMIT_ERROR_AFTER, path));
+      }
       if (FaultPlan.fires(Point.COMMIT_AFTER, path)) {
         throw new IOException(FaultPlan.message(Point.COMMIT_AFTER, path));
       }
