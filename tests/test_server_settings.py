@@ -1,8 +1,9 @@
 """The server's safety is the server's: a client session cannot change how commits are published.
 
-LogStore classes (``spark.delta.logStore.*``), filecommit's own settings (``spark.filecommit.*``)
-and file-system implementation classes (``spark.hadoop.fs.*.impl``) come from the server's static
-configuration only. A session that sets one gets Spark's ``CANNOT_MODIFY_STATIC_CONFIG`` before
+LogStore classes (``spark.delta.logStore.*``) and their settings (``spark.io.delta.storage.*``),
+filecommit's own settings (``spark.filecommit.*``) and file-system implementation classes
+(``fs.*.impl``, also as ``spark.hadoop.fs.*.impl``) come from the server's static configuration
+only (tests/test_server_owned_settings.py: every key that reaches Hadoop). A session that sets one gets Spark's ``CANNOT_MODIFY_STATIC_CONFIG`` before
 anything is written; the same session, once it unsets the key, writes normally.
 """
 
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.slow
     ("spark.delta.logStore.class", "io.delta.storage.HDFSLogStore"),
     ("spark.filecommit.allowedRoots", "file:/"),
     ("spark.hadoop.fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem"),
+    ("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem"),
+    ("spark.io.delta.storage.S3DynamoDBLogStore.ddb.tableName", "someone_elses_table"),
 ])
 def test_a_session_cannot_change_a_server_owned_setting(spark, table_path, key, value):
     session = second_session(spark)

@@ -55,7 +55,8 @@ public final class AllowedRoots {
    *
    * @param path the path the client sent
    * @param roots the allowed roots (empty: no restriction but no relative paths)
-   * @param conf Hadoop configuration (file systems, default FS)
+   * @param conf Hadoop configuration (file systems, default FS, mount tables): the one that then
+   *     opens the file system that writes and deletes, so the check sees the path as the write does
    * @return the path to use: the qualified, normalized (and for local paths, real) path
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_RELATIVE_PATH} for a
    *     relative path without roots, {@code FILECOMMIT_PATH_NOT_ALLOWED} for a path outside every
@@ -94,11 +95,17 @@ public final class AllowedRoots {
 
   /**
    * The path a command may use: {@link #resolve} with the server's {@value #CONF} from the static
-   * Spark configuration (blank paths pass through to the command's own check).
+   * Spark configuration (blank paths pass through to the command's own check), through the
+   * session's Hadoop conf ({@code DeltaLogCache.sessionHadoopConf}): the conf the table's log, its
+   * readers, writers and deletes open their file system with. Writers add the command's options,
+   * which may differ from it only in keys no file system reads ({@code ClientSettings}), so the
+   * path checked and the path written are on the same file system.
    *
    * @param path the path the client sent
    * @param session the command's session
    * @return the path to use
+   * @throws io.filecommit.errors.FileCommitException {@code CANNOT_MODIFY_STATIC_CONFIG} for a
+   *     session that changed a server-owned setting, and what {@link #resolve} throws
    */
   static String allowedPath(String path, org.apache.spark.sql.classic.SparkSession session) {
     if (path == null || path.isBlank()) {

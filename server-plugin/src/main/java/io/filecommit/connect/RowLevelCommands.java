@@ -26,17 +26,19 @@ final class RowLevelCommands {
 
   /** Runs a {@code DeleteCommand}. */
   static CommandResult delete(io.filecommit.proto.v1.DeleteCommand cmd, SparkConnectPlanner planner) {
+    Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
     return DeleteCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner),
-        cmd.hasCondition() ? CommandInput.column(planner, cmd.getCondition()) : null, cmd.getOptionsMap(),
+        cmd.hasCondition() ? CommandInput.column(planner, cmd.getCondition()) : null, options,
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
 
   /** Runs an {@code UpdateCommand}. */
   static CommandResult update(io.filecommit.proto.v1.UpdateCommand cmd, SparkConnectPlanner planner) {
+    Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
     return UpdateCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner),
         assignments(planner, cmd.getAssignmentsList(), "UpdateCommand"),
-        cmd.hasCondition() ? CommandInput.column(planner, cmd.getCondition()) : null, cmd.getOptionsMap(),
+        cmd.hasCondition() ? CommandInput.column(planner, cmd.getCondition()) : null, options,
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
@@ -48,6 +50,7 @@ final class RowLevelCommands {
    *     source or ON condition, and the classes of {@link MergeIntoCommand#run}
    */
   static CommandResult merge(MergeCommand cmd, SparkConnectPlanner planner) {
+    Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
     String path = CommandInput.path(cmd.getPath(), planner);
     var source = CommandInput.dataFrame(planner, cmd.hasSource() ? cmd.getSource() : null, "MergeCommand");
     if (!cmd.hasCondition()) {
@@ -60,7 +63,7 @@ final class RowLevelCommands {
           assignments(planner, c.getAssignmentsList(), "MergeClause"), c.getAllColumns()));
     }
     return MergeIntoCommand.run(planner.session(), path, source, cmd.getSourceAlias(), cmd.getTargetAlias(),
-        CommandInput.column(planner, cmd.getCondition()), clauses, cmd.getOptionsMap(),
+        CommandInput.column(planner, cmd.getCondition()), clauses, options,
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner), cmd.getSchemaEvolution());
   }

@@ -33,12 +33,13 @@ final class SinkCommands {
    * @throws IllegalStateException for a lost race on the batch id (see {@link BatchSinkWriter#write})
    */
   static void writeBatch(WriteBatchCommand cmd, SparkConnectPlanner planner) {
+    java.util.Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
     BatchSinkWriter.checkArguments(cmd.getPath(), cmd.getBatchId());
     String path = CommandInput.path(cmd.getPath(), planner);
     Consumer<WriteBatchResponse> out = ResponseStream.of(planner);
     BatchSinkWriter.Result result = BatchSinkWriter.write(planner.session(),
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteBatchCommand"), path,
-        cmd.getBatchId(), cmd.getPartitionByList(), cmd.getOptionsMap());
+        cmd.getBatchId(), cmd.getPartitionByList(), options);
     stream(result, out);
   }
 

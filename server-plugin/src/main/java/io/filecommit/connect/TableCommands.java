@@ -16,10 +16,11 @@ final class TableCommands {
 
   /** Runs a {@code WriteCommand}. */
   static CommandResult write(WriteCommand cmd, SparkConnectPlanner planner) {
+    java.util.Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
     return withAutoCompact(planner, WriteIntoDelta.run(planner.session(),
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
         CommandInput.path(cmd.getPath(), planner), ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
-        cmd.getOptionsMap(), cmd.getTablePropertiesMap(), cmd.getChangeData(),
+        options, cmd.getTablePropertiesMap(), cmd.getChangeData(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner)));
   }

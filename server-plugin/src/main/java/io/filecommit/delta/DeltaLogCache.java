@@ -1,6 +1,7 @@
 package io.filecommit.delta;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
@@ -11,7 +12,9 @@ import org.apache.hadoop.conf.Configuration;
  * the Hadoop conf a session makes, so two sessions whose confs differ get their own log and file
  * system settings). A log holds no table state (that is {@link SnapshotCache}'s), only its file
  * system, LogStore and Kernel engine. Also keeps each distinct session SQL conf's Hadoop conf
- * ({@link #sessionHadoopConf}). Each kind at most {@value #MAX_ENTRIES}, least recently used first out.
+ * ({@link #sessionHadoopConf}) with its {@link ClientSettings} verdict: a session that changed a
+ * server-owned setting gets no Hadoop conf, so no log, read, write or delete. Each kind at most
+ * {@value #MAX_ENTRIES}, least recently used first out.
  */
 public final class DeltaLogCache {
   /** Entries of each kind kept at most. */
@@ -23,7 +26,10 @@ public final class DeltaLogCache {
   private record Key(String path, scala.collection.immutable.Map<String, String> sessionConf) {}
 
   private final Lru<Key, DeltaLog> logs = new Lru<>();
-  private final Lru<scala.collection.immutable.Map<String, String>, Configuration> confs = new Lru<>();
+  private final Lru<scala.collection.immutable.Map<String, String>, SessionHadoop> confs = new Lru<>();
+
+  /** A session SQL conf's Hadoop conf, or (conf null) the keys it may not have ({@link ClientSettings}). */
+  private record SessionHadoop(Configuration conf, List<String> refused) {}
 
   /**
    * The log of {@code path} for a session whose SQL conf is {@code sessionConf}, made by {@code
@@ -34,15 +40,41 @@ public final class DeltaLogCache {
   }
 
   /**
-   * The session's Hadoop conf (Spark's {@code SessionState.newHadoopConf}), made once per distinct
-   * session SQL conf and shared (copying the server's whole Hadoop conf costs about a millisecond):
-   * callers copy it ({@code new Configuration(conf)}) before setting anything.
+   * The session's Hadoop conf (Spark's {@code SessionState.newHadoopConf}: a copy of the server's
+   * Hadoop conf with every session SQL conf entry set), made once per distinct session SQL conf and
+   * shared (copying the server's whole Hadoop conf costs about a millisecond): callers copy it
+   * ({@code new Configuration(conf)}) before setting anything. Made from the very map that is the
+   * cache key and was checked, so a conf changed meanwhile cannot slip in.
    *
    * @param session the Spark session
    * @return the shared conf
+   * @throws io.filecommit.errors.FileCommitException {@code CANNOT_MODIFY_STATIC_CONFIG} naming the
+   *     first key (parameter {@code key}) when the session set a key {@link ClientSettings} keeps
+   *     for the server to a value not the server's; the verdict is kept with the conf, so it costs
+   *     one map lookup per call
    */
   public static Configuration sessionHadoopConf(org.apache.spark.sql.classic.SparkSession session) {
-    return INSTANCE.confs.get(session.sessionState().conf().getAllConfs(), () -> session.sessionState().newHadoopConf());
+    scala.collection.immutable.Map<String, String> sqlConf = session.sessionState().conf().getAllConfs();
+    SessionHadoop made = INSTANCE.confs.get(sqlConf, () -> {
+      org.apache.spark.SparkContext sc = session.sparkContext();
+      Map<String, String> entries = scala.jdk.javaapi.CollectionConverters.asJava(sqlConf);
+      List<String> refused = ClientSettings.refused(entries,
+          ClientSettings.serverValues(sc.getConf(), sc.hadoopConfiguration()));
+      if (!refused.isEmpty()) {
+        return new SessionHadoop(null, refused);
+      }
+      Configuration conf = new Configuration(sc.hadoopConfiguration());
+      entries.forEach((k, v) -> {
+        if (v != null) {
+          conf.set(k, v);
+        }
+      });
+      return new SessionHadoop(conf, List.of());
+    });
+    if (made.conf() == null) {
+      throw ClientSettings.refusal(made.refused(), "session setting");
+    }
+    return made.conf();
   }
 
   /**
@@ -53,28 +85,58 @@ public final class DeltaLogCache {
    * @param session the Spark session
    * @param options data source options (e.g. Parquet writer settings)
    * @return a new conf
+   * @throws io.filecommit.errors.FileCommitException {@code CANNOT_MODIFY_STATIC_CONFIG} as {@link
+   *     #sessionHadoopConf} and {@link #setOptions} throw it
    */
   public static Configuration sessionHadoopConfWithOptions(org.apache.spark.sql.classic.SparkSession session,
       Map<String, String> options) {
-    return setOptions(new Configuration(sessionHadoopConf(session)), options);
+    Configuration shared = sessionHadoopConf(session);
+    checkOptions(shared, options);
+    return setOptions(new Configuration(shared), options);
   }
 
   /**
    * Sets a writer's options on a private conf as Spark's {@code SessionState
    * .newHadoopConfWithOptions} does (null values and the {@code path} / {@code paths} options left
-   * out): for a conf that is already a copy, e.g. a Hadoop {@code Job}'s.
+   * out): for a conf that is already a copy, e.g. a Hadoop {@code Job}'s. Options go through {@link
+   * #checkOptions} first.
    *
-   * @param conf a conf this caller owns
+   * @param conf a conf this caller owns, made from {@link #sessionHadoopConf}
    * @param options data source options
    * @return {@code conf}
+   * @throws io.filecommit.errors.FileCommitException {@code CANNOT_MODIFY_STATIC_CONFIG} (nothing set)
    */
   public static Configuration setOptions(Configuration conf, Map<String, String> options) {
+    checkOptions(conf, options);
     options.forEach((k, v) -> {
       if (v != null && !k.equals("path") && !k.equals("paths")) {
         conf.set(k, v);
       }
     });
     return conf;
+  }
+
+  /**
+   * Refuses writer options that {@link ClientSettings} keeps for the server, unless their value is
+   * already {@code conf}'s (a session conf that passed {@link #sessionHadoopConf} holds the server's
+   * value of every such key).
+   *
+   * @param conf the session's Hadoop conf (or a copy of it)
+   * @param options data source options ({@code path} / {@code paths} are not copied, so not checked)
+   * @throws io.filecommit.errors.FileCommitException {@code CANNOT_MODIFY_STATIC_CONFIG} naming the
+   *     first refused option (parameter {@code key})
+   */
+  public static void checkOptions(Configuration conf, Map<String, String> options) {
+    if (options.isEmpty()) {
+      return;
+    }
+    Map<String, String> copied = new java.util.HashMap<>(options);
+    copied.remove("path");
+    copied.remove("paths");
+    List<String> refused = ClientSettings.refused(copied, conf::getRaw);
+    if (!refused.isEmpty()) {
+      throw ClientSettings.refusal(refused, "write option");
+    }
   }
 
   /** Logs held now. */

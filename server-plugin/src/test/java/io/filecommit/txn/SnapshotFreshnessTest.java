@@ -121,15 +121,33 @@ class SnapshotFreshnessTest {
     DeltaLog first = DeltaLog.forTable(spark, path);
     assertSame(first, DeltaLog.forTable(spark, path));
     assertNotSame(first, DeltaLog.forTable(spark, tmp.resolve("other").toString()));
-    spark.conf().set("filecommit.test.setting", "1048576");
+    spark.conf().set("parquet.block.size", "1048576");
     try {
       DeltaLog changed = DeltaLog.forTable(spark, path);
       assertNotSame(first, changed, "a session whose conf differs gets its own log");
-      assertEquals("1048576", changed.conf().get("filecommit.test.setting"), "its Hadoop conf has the session's entry");
+      assertEquals("1048576", changed.conf().get("parquet.block.size"), "its Hadoop conf has the session's entry");
     } finally {
-      spark.conf().unset("filecommit.test.setting");
+      spark.conf().unset("parquet.block.size");
     }
     assertSame(first, DeltaLog.forTable(spark, path));
+  }
+
+  @Test
+  void forTableRefusesASessionThatPicksTheFileSystemWithoutLoadingItsClass() {
+    String path = tmp.resolve("t").toString();
+    spark.conf().set("fs.file.impl", "does.not.Exist");
+    spark.conf().set("fs.file.impl.disable.cache", "true");
+    try {
+      io.filecommit.errors.FileCommitException e = org.junit.jupiter.api.Assertions.assertThrows(
+          io.filecommit.errors.FileCommitException.class, () -> DeltaLog.forTable(spark, path));
+      assertEquals("CANNOT_MODIFY_STATIC_CONFIG", e.getCondition());
+      assertEquals("fs.file.impl", e.getMessageParameters().get("key"), "the first refused key, sorted");
+      assertEquals(null, e.getCause(), "refused by name, not by a failed class load");
+    } finally {
+      spark.conf().unset("fs.file.impl");
+      spark.conf().unset("fs.file.impl.disable.cache");
+    }
+    assertEquals(path, new java.io.File(DeltaLog.forTable(spark, path).tablePath().toUri()).getPath());
   }
 
   @Test
