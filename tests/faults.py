@@ -29,6 +29,7 @@ COMMIT_BEFORE = "commit.before"  # commit write: nothing written, IOException
 COMMIT_AFTER = "commit.after"  # commit published, then IOException (lost response)
 COMMIT_EXISTS = "commit.exists"  # commit published, then FileAlreadyExistsException
 COMMIT_READ = "commit.read"  # LogStore.read of a commit file: IOException
+COMMIT_HOLD = "commit.hold"  # commit write waits until the rule is disarmed (or timeout_ms), then writes
 LIST = "list"  # LogStore.listFrom in the table's log: IOException
 LAST_CHECKPOINT_BEFORE = "last_checkpoint.before"
 LAST_CHECKPOINT_AFTER = "last_checkpoint.after"

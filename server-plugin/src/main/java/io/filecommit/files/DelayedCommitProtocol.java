@@ -123,6 +123,11 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
     return jobId;
   }
 
+  /** The 64-bit token in every file name of this committer ({@code xxxxxxxx-xxxx-xxxx}). */
+  public String jobToken() {
+    return jobToken;
+  }
+
   /** The data directory this committer writes under. */
   public String path() {
     return path;
