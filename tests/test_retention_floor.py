@@ -93,7 +93,8 @@ def test_a_property_below_the_floor_is_refused_before_anything_is_committed(spar
     with pytest.raises(Exception) as e:
         filecommit.write(spark.createDataFrame([(1,)], "id long"), fresh, table_properties={KEY: "interval 0 hours"})
     assert _condition(e) == filecommit.errors.FILECOMMIT_RETENTION_BELOW_MINIMUM
-    assert not os.path.exists(os.path.join(fresh, "_delta_log")) and (not os.path.exists(fresh) or not data_files(fresh))
+    assert not os.path.exists(os.path.join(fresh, "_delta_log"))
+    assert not os.path.exists(fresh) or not data_files(fresh), "no debris"
     # At or above the floor is a property like any other.
     filecommit.set_table_properties(spark, path, {KEY: "interval 8 days"})
     assert _rs_property(path) == "interval 8 days"
