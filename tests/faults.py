@@ -32,6 +32,7 @@ COMMIT_ERROR_BEFORE = "commit.error.before"  # commit write: nothing written, St
 COMMIT_ERROR_AFTER = "commit.error.after"  # commit published, then StackOverflowError
 COMMIT_DELAY = "commit.delay"  # commit write waits while hold() is in force (at most 60 s)
 COMMIT_READ = "commit.read"  # LogStore.read of a commit file: IOException
+COMMIT_HOLD = "commit.hold"  # commit write waits until the rule is disarmed (or timeout_ms), then writes
 LIST = "list"  # LogStore.listFrom in the table's log: IOException
 LAST_CHECKPOINT_BEFORE = "last_checkpoint.before"
 LAST_CHECKPOINT_AFTER = "last_checkpoint.after"

@@ -255,6 +255,12 @@ DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION = (
 """SQLSTATE 0AKDC. ``restore`` to a version committed longer ago than the table's
 ``delta.deletedFileRetentionDuration`` (its files may have been vacuumed), as Delta refuses."""
 
+DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT = "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT"
+"""SQLSTATE 22003. ``vacuum`` with a retention below the table's
+``delta.deletedFileRetentionDuration`` or below the server's retention floor
+(``spark.filecommit.retention.minimum``); nothing was deleted.
+``getMessageParameters()["configuredRetentionHours"]`` is the least retention allowed."""
+
 DELTA_INVALID_AUTO_COMPACT_TYPE = "DELTA_INVALID_AUTO_COMPACT_TYPE"
 """SQLSTATE 22023. A ``delta.autoOptimize.autoCompact`` table property other than true / false."""
 PATH_NOT_FOUND = "PATH_NOT_FOUND"
@@ -299,6 +305,7 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER,
     DELTA_INVALID_AUTO_COMPACT_TYPE,
     DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION,
+    DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT,
 })
 """The path, the data's schema, partitioning, options or properties do not fit the table."""
 
@@ -426,9 +433,11 @@ FILECOMMIT_RESTORE_MISSING_FILES = "FILECOMMIT_RESTORE_MISSING_FILES"
 """SQLSTATE 42K03. ``restore`` to a version whose data files are gone (vacuumed or deleted);
 nothing was committed. The message names up to 100 of them."""
 
-FILECOMMIT_VACUUM_RETENTION_TOO_SHORT = "FILECOMMIT_VACUUM_RETENTION_TOO_SHORT"
-"""SQLSTATE 22023. VACUUM with a retention below the table's ``delta.deletedFileRetentionDuration``
-(Delta's retention check); nothing was deleted."""
+FILECOMMIT_RETENTION_BELOW_MINIMUM = "FILECOMMIT_RETENTION_BELOW_MINIMUM"
+"""SQLSTATE 22003. A ``delta.deletedFileRetentionDuration`` table property (set on an existing
+table or given for a new one) below the server's retention floor
+(``spark.filecommit.retention.minimum``, default 168 hours); nothing was committed.
+``getMessageParameters()`` has ``value`` and ``minimumHours``."""
 
 FILECOMMIT = frozenset({
     FILECOMMIT_INVALID_CHANGE_TYPE,
@@ -449,7 +458,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_STAGED_COMMIT_BUSY,
     FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE,
     FILECOMMIT_INVALID_STAGED_FILE,
-    FILECOMMIT_VACUUM_RETENTION_TOO_SHORT,
+    FILECOMMIT_RETENTION_BELOW_MINIMUM,
     FILECOMMIT_RESTORE_MISSING_FILES,
 })
 """filecommit's own conditions (``FILECOMMIT_*``)."""

@@ -36,8 +36,11 @@ def vacuum(
         spark: a Spark Connect session whose server has the plugin.
         path: table root as the server sees it.
         retention_hours: hours (>= 0); None: the table's ``delta.deletedFileRetentionDuration``
-            (default 7 days). Less than that is refused unless the server sets
-            ``spark.filecommit.vacuum.retentionCheck.enabled=false``.
+            (default 7 days), or the server's retention floor
+            (``spark.filecommit.retention.minimum``, default 168 hours) when that is longer. Less
+            than the floor is always refused; less than the table's property is refused unless
+            the server sets ``spark.filecommit.vacuum.retentionCheck.enabled=false``. Files of
+            writes in flight on the server are kept whatever their age.
         dry_run: only list the files.
 
     Returns:
@@ -46,7 +49,7 @@ def vacuum(
     Raises:
         pyspark.errors.PySparkTypeError, pyspark.errors.PySparkValueError: invalid arguments.
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass):
-            ``FILECOMMIT_VACUUM_RETENTION_TOO_SHORT``, ``DELTA_MISSING_DELTA_TABLE``,
+            ``DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT``, ``DELTA_MISSING_DELTA_TABLE``,
             ``FILECOMMIT_INVALID_ARGUMENT`` (negative retention), ``DELTA_UNSUPPORTED_FEATURES_FOR_WRITE``.
     """
     _checks.check_path(path)

@@ -5,6 +5,7 @@ import io.filecommit.deletionvectors.DeletionVectorStore;
 import io.filecommit.deletionvectors.RowIndexFilter;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;
+import io.filecommit.txn.InFlightWrites;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -69,6 +70,7 @@ public record MarkedRows(List<AddFile> files, List<AddFile> kept, long count, Ma
       java.util.function.Supplier<Dataset<Row>> marks) {
     String token = DeletionVectorStore.newToken();
     Path root = change.log.tablePath();
+    InFlightWrites.register(root.toString()).protectToken(token);
     change.txn.onAbort(() -> DeletionVectorStore.sweep(change.log.fs(), root, token, Set.of()));
     List<DeletionVectorBitmapGenerator.Outcome> outcomes;
     try {

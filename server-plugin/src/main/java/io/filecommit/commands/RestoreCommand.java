@@ -14,6 +14,7 @@ import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
 import io.filecommit.read.CommitClock;
+import io.filecommit.txn.InFlightWrites;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
 import io.filecommit.txn.RowMetrics;
@@ -46,6 +47,8 @@ import org.apache.spark.sql.classic.SparkSession;
  *
  * <p>Every file to add (and its deletion vector file) must still exist: otherwise nothing is
  * committed ({@code FILECOMMIT_RESTORE_MISSING_FILES}, Delta's {@code restoreMissedDataFilesError}).
+ * Those files are registered as in flight ({@link InFlightWrites}) before that check and until the
+ * command ends, so a concurrent VACUUM on this server cannot delete them between check and commit.
  * The transaction reads the whole table, so any concurrent data change conflicts with it.
  */
 public final class RestoreCommand {
@@ -107,6 +110,9 @@ public final class RestoreCommand {
         removes.add(f.toRemove(now));
       }
     }
+    // Registered before the existence check: a VACUUM on this server either deleted a file before
+    // (the check fails) or keeps it until this command ends (InFlightWrites).
+    InFlightWrites.register(table).protectPaths(restoredPaths(log, adds));
     checkFilesExist(log, adds, target);
     Map<String, String> metrics = new LinkedHashMap<>();
     metrics.put("numRestoredFiles", Integer.toString(adds.size()));
@@ -207,6 +213,20 @@ public final class RestoreCommand {
           + ", beyond " + TableConfig.DELETED_FILE_RETENTION.key() + " (" + retention + ") set on the table",
           Map.of("deletedFileRetention", hours));
     }
+  }
+
+  /** Qualified paths of the files to add and of their deletion vector files, as VACUUM lists them. */
+  private static List<String> restoredPaths(DeltaLog log, List<AddFile> adds) {
+    FileSystem fs = log.fs();
+    String root = log.tablePath().toString();
+    List<String> paths = new ArrayList<>();
+    for (AddFile f : adds) {
+      paths.add(fs.makeQualified(log.absolutePath(f.path())).toString());
+      if (f.deletionVector() != null && !"i".equals(f.deletionVector().storageType())) {
+        paths.add(fs.makeQualified(new Path(KernelInternals.deletionVectorFile(root, f.deletionVector()))).toString());
+      }
+    }
+    return paths;
   }
 
   /** Fails, naming up to 100, when files to add (or their deletion vector files) no longer exist. */

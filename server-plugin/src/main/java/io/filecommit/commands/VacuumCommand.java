@@ -12,6 +12,8 @@ import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.delta.storage.FileTree;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.txn.InFlightWrites;
+import io.filecommit.txn.RetentionFloor;
 import io.filecommit.txn.StagingStore;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -36,9 +38,13 @@ import org.apache.spark.sql.classic.SparkSession;
  * directories of other tables or sinks nested below ({@link FileTree}: never entered) and hidden names (starting with {@code _} or {@code .}), with {@code _change_data} and partition
  * directories of partition columns that start with {@code _} listed as Delta lists them.
  *
- * <p>A retention below the table's {@code delta.deletedFileRetentionDuration} is refused unless the
+ * <p>Retention: without one, {@code max(table's delta.deletedFileRetentionDuration, server floor)}
+ * ({@link RetentionFloor}; a table another tool gave a lower property still gets the floor). A
+ * retention below the floor is always refused; one below the table's property is refused unless the
  * server allows it ({@value #RETENTION_CHECK_CONF}{@code =false}, a static setting; Delta's {@code
- * spark.databricks.delta.retentionDurationCheck.enabled}). Nothing is committed to the log.
+ * spark.databricks.delta.retentionDurationCheck.enabled}, which a client session cannot reach here).
+ * Writes in flight on this server are protected by what the server knows of them ({@link
+ * InFlightWrites}), not only by their files' age. Nothing is committed to the log.
  */
 public final class VacuumCommand {
   /** Server setting that, set to {@code false}, allows retentions below the table's. */
@@ -61,18 +67,28 @@ public final class VacuumCommand {
    * @param session Spark session (reads checkpoint tombstones when the log was cleaned)
    * @param path table root
    * @param retentionHours retention in hours (>= 0), or null for the table's {@code
-   *     delta.deletedFileRetentionDuration}
+   *     delta.deletedFileRetentionDuration} (at least the server's floor)
    * @param dryRun only list the files
    * @return the files
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_DELTA_TABLE}, {@code
    *     FILECOMMIT_INVALID_ARGUMENT} (negative retention), {@code
-   *     FILECOMMIT_VACUUM_RETENTION_TOO_SHORT}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}
+   *     DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT} (parameter {@code configuredRetentionHours}), {@code
+   *     DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}
    */
   public static Result run(SparkSession session, String path, Double retentionHours, boolean dryRun) {
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
     }
     DeltaLog log = DeltaLog.forTable(session, path);
+    // The view of the writes in flight is taken before the snapshot: a write that is not in it
+    // committed before, so the snapshot below has its files.
+    try (InFlightWrites.VacuumView inFlight = InFlightWrites.vacuumStarting(log.tablePath().toString())) {
+      return run(session, log, retentionHours, dryRun, inFlight);
+    }
+  }
+
+  private static Result run(SparkSession session, DeltaLog log, Double retentionHours, boolean dryRun,
+      InFlightWrites.VacuumView inFlight) {
     Snapshot snapshot = log.snapshot();
     String table = log.tablePath().toString();
     if (!snapshot.exists()) {
@@ -84,14 +100,18 @@ public final class VacuumCommand {
     if (retentionHours != null && (retentionHours < 0 || retentionHours.isNaN())) {
       throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("VACUUM retention must be >= 0 hours, got " + retentionHours);
     }
-    long retention = retentionHours == null ? configured : (long) (retentionHours * 3_600_000L);
+    long floor = RetentionFloor.ms(session);
+    long retention = retentionHours == null ? Math.max(configured, floor) : (long) (retentionHours * 3_600_000L);
     boolean check = session.sparkContext().getConf().getBoolean(RETENTION_CHECK_CONF, true);
-    if (check && retention < configured) {
-      throw ErrorClass.FILECOMMIT_VACUUM_RETENTION_TOO_SHORT.error("VACUUM of " + table + " with a retention of "
-          + retentionHours + " hours is below the table's " + TableConfig.DELETED_FILE_RETENTION.key() + " ("
-          + (configured / 3_600_000.0) + " hours): writers still in flight could lose files. Use at least that, or "
-          + "lower the table property; the server can allow it with " + RETENTION_CHECK_CONF + "=false",
-          Map.of("retentionHours", String.valueOf(retentionHours), "tableHours", Double.toString(configured / 3_600_000.0)));
+    long minimum = check ? Math.max(configured, floor) : floor;
+    if (retention < minimum) {
+      throw ErrorClass.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT.error("VACUUM of " + table + " with a retention of "
+          + retentionHours + " hours is below " + (minimum / 3_600_000.0) + " hours (the table's "
+          + TableConfig.DELETED_FILE_RETENTION.key() + ": " + (configured / 3_600_000.0) + " hours; this server's floor "
+          + RetentionFloor.CONF + ": " + (floor / 3_600_000.0) + " hours): files of writes in flight or still read "
+          + "could be deleted. Use a retention period of at least " + (minimum / 3_600_000.0) + " hours",
+          Map.of("retentionHours", String.valueOf(retentionHours),
+              "configuredRetentionHours", Double.toString(minimum / 3_600_000.0)));
     }
     long cutoff = System.currentTimeMillis() - retention;
     FileSystem fs = log.fs();
@@ -108,18 +128,16 @@ public final class VacuumCommand {
       for (FileStatus st : candidates) {
         Path p = fs.makeQualified(st.getPath());
         String rel = root.toUri().relativize(p.toUri()).getPath();
-        if (hidden(rel, partitionColumns) || valid.contains(p) || st.getModificationTime() >= cutoff) {
+        if (hidden(rel, partitionColumns) || valid.contains(p) || st.getModificationTime() >= cutoff
+            || inFlight.protects(p.toString(), st.getModificationTime())) {
           continue;
         }
-        files.add(p.toString());
-        bytes += st.getLen();
-      }
-      files.sort(null);
-      if (!dryRun) {
-        for (String f : files) {
-          fs.delete(new Path(f), false);
+        if (dryRun || inFlight.deleteUnlessProtected(p.toString(), st.getModificationTime(), () -> fs.delete(p, false))) {
+          files.add(p.toString());
+          bytes += st.getLen();
         }
       }
+      files.sort(null);
     } catch (IOException e) {
       throw log.readFailure(e);
     }

@@ -15,6 +15,7 @@ import io.filecommit.proto.v1.SetTablePropertiesCommand;
 import io.filecommit.proto.v1.UpdateCommand;
 import io.filecommit.proto.v1.WriteBatchCommand;
 import io.filecommit.proto.v1.WriteCommand;
+import io.filecommit.txn.InFlightWrites;
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
 import org.apache.spark.sql.connect.plugin.CommandPlugin;
 
@@ -44,6 +45,13 @@ public final class FileCommitPlugin implements CommandPlugin {
    */
   @Override
   public boolean process(byte[] command, SparkConnectPlanner planner) {
+    // Writes register as in flight for the command's duration (VACUUM on this server keeps their files).
+    try (InFlightWrites.Scope scope = InFlightWrites.openScope()) {
+      return dispatch(command, planner);
+    }
+  }
+
+  private boolean dispatch(byte[] command, SparkConnectPlanner planner) {
     Any any;
     try {
       any = Any.parseFrom(command);

@@ -147,16 +147,28 @@ public final class TableConfig<T> {
    * DeltaConfigs.validateTombstoneAndLogRetentionDurationCompatibility}: a remove must stay in the
    * log as long as VACUUM may need it).
    *
+   * <p>A {@code delta.deletedFileRetentionDuration} the commit sets must also be at least the
+   * server's retention floor ({@code spark.filecommit.retention.minimum}); a value already in the
+   * table (written by another tool) is left alone.
+   *
    * @param changed the properties a commit sets
    * @param configuration the table's whole configuration after the commit
-   * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} naming both values
+   * @param floorMs the server's retention floor, ms
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} naming both values;
+   *     {@code FILECOMMIT_RETENTION_BELOW_MINIMUM} (parameters {@code value}, {@code minimumHours})
    */
-  public static void validateRetentions(Map<String, String> changed, Map<String, String> configuration) {
+  public static void validateRetentions(Map<String, String> changed, Map<String, String> configuration, long floorMs) {
     if (!changed.containsKey(LOG_RETENTION.key) && !changed.containsKey(DELETED_FILE_RETENTION.key)) {
       return;
     }
     String log = LOG_RETENTION.fromConfiguration(configuration);
     String tombstones = DELETED_FILE_RETENTION.fromConfiguration(configuration);
+    if (changed.containsKey(DELETED_FILE_RETENTION.key) && intervalMs(tombstones) < floorMs) {
+      throw ErrorClass.FILECOMMIT_RETENTION_BELOW_MINIMUM.error("Table property " + DELETED_FILE_RETENTION.key
+          + " ('" + tombstones + "') is below this server's retention floor of " + (floorMs / 3_600_000.0)
+          + " hours (spark.filecommit.retention.minimum): VACUUM could delete files that writes in flight or "
+          + "readers still need", Map.of("value", tombstones, "minimumHours", Double.toString(floorMs / 3_600_000.0)));
+    }
     if (intervalMs(log) < intervalMs(tombstones)) {
       throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + LOG_RETENTION.key + " ('" + log
           + "') needs to be greater than or equal to " + DELETED_FILE_RETENTION.key + " ('" + tombstones + "')");

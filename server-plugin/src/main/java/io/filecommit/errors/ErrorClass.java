@@ -179,8 +179,13 @@ public enum ErrorClass {
   FILECOMMIT_INVALID_STAGED_FILE("22023"),
   /** A path that does not exist (Spark's class). */
   PATH_NOT_FOUND("42K03"),
-  /** VACUUM with a retention below the table's delta.deletedFileRetentionDuration (Delta's check). */
-  FILECOMMIT_VACUUM_RETENTION_TOO_SHORT("22023"),
+  /**
+   * VACUUM with a retention below the table's delta.deletedFileRetentionDuration or the server's
+   * retention floor (Delta's class for its retention check).
+   */
+  DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT("22003"),
+  /** A delta.deletedFileRetentionDuration below the server's retention floor (spark.filecommit.retention.minimum). */
+  FILECOMMIT_RETENTION_BELOW_MINIMUM("22003"),
   // OPTIMIZE and RESTORE (Delta's OptimizeTableCommand and RestoreTableCommand).
   /** OPTIMIZE: a WHERE predicate that references a column that is not a partition column. */
   DELTA_NON_PARTITION_COLUMN_REFERENCE("42P10"),

@@ -132,6 +132,11 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
     return jobId;
   }
 
+  /** {@return the 64-bit token in every file name of this committer ({@code xxxxxxxx-xxxx-xxxx})} */
+  public String jobToken() {
+    return jobToken;
+  }
+
   /** {@return the data directory this committer writes under} */
   public String path() {
     return path;

@@ -11,6 +11,7 @@ import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
 import io.filecommit.schema.SchemaEvolution;
 import io.filecommit.schema.SchemaUtils;
+import io.filecommit.txn.InFlightWrites;
 import io.filecommit.txn.OptimisticTransaction;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -32,7 +33,9 @@ import org.apache.spark.sql.types.StructType;
  * names under column mapping, and Spark's own {@code FileFormatWriter} writes Parquet files through
  * a {@link DelayedCommitProtocol}. The AddFiles (and AddCDCFiles) come back for the transaction to
  * commit; the written files are registered with it ({@link OptimisticTransaction#onAbort}) so that
- * a write that does not commit leaves nothing behind.
+ * a write that does not commit leaves nothing behind, and the write is registered as in flight on
+ * the table ({@link InFlightWrites}, with its committer's file-name token) so that a VACUUM on this
+ * server keeps its files until the command ends.
  *
  * <p>Change data (protocol "Change Data Files"; Delta's {@code DelayedCommitProtocol} {@code
  * __is_cdc} partition): the virtual partition column {@code __is_cdc = _change_type IS NOT NULL}
@@ -143,6 +146,8 @@ public final class TransactionalWrite {
       throw new IllegalStateException("No metadata for " + txn.table() + ": set it before writing");
     }
     DelayedCommitProtocol c = newCommitter();
+    // In flight until the command ends: VACUUM on this server keeps the job's files (InFlightWrites).
+    InFlightWrites.register(txn.deltaLog().tablePath().toString()).protectToken(c.jobToken());
     txn.markWritten();
     committer = c;
     txn.onAbort(() -> {

@@ -283,7 +283,7 @@ public final class OptimisticTransaction {
       }
     });
     TableConfig.validate(changed);
-    TableConfig.validateRetentions(changed, metadata.configuration());
+    TableConfig.validateRetentions(changed, metadata.configuration(), RetentionFloor.ms(session));
     ConstraintValidation.validateConstraintProperties(session, metadata.schema(), changed);
     if (snapshot.exists() && changed.keySet().stream().anyMatch(k -> k.startsWith(TableConfig.CONSTRAINT_PREFIX))
         && !readAllForConstraint()) {

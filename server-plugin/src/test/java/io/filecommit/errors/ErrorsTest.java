@@ -72,6 +72,7 @@ class ErrorsTest {
   void deltaClassesHaveDeltasSqlStates() {
     Map<ErrorClass, String> delta = Map.ofEntries(
         Map.entry(ErrorClass.DELTA_NOT_NULL_CONSTRAINT_VIOLATED, "23502"),
+        Map.entry(ErrorClass.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT, "22003"),
         Map.entry(ErrorClass.DELTA_VIOLATE_CONSTRAINT_WITH_VALUES, "23001"),
         Map.entry(ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_WRITE, "56038"),
         Map.entry(ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_READ, "56038"),

@@ -59,6 +59,7 @@ public class FaultInjectingLogStore extends LogStore {
   public void write(Path path, Iterator<String> actions, Boolean overwrite, Configuration hadoopConf)
       throws IOException {
     if (FaultPlan.commitVersion(path).isPresent()) {
+      FaultPlan.holdIfArmed(path);
       if (FaultPlan.fires(Point.COMMIT_BEFORE, path)) {
         throw new IOException(FaultPlan.message(Point.COMMIT_BEFORE, path));
       }

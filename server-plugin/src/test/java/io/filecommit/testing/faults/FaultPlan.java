@@ -77,6 +77,12 @@ public final class FaultPlan {
     COMMIT_DELAY("commit.delay"),
     /** LogStore.read of a commit file: IOException. */
     COMMIT_READ("commit.read"),
+    /**
+     * LogStore.write of a commit file: waits, before writing, until the rule is disarmed (its file
+     * deleted) or {@code timeout_ms} (default 120000) passed, then writes normally. Holds a command
+     * between everything it checked and its commit.
+     */
+    COMMIT_HOLD("commit.hold"),
     /** LogStore.listFrom in the table's log: IOException. */
     LIST("list"),
     /** LogStore.write of {@code _last_checkpoint}: nothing written, IOException. */
@@ -162,18 +168,52 @@ public final class FaultPlan {
    * @return true when an armed rule fires
    */
   public static boolean fires(Point point, Path path) {
+    return firing(point, path) != null;
+  }
+
+  /**
+   * For {@link Point#COMMIT_HOLD}: when an armed rule fires on {@code path}, waits until its file
+   * is deleted or its {@code timeout_ms} passed.
+   *
+   * @param path the commit file about to be written
+   */
+  public static void holdIfArmed(Path path) {
+    File rule = firing(Point.COMMIT_HOLD, path);
+    if (rule == null) {
+      return;
+    }
+    long timeout = 120_000;
+    try {
+      timeout = MAPPER.readTree(Files.readString(rule.toPath(), StandardCharsets.UTF_8)).path("timeout_ms")
+          .asLong(timeout);
+    } catch (IOException e) {
+      return; // disarmed meanwhile
+    }
+    long deadline = System.currentTimeMillis() + timeout;
+    while (rule.exists() && System.currentTimeMillis() < deadline) {
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** The rule file that fires for the call, recorded, or null. */
+  private static File firing(Point point, Path path) {
     File dir = directory();
     if (dir == null || !dir.isDirectory()) {
-      return false;
+      return null;
     }
     String local = localPath(path);
     if (local == null) {
-      return false;
+      return null;
     }
     synchronized (LOCK) {
       File[] files = dir.listFiles((d, n) -> n.endsWith(".json") && !n.startsWith("."));
       if (files == null) {
-        return false;
+        return null;
       }
       Arrays.sort(files);
       for (File f : files) {
@@ -207,10 +247,10 @@ public final class FaultPlan {
         }
         record(new File(dir, f.getName().substring(0, f.getName().length() - ".json".length()) + ".fired"),
             point.id() + " " + local + "\n");
-        return true;
+        return f;
       }
     }
-    return false;
+    return null;
   }
 
   private static void record(File fired, String line) {
