@@ -23,9 +23,12 @@ import time
 import pyarrow as pa
 import pytest
 from helpers import delta_rows
+from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 from pyspark.sql import functions as F
 
 import filecommit
+
+pytestmark = pytest.mark.slow
 
 OVERLAP = "FILECOMMIT_TABLE_LOCATION_OVERLAP"
 MONTH_AGO = time.time() - 30 * 24 * 3600
@@ -38,7 +41,7 @@ def _condition(excinfo) -> str:
 def _tree(root: str) -> dict[str, tuple]:
     """Every directory and file under ``root`` with (size, mtime ns) for files: the 'unchanged' check."""
     out: dict[str, tuple] = {}
-    for d, dirs, files in os.walk(root):
+    for d, _dirs, files in os.walk(root):
         rel = os.path.relpath(d, root)
         out[rel + "/"] = ()
         for f in files:
@@ -98,7 +101,8 @@ def test_vacuum_with_zero_retention_keeps_a_nested_table_and_sink(spark, delta_s
     base = str(tmp_path)
     paths = _nested_layout(spark, base)
     # the parent's retention property at 0 (accepted), then VACUUM RETAIN 0 HOURS of the parent
-    filecommit.set_table_properties(spark, paths["parent"], {"delta.deletedFileRetentionDuration": "interval 0 seconds"})
+    zero = {"delta.deletedFileRetentionDuration": "interval 0 seconds"}
+    filecommit.set_table_properties(spark, paths["parent"], zero)
     _age(paths["parent"])
     nested_files, sink_files = _tree(paths["nested"]), _tree(paths["sink"])
     r = filecommit.vacuum(spark, paths["parent"], retention_hours=0)
@@ -123,7 +127,7 @@ def test_a_failed_write_to_the_parent_leaves_a_nested_table_alone(spark, delta_s
     parent_before = set(os.listdir(paths["parent"]))
     bad = spark.range(0, 40, 1, 4).select(
         F.when(F.col("id") == 39, F.raise_error(F.lit("boom"))).otherwise(F.col("id")).alias("id"))
-    with pytest.raises(Exception):
+    with pytest.raises(SparkConnectGrpcException):
         filecommit.write(bad, paths["parent"])
     assert set(os.listdir(paths["parent"])) == parent_before, "the failed write's files are swept"
     _assert_nested_intact(spark, delta_spark, paths, nested_files, sink_files)
