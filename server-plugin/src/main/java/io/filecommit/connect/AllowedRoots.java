@@ -33,7 +33,7 @@ import org.apache.hadoop.fs.Path;
  */
 public final class AllowedRoots {
   /** Spark conf key of the allowed roots. */
-  public static final String CONF = "spark.filecommit.allowedRoots";
+  public static final String CONF = io.filecommit.delta.storage.TableLocation.ALLOWED_ROOTS_CONF;
 
   private AllowedRoots() {}
 

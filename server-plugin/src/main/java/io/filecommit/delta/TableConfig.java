@@ -270,6 +270,24 @@ public final class TableConfig<T> {
   }
 
   /**
+   * The entries of a new configuration whose value differs from the old one (new keys included;
+   * removed keys are not listed), in the new configuration's order.
+   *
+   * @param before the current table configuration (empty for a new table)
+   * @param after the configuration about to be committed
+   * @return the changed entries, a new map
+   */
+  public static Map<String, String> changed(Map<String, String> before, Map<String, String> after) {
+    Map<String, String> changed = new java.util.LinkedHashMap<>();
+    after.forEach((k, v) -> {
+      if (!java.util.Objects.equals(before.get(k), v)) {
+        changed.put(k, v);
+      }
+    });
+    return changed;
+  }
+
+  /**
    * Checks table properties a user sets, before anything is written. Properties a table already
    * has (set by another writer) are not checked here: they are the table's, and the feature gate
    * ({@link TableFeatures}) decides whether we can honour them. {@code delta.constraints.<name>}

@@ -275,13 +275,8 @@ public final class OptimisticTransaction {
     if (!snapshot.exists()) { // a new table's directory: checked before any file is written, never on appends
       io.filecommit.delta.storage.TableLocation.checkNewTable(session, deltaLog.fs(), deltaLog.tablePath());
     }
-    Map<String, String> before = snapshot.exists() ? snapshot.metadata().configuration() : Map.of();
-    Map<String, String> changed = new LinkedHashMap<>();
-    metadata.configuration().forEach((k, v) -> {
-      if (!Objects.equals(before.get(k), v)) {
-        changed.put(k, v);
-      }
-    });
+    Map<String, String> changed = TableConfig.changed(
+        snapshot.exists() ? snapshot.metadata().configuration() : Map.of(), metadata.configuration());
     TableConfig.validate(changed);
     TableConfig.validateRetentions(changed, metadata.configuration(), RetentionFloor.ms(session));
     ConstraintValidation.validateConstraintProperties(session, metadata.schema(), changed);
