@@ -174,6 +174,8 @@ public enum ErrorClass {
   FILECOMMIT_INVALID_STAGED_FILE("22023"),
   /** A path that does not exist (Spark's class). */
   PATH_NOT_FOUND("42K03"),
+  /** A file a commit would reference does not exist (Delta's class for a missing referenced file). */
+  DELTA_FILE_NOT_FOUND_DETAILED("42K03"),
   /** VACUUM with a retention below the table's delta.deletedFileRetentionDuration (Delta's check). */
   FILECOMMIT_VACUUM_RETENTION_TOO_SHORT("22023"),
   // OPTIMIZE and RESTORE (Delta's OptimizeTableCommand and RestoreTableCommand).
