@@ -266,8 +266,14 @@ DELTA_INVALID_AUTO_COMPACT_TYPE = "DELTA_INVALID_AUTO_COMPACT_TYPE"
 PATH_NOT_FOUND = "PATH_NOT_FOUND"
 """SQLSTATE 42K03. A file given to ``stage_files`` does not exist (Spark's class)."""
 
+DELTA_FILE_NOT_FOUND_DETAILED = "DELTA_FILE_NOT_FOUND_DETAILED"
+"""SQLSTATE 42K03. A file a staged commit adds (data, deletion vector, change data) was deleted
+after it was staged: ``commit`` refuses to publish it; nothing was committed (Delta's class for a
+missing file the log would reference). Abort the staged commit and stage again."""
+
 TABLE_SCHEMA_OPTIONS = frozenset({
     PATH_NOT_FOUND,
+    DELTA_FILE_NOT_FOUND_DETAILED,
     DELTA_TABLE_ALREADY_EXISTS,
     DELTA_TABLE_NOT_FOUND,
     DELTA_MISSING_DELTA_TABLE,

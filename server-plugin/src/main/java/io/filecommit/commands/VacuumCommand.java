@@ -14,7 +14,7 @@ import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.txn.InFlightWrites;
 import io.filecommit.txn.RetentionFloor;
-import io.filecommit.txn.StagingStore;
+import io.filecommit.txn.StagedFiles;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -33,9 +33,10 @@ import org.apache.spark.sql.classic.SparkSession;
  * references (Delta's {@code VacuumCommand}, protocol "Delta Table Specification" on removed files
  * and tombstones). A file is deleted when it is not valid and its modification time is older than
  * {@code now - retention}; valid are the active files and their deletion vector files, the files
- * (and DV files) of {@code remove} tombstones newer than the retention, and the files of staged
- * commits that are not aborted. Listed are all files under the root except {@code _delta_log}, the
- * directories of other tables or sinks nested below ({@link FileTree}: never entered) and hidden names (starting with {@code _} or {@code .}), with {@code _change_data} and partition
+ * (and DV files) of {@code remove} tombstones newer than the retention, and what staged commits
+ * hold ({@link StagedFiles#protectedFiles}). Listed are all files under the root except {@code
+ * _delta_log}, the directories of other tables or sinks nested below ({@link FileTree}: never
+ * entered) and hidden names (starting with {@code _} or {@code .}), with {@code _change_data} and partition
  * directories of partition columns that start with {@code _} listed as Delta lists them.
  *
  * <p>Retention: without one, {@code max(table's delta.deletedFileRetentionDuration, server floor)}
@@ -116,7 +117,7 @@ public final class VacuumCommand {
     long cutoff = System.currentTimeMillis() - retention;
     FileSystem fs = log.fs();
     Set<Path> valid = validFiles(session, log, snapshot, cutoff);
-    valid.addAll(StagingStore.pendingFiles(log));
+    valid.addAll(StagedFiles.protectedFiles(log, cutoff));
     Set<String> partitionColumns = new HashSet<>();
     snapshot.metadata().partitionColumns().forEach(c -> partitionColumns.add(c.toLowerCase(Locale.ROOT)));
     List<String> files = new ArrayList<>();

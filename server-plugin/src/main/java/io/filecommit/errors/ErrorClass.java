@@ -186,6 +186,8 @@ public enum ErrorClass {
   DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT("22003"),
   /** A delta.deletedFileRetentionDuration below the server's retention floor (spark.filecommit.retention.minimum). */
   FILECOMMIT_RETENTION_BELOW_MINIMUM("22003"),
+  /** A file a commit would reference does not exist (Delta's class for a missing referenced file). */
+  DELTA_FILE_NOT_FOUND_DETAILED("42K03"),
   // OPTIMIZE and RESTORE (Delta's OptimizeTableCommand and RestoreTableCommand).
   /** OPTIMIZE: a WHERE predicate that references a column that is not a partition column. */
   DELTA_NON_PARTITION_COLUMN_REFERENCE("42P10"),

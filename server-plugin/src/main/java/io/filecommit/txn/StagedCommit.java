@@ -3,7 +3,6 @@ package io.filecommit.txn;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.filecommit.delta.KernelInternals;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.Actions;
@@ -51,8 +50,9 @@ import org.apache.spark.sql.functions;
  * @param readPredicates SQL partition predicates it read, each with the table's alias or null
  * @param readFiles log paths of the files it read
  * @param txns appId -> version of the {@code txn} actions it commits
- * @param writtenFiles log-relative paths of the files the server wrote for it (data, change data,
- *     deletion vectors): what abort and expiry delete
+ * @param writtenFiles paths of the files the server wrote for it (data, change data, deletion
+ *     vectors), URI-encoded and relative to the table root as the log stores paths: what abort and
+ *     expiry delete
  * @param protocol the protocol it commits, or null
  * @param metadata the metadata it commits, or null
  * @param actions its file actions
@@ -174,7 +174,7 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
         }
         DeletionVectorDescriptor dv = f.deletionVector();
         if (dv != null && !"i".equals(dv.storageType()) && (old == null || !Objects.equals(old.deletionVector(), dv))) {
-          written.add(KernelInternals.deletionVectorFile(txn.deltaLog().tablePath().toString(), dv));
+          written.add(StagedFiles.logPath(txn.deltaLog(), StagedFiles.dvFile(txn.deltaLog(), dv)));
         }
       }
     }

@@ -48,8 +48,9 @@ public final class StagedPublish {
    * @return what happened
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_EXPIRED},
    *     {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED} (some, not all, already published), {@code
-   *     FILECOMMIT_STAGED_COMMIT_ABORTED}, {@code FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE}, the
-   *     conflict classes, the commit's failure classes
+   *     FILECOMMIT_STAGED_COMMIT_ABORTED}, {@code FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE}, {@code
+   *     DELTA_FILE_NOT_FOUND_DETAILED} (a file it adds is gone), the conflict classes, the commit's
+   *     failure classes; any other failure is rethrown after its outcome was read from the log
    */
   public static Outcome publish(OptimisticTransaction txn, List<StagedCommit> staged, long now) {
     List<String> ids = staged.stream().map(StagedCommit::id).toList();
@@ -89,16 +90,46 @@ public final class StagedPublish {
     List<Path> markers = StagingStore.beginPublish(txn.deltaLog(), ids);
     long version;
     try {
+      // Under the marker no abort deletes them, and VACUUM keeps the files of staged records.
+      StagedFiles.checkExist(txn.deltaLog(), staged);
       version = txn.commitLoop(actions, Operation.Published.of(staged), readers, new LinkedHashSet<>(ids));
     } catch (FileCommitException e) {
       if (!ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.name().equals(e.getCondition())) {
         StagingStore.endPublish(txn.deltaLog(), markers, ids, -1);
       }
       throw e;
+    } catch (Throwable t) {
+      decideFromLog(txn, staged, markers, t);
+      throw t;
     }
     boolean holdsThem = txn.committed() || txn.duplicateOfStaged();
     StagingStore.endPublish(txn.deltaLog(), markers, ids, holdsThem ? version : -1);
     return new Outcome(version, txn.committed(), txn.attempts());
+  }
+
+  /**
+   * Ends a publish that failed with an exception that is not filecommit's (a bug, an {@code
+   * Error}): whether it landed is read from the log, and the publish's markers are released with
+   * that answer, so that the staged commits are either published or can be aborted. When the log
+   * cannot be read the markers stay (an unknown outcome keeps the files); that failure is added to
+   * {@code failure} as suppressed.
+   */
+  private static void decideFromLog(OptimisticTransaction txn, List<StagedCommit> staged, List<Path> markers,
+      Throwable failure) {
+    try {
+      Set<Long> versions = new HashSet<>();
+      for (StagedCommit c : staged) {
+        StagingStore.findInLog(txn.deltaLog(), c).ifPresent(versions::add);
+      }
+      List<String> ids = staged.stream().map(StagedCommit::id).toList();
+      if (versions.isEmpty()) {
+        StagingStore.endPublish(txn.deltaLog(), markers, ids, -1);
+      } else if (versions.size() == 1) {
+        StagingStore.endPublish(txn.deltaLog(), markers, ids, versions.iterator().next());
+      }
+    } catch (RuntimeException e) {
+      failure.addSuppressed(e);
+    }
   }
 
   /** The version that published all of {@code ids}, if one did; an error if only some were. */

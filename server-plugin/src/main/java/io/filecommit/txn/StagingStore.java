@@ -33,10 +33,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Files per staged commit {@code <id>}: {@code <id>.json} the record ({@link StagedCommit});
  * {@code <id>.publishing.<token>} while a publish runs; {@code <id>.published} (content: the
- * version) once published; {@code <id>.aborted} once aborted. A publish writes its {@code
- * publishing} marker and then looks for {@code aborted}; an abort writes {@code aborted} and then
+ * version) once published; {@code <id>.aborted.<token>} for each abort that runs or ran (its own
+ * tombstone; {@code <id>.aborted} from older servers counts too). A publish writes its {@code
+ * publishing} marker and then looks for any tombstone; an abort writes its tombstone and then
  * looks for {@code publishing} / {@code published} markers, and for the staged commit in every
- * version since its read version: of two that meet, at least one sees the other and backs off, so
+ * version since its read version: of two that meet, at least one sees the other and backs off (an
+ * abort that backs off deletes only its own tombstone, never the one another abort relies on), so
  * files are deleted only when no version references them and no publish can make one (the
  * invariant that referenced files are never deleted). A publish whose outcome could not be read
  * keeps its marker, and with it the files, for good.
@@ -111,12 +113,16 @@ public final class StagingStore {
       if (lines != null && !lines.isEmpty()) {
         return StagedCommit.parse(lines);
       }
-      List<String> tombstone = readLines(log, file(log, id, ".aborted"));
-      if (tombstone != null && !tombstone.isEmpty() && EXPIRED.equals(tombstone.get(0).trim())) {
-        throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Staged commit " + id + " of " + log.tablePath()
-            + " expired and its files were deleted; it cannot be published", Map.of("stagedId", id));
+      boolean aborted = false;
+      for (FileStatus st : tombstones(log, id)) {
+        List<String> tombstone = readLines(log, st.getPath());
+        if (tombstone != null && !tombstone.isEmpty() && EXPIRED.equals(tombstone.get(0).trim())) {
+          throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Staged commit " + id + " of " + log.tablePath()
+              + " expired and its files were deleted; it cannot be published", Map.of("stagedId", id));
+        }
+        aborted |= tombstone != null;
       }
-      if (tombstone != null) {
+      if (aborted) {
         throw ErrorClass.FILECOMMIT_STAGED_COMMIT_ABORTED.error("Staged commit " + id + " of " + log.tablePath()
             + " was aborted and its files deleted; it cannot be published", Map.of("stagedId", id));
       }
@@ -160,7 +166,7 @@ public final class StagingStore {
         markers.add(m);
       }
       for (String id : ids) {
-        if (log.fs().exists(file(log, id, ".aborted"))) {
+        if (tombstones(log, id).length > 0) {
           markers.forEach(m -> deleteQuietly(log, m));
           throw ErrorClass.FILECOMMIT_STAGED_COMMIT_ABORTED.error("Staged commit " + id + " of " + log.tablePath()
               + " is being aborted or was aborted; nothing was committed", Map.of("stagedId", id));
@@ -212,7 +218,7 @@ public final class StagingStore {
   private static int abort(DeltaLog log, StagedCommit commit, boolean expired) {
     String id = commit.id();
     FileSystem fs = log.fs();
-    Path tombstone = file(log, id, ".aborted");
+    Path tombstone = file(log, id, ".aborted." + UUID.randomUUID());
     try {
       try (OutputStream out = fs.create(tombstone, true)) {
         out.write((expired ? EXPIRED : ABORTED).getBytes(StandardCharsets.UTF_8));
@@ -242,8 +248,8 @@ public final class StagingStore {
             Map.of("stagedId", id, "version", Long.toString(published.get())));
       }
       int deleted = 0;
-      for (String f : commit.writtenFiles()) {
-        if (fs.delete(log.absolutePath(f), false)) {
+      for (Path f : StagedFiles.resolveAll(log, commit.writtenFiles())) {
+        if (fs.delete(f, false)) {
           deleted++;
         }
       }
@@ -262,7 +268,7 @@ public final class StagingStore {
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_BUSY} when
    *     some of those versions were cleaned from the log (the search cannot prove absence)
    */
-  private static Optional<Long> findInLog(DeltaLog log, StagedCommit commit) {
+  static Optional<Long> findInLog(DeltaLog log, StagedCommit commit) {
     List<Long> versions = log.listVersions();
     long latest = versions.isEmpty() ? -1 : versions.get(versions.size() - 1);
     Set<Long> present = new HashSet<>(versions);
@@ -323,7 +329,7 @@ public final class StagingStore {
     for (FileStatus st : entries) {
       String name = st.getPath().getName();
       try {
-        if (name.endsWith(".aborted") && now - st.getModificationTime() > TOMBSTONE_MS) {
+        if (name.contains(".aborted") && now - st.getModificationTime() > TOMBSTONE_MS) {
           log.fs().delete(st.getPath(), false);
         } else if (name.endsWith(".json") && !name.startsWith(".")) {
           String id = name.substring(0, name.length() - ".json".length());
@@ -408,16 +414,16 @@ public final class StagingStore {
 
 
   /**
-   * The files of every staged commit of the table that is not aborted (data, change data, deletion
-   * vectors the server wrote for it): what VACUUM must leave, as they may still be published.
+   * The stored records of the table's staged commits that are not aborted (published ones until
+   * they expire included), each as its lines ({@link StagedCommit#parse}).
    *
    * @param log the table's log
-   * @return absolute paths
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED} when the
-   *     records cannot be read (VACUUM must then not run)
+   * @return each record's lines
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED} when they
+   *     cannot be listed or read (VACUUM must then not run)
    */
-  public static Set<Path> pendingFiles(DeltaLog log) {
-    Set<Path> out = new HashSet<>();
+  static List<List<String>> records(DeltaLog log) {
+    List<List<String>> out = new ArrayList<>();
     try {
       if (!log.fs().exists(dir(log))) {
         return out;
@@ -427,10 +433,7 @@ public final class StagingStore {
         if (name.endsWith(".json") && !name.startsWith(".")) {
           List<String> lines = readLines(log, st.getPath());
           if (lines != null && !lines.isEmpty()) {
-            List<String> written = StagedCommit.parseHeader(lines.get(0)).writtenFiles();
-            for (String f : written == null ? List.<String>of() : written) {
-              out.add(log.fs().makeQualified(log.absolutePath(f)));
-            }
+            out.add(lines);
           }
         }
       }
@@ -438,6 +441,15 @@ public final class StagingStore {
       throw log.readFailure(e);
     }
     return out;
+  }
+
+  /** The tombstones of staged commit {@code id}: one per abort that runs or ran. */
+  private static FileStatus[] tombstones(DeltaLog log, String id) throws IOException {
+    try {
+      return log.fs().listStatus(dir(log), p -> p.getName().startsWith(id + ".aborted"));
+    } catch (java.io.FileNotFoundException e) {
+      return new FileStatus[0];
+    }
   }
 
   /** The lines of a file, or null when it does not exist. */
