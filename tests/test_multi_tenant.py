@@ -1,0 +1,156 @@
+"""Two tenants on one shared server, one of them hostile: nothing the hostile client does reaches
+the other's tables.
+
+The victim (the suite's session) owns a partitioned table with the change data feed, deletion
+vectors, a pending staged commit, and a batch-id sink, all under its own directory. The hostile
+client (an independent Connect session on the same server) then tries every attack a client could
+use against a shared server: settings that pick the server's file system or lower its retention,
+table properties and VACUUM arguments below the retention floor, VACUUM of the victim's table,
+tables and sinks created above, inside and around the victim's, write options that reach Hadoop,
+and foreign files staged into the victim's table. Each is refused with its error class. Afterwards
+the victim's directory holds exactly the same files (names, sizes, modification times), delta-rs
+and Spark + Delta read exactly the same rows and versions, and the victim publishes its staged
+commit and its next sink batch as if nothing had happened.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from helpers import second_session
+
+import filecommit
+from filecommit import errors
+
+pytestmark = pytest.mark.slow
+
+
+def _tree(root: str) -> dict[str, tuple[int, int]]:
+    """Every file under ``root``: relative path -> (size in bytes, mtime in ns)."""
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            st = os.stat(p)
+            out[os.path.relpath(p, root)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _delta_rs(path: str) -> tuple[int, list]:
+    """Version and rows as delta-rs reads them (its DataFusion scan applies deletion vectors)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+
+    t = DeltaTable(path)
+    got = pa.table(QueryBuilder().register("t", t).execute("SELECT id, v, part FROM t").read_all())
+    return t.version(), sorted(zip(*(got[c].to_pylist() for c in ("id", "v", "part")), strict=True))
+
+
+def _spark_delta(delta_spark, path: str) -> tuple[int, list]:
+    answer = delta_spark.read_one({"path": path, "kind": "table"})
+    assert answer["ok"], answer
+    return answer["version"], sorted((r["id"], r["v"], r["part"]) for r in answer["rows"])
+
+
+def _refused(condition: str, call, *args, **kwargs):
+    with pytest.raises(Exception) as excinfo:
+        call(*args, **kwargs)
+    got = getattr(excinfo.value, "getCondition", lambda: None)()
+    assert got == condition, f"{call.__name__}: expected {condition}, got {got}: {excinfo.value}"
+    return excinfo.value
+
+
+@pytest.fixture
+def tenants(tmp_path):
+    victim, hostile = tmp_path / "victim", tmp_path / "hostile"
+    victim.mkdir()
+    hostile.mkdir()
+    return str(tmp_path), str(victim), str(hostile)
+
+
+def test_a_hostile_tenant_cannot_touch_another_tenants_tables(spark, delta_spark, tenants):
+    parent, victim_dir, hostile_dir = tenants
+    table = os.path.join(victim_dir, "orders")
+    sink = os.path.join(victim_dir, "events")
+
+    # The victim's tables: three versions with CDF and a deletion vector, a staged commit, a sink.
+    rows = [(i, i * 10, "ab"[i % 2]) for i in range(40)]
+    filecommit.write(spark.createDataFrame(rows, "id long, v long, part string"), table, partition_by=["part"],
+                     table_properties={"delta.enableChangeDataFeed": "true",
+                                       "delta.enableDeletionVectors": "true"})
+    filecommit.delete(spark, table, "id % 7 = 0")
+    filecommit.update(spark, table, set={"v": "v + 1"}, condition="id % 5 = 0")
+    staged = filecommit.write(spark.createDataFrame([(100, 1000, "a")], "id long, v long, part string"), table,
+                              stage=True)
+    filecommit.write_batch(spark.createDataFrame([(1, "x")], "id long, s string"), sink, batch_id=0)
+
+    files_before = _tree(victim_dir)
+    rs_before = _delta_rs(table)
+    spark_before = _spark_delta(delta_spark, table)
+    assert spark_before[0] == 2 and rs_before == spark_before
+
+    hostile = second_session(spark)
+    try:
+        mine = os.path.join(hostile_dir, "mine")
+        filecommit.write(hostile.createDataFrame([(1, 1, "a")], "id long, v long, part string"), mine)
+        small = hostile.createDataFrame([(9, 9, "a")], "id long, v long, part string")
+
+        # Session settings that would pick the server's file system, its retention or its roots.
+        for key, value in (("fs.file.impl", "does.not.Exist"), ("fs.defaultFS", "hdfs://127.0.0.1:1/"),
+                           ("fs.AbstractFileSystem.file.impl", "does.not.Exist"),
+                           ("spark.filecommit.retention.minimum", "0"),
+                           ("spark.filecommit.vacuum.retentionCheck.enabled", "false"),
+                           ("spark.filecommit.allowedRoots", "file:/")):
+            hostile.conf.set(key, value)
+            try:
+                _refused(errors.CANNOT_MODIFY_STATIC_CONFIG, filecommit.write, small, table)
+                _refused(errors.CANNOT_MODIFY_STATIC_CONFIG, filecommit.vacuum, hostile, table)
+            finally:
+                hostile.conf.unset(key)
+
+        # Write options that reach the Hadoop configuration of the victim's table.
+        for key, value in (("fs.file.impl", "does.not.Exist"),
+                           ("mapreduce.outputcommitter.factory.class", "does.not.Exist")):
+            _refused(errors.CANNOT_MODIFY_STATIC_CONFIG, filecommit.write, small, table, options={key: value})
+
+        # Retention below the server's floor: on its own table, and VACUUM of the victim's.
+        _refused(errors.FILECOMMIT_RETENTION_BELOW_MINIMUM, filecommit.set_table_properties, hostile, mine,
+                 {"delta.deletedFileRetentionDuration": "interval 0 seconds"})
+        _refused(errors.FILECOMMIT_RETENTION_BELOW_MINIMUM, filecommit.set_table_properties, hostile, table,
+                 {"delta.deletedFileRetentionDuration": "interval 1 hours"})
+        for path in (mine, table):
+            _refused(errors.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT, filecommit.vacuum, hostile, path,
+                     retention_hours=0)
+        # VACUUM within the rules is allowed, and deletes nothing of the victim's.
+        assert filecommit.vacuum(hostile, table).files == []
+
+        # Tables and sinks above, inside and around the victim's.
+        for path in (parent, victim_dir, os.path.join(table, "nested"), os.path.join(table, "part=a", "t"),
+                     os.path.join(sink, "t")):
+            _refused(errors.FILECOMMIT_TABLE_LOCATION_OVERLAP, filecommit.write, small, path)
+        for path in (victim_dir, os.path.join(table, "s")):
+            _refused(errors.FILECOMMIT_TABLE_LOCATION_OVERLAP, filecommit.write_batch,
+                     hostile.createDataFrame([(1, "x")], "id long, s string"), path, batch_id=0)
+
+        # The victim's own data files staged again into its table: refused, nothing staged.
+        data_file = next(os.path.relpath(p, "orders") for p in files_before
+                         if p.startswith("orders/part=") and p.endswith(".parquet"))
+        _refused(errors.FILECOMMIT_INVALID_STAGED_FILE, filecommit.stage_files, hostile, table, [data_file])
+    finally:
+        hostile.stop()
+
+    # Exactly the same files, rows and versions for both independent readers.
+    assert _tree(victim_dir) == files_before
+    assert _delta_rs(table) == rs_before
+    assert _spark_delta(delta_spark, table) == spark_before
+
+    # The victim goes on: its staged commit publishes, its sink takes the next batch.
+    published = filecommit.commit(spark, table, staged)
+    assert published.committed and published.version == 3
+    assert filecommit.write_batch(spark.createDataFrame([(2, "y")], "id long, s string"), sink,
+                                  batch_id=1).committed
+    version, after = _spark_delta(delta_spark, table)
+    assert version == 3 and after == sorted(spark_before[1] + [(100, 1000, "a")])
+    assert _delta_rs(table) == (3, after)
+    assert sorted(r.id for r in spark.read.parquet(sink).collect()) == [1, 2]
