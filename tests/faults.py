@@ -139,7 +139,7 @@ def arm(table: str, point: str, times: int = 1, skip: int = 0, version: int | No
     return Fault(name, rule)
 
 
-class hold:  # noqa: N801 - used as a context manager, like a function
+class hold:
     """While in force (a ``with`` block), writes at a fired :data:`COMMIT_DELAY` rule wait before
     writing: the file ``commit.delay.hold`` in the faults directory (``FaultPlan.HOLD_FILE``)."""
 

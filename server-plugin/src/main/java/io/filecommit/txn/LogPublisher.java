@@ -12,11 +12,13 @@ import java.util.Map;
 /**
  * Publishes one commit attempt of a transaction and reads its outcome from the log, never from the
  * store's exception (as Delta's {@code OptimisticTransaction.doCommit} with {@code
- * detectIdempotentSelfCommit}): after any failure the version tried is read back — holding the
+ * detectIdempotentSelfCommit}): after any failure of the store's write (any Throwable, Errors such
+ * as {@code OutOfMemoryError} included) the version tried is read back — holding the
  * transaction's {@code commitInfo.txnId} it is ours, absent it is tried again (at most {@link
  * #MAX_WRITE_RETRIES} times), held by another writer its actions go to the conflict rules. When the
  * log cannot be read the outcome is unknown ({@code FILECOMMIT_COMMIT_STATE_UNKNOWN}) and the
- * transaction must keep every file it wrote.
+ * transaction must keep every file it wrote. An interrupt (a cancelled command) is held while a
+ * version is published and decided, and restored afterwards.
  */
 final class LogPublisher {
   /** Times one version is tried again while the store fails and the version stays absent. */
