@@ -142,7 +142,12 @@ public final class InFlightWrites {
     });
   }
 
-  /** Open registrations on {@code table}, for tests and diagnostics. */
+  /**
+   * Open registrations on a table, for tests and diagnostics.
+   *
+   * @param table the table's root as registered
+   * @return how many registrations are open
+   */
   public static int openOn(String table) {
     Table t = TABLES.get(table);
     if (t == null) {
@@ -203,7 +208,7 @@ public final class InFlightWrites {
       this.closed = table == null;
     }
 
-    /** When the write started, ms since epoch. */
+    /** {@return when the write started, ms since epoch} */
     public long startMs() {
       return startMs;
     }
@@ -279,7 +284,11 @@ public final class InFlightWrites {
   /** A file deletion VACUUM performs under the table's lock. */
   @FunctionalInterface
   public interface Deletion {
-    /** Deletes the file. */
+    /**
+     * Deletes the file.
+     *
+     * @throws IOException when the file system fails
+     */
     void run() throws IOException;
   }
 

@@ -111,6 +111,8 @@ public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
    * Creates the hard link {@code target} -> {@code existing} ({@link Files#createLink}); a seam for
    * tests of file systems that refuse links.
    *
+   * @param target the link to create (the commit file)
+   * @param existing the file it links to (the written temporary file)
    * @throws FileAlreadyExistsException when {@code target} exists
    * @throws IOException (a {@link java.nio.file.FileSystemException}) when the link is refused
    */
