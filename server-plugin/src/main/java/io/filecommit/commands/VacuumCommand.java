@@ -48,7 +48,7 @@ import org.apache.spark.sql.classic.SparkSession;
  * InFlightWrites}), not only by their files' age. Nothing is committed to the log.
  */
 public final class VacuumCommand {
-  /** Server setting that, set to {@code false}, allows retentions below the table's. */
+  /** Server setting that, set to {@code false}, allows retentions below the table's (never below the floor). */
   public static final String RETENTION_CHECK_CONF = "spark.filecommit.vacuum.retentionCheck.enabled";
 
   private VacuumCommand() {}
