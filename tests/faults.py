@@ -30,7 +30,6 @@ COMMIT_AFTER = "commit.after"  # commit published, then IOException (lost respon
 COMMIT_EXISTS = "commit.exists"  # commit published, then FileAlreadyExistsException
 COMMIT_ERROR_BEFORE = "commit.error.before"  # commit write: nothing written, StackOverflowError (an Error)
 COMMIT_ERROR_AFTER = "commit.error.after"  # commit published, then StackOverflowError
-COMMIT_DELAY = "commit.delay"  # commit write waits while hold() is in force (at most 60 s)
 COMMIT_READ = "commit.read"  # LogStore.read of a commit file: IOException
 COMMIT_HOLD = "commit.hold"  # commit write waits until the rule is disarmed (or timeout_ms), then writes
 LIST = "list"  # LogStore.listFrom in the table's log: IOException
@@ -137,28 +136,3 @@ def arm(table: str, point: str, times: int = 1, skip: int = 0, version: int | No
         json.dump(rule, fh)
     os.replace(tmp, os.path.join(d, name + ".json"))
     return Fault(name, rule)
-
-
-class hold:
-    """While in force (a ``with`` block), writes at a fired :data:`COMMIT_DELAY` rule wait before
-    writing: the file ``commit.delay.hold`` in the faults directory (``FaultPlan.HOLD_FILE``)."""
-
-    def __init__(self) -> None:
-        d = directory()
-        if d is None:
-            raise RuntimeError("no faults directory: the server was not started with the fault-injection jar")
-        self.path = os.path.join(d, "commit.delay.hold")
-
-    def __enter__(self) -> hold:
-        with open(self.path, "w"):
-            pass
-        return self
-
-    def release(self) -> None:
-        try:
-            os.remove(self.path)
-        except FileNotFoundError:
-            pass
-
-    def __exit__(self, *exc) -> None:
-        self.release()

@@ -66,9 +66,6 @@ public class FaultInjectingLogStore extends LogStore {
       if (FaultPlan.fires(Point.COMMIT_ERROR_BEFORE, path)) {
         throw new StackOverflowError(FaultPlan.message(Point.COMMIT_ERROR_BEFORE, path));
       }
-      if (FaultPlan.fires(Point.COMMIT_DELAY, path)) {
-        FaultPlan.hold();
-      }
       delegate.write(path, actions, overwrite, hadoopConf);
       if (FaultPlan.fires(Point.COMMIT_ERROR_AFTER, path)) {
         throw new StackOverflowError(FaultPlan.message(Point.COMMIT_ERROR_AFTER, path));

@@ -43,10 +43,6 @@ public final class FaultPlan {
   /** JVM system property naming the faults directory (when there is no Spark conf). */
   public static final String PROPERTY = "filecommit.test.faultsDir";
 
-  /** Longest time {@code commit.delay} holds a commit write, ms. */
-  public static final long DELAY_MS = 60_000;
-  /** While this file exists in the faults directory, a {@code commit.delay} write waits. */
-  public static final String HOLD_FILE = "commit.delay.hold";
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final Pattern COMMIT = Pattern.compile("^(\\d{20})\\.json$");
@@ -69,12 +65,6 @@ public final class FaultPlan {
     COMMIT_ERROR_BEFORE("commit.error.before"),
     /** LogStore.write of a commit file: the commit is published, then {@link StackOverflowError}. */
     COMMIT_ERROR_AFTER("commit.error.after"),
-    /**
-     * LogStore.write of a commit file: waits before writing (a slow store) while the file {@value
-     * FaultPlan#HOLD_FILE} exists in the faults directory (at most {@value FaultPlan#DELAY_MS} ms),
-     * so that another writer can commit between a command's read and its publish.
-     */
-    COMMIT_DELAY("commit.delay"),
     /** LogStore.read of a commit file: IOException. */
     COMMIT_READ("commit.read"),
     /**
@@ -138,20 +128,6 @@ public final class FaultPlan {
       dir = System.getProperty(PROPERTY);
     }
     return dir == null || dir.isBlank() ? null : new File(dir);
-  }
-
-  /** Waits while {@value #HOLD_FILE} exists in the faults directory, at most {@value #DELAY_MS} ms. */
-  static void hold() {
-    File dir = directory();
-    long deadline = System.currentTimeMillis() + DELAY_MS;
-    while (dir != null && new File(dir, HOLD_FILE).exists() && System.currentTimeMillis() < deadline) {
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
   }
 
   /** The version of a commit file name, if {@code path} is one. */
