@@ -22,8 +22,8 @@ import org.apache.hadoop.fs.Path;
  *       store that retried a put which had landed);
  *   <li>{@code commit.error.before} / {@code commit.error.after}: a commit's {@code write} throws
  *       {@link StackOverflowError} before anything is written / after the commit is published;
- *   <li>{@code commit.delay}: a commit's {@code write} waits first while the test holds it ({@link
- *       FaultPlan#HOLD_FILE});
+ *   <li>{@code commit.hold}: a commit's {@code write} waits first until the test disarms the rule
+ *       (or its {@code timeout_ms} passed), then writes normally;
  *   <li>{@code commit.read}: a commit's {@code read}, {@link IOException};
  *   <li>{@code list}: {@code listFrom} in the table's log, {@link IOException};
  *   <li>{@code last_checkpoint.before} / {@code .after}: the {@code _last_checkpoint} write, before
