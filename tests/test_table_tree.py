@@ -74,7 +74,7 @@ def _delta_rs_parent(path: str, ids: list[int], configuration: dict | None = Non
     write_deltalake(path, pa.table({"id": pa.array(ids, pa.int64())}), configuration=configuration)
 
 
-def _nested_layout(spark, base: str) -> dict:
+def _nested_layout(spark, base: str, configuration: dict | None = None) -> dict:
     """``base/a/nested`` (a table, ours), ``base/a/sink`` (a sink, ours), then ``base/a`` (a table
     made by delta-rs over them, as before this rule or by another tool); every file a month old."""
     parent = os.path.join(base, "a")
@@ -82,7 +82,7 @@ def _nested_layout(spark, base: str) -> dict:
     sink = os.path.join(parent, "sink")
     filecommit.write(spark.range(0, 3), nested)
     filecommit.write_batch(spark.range(10, 14), sink, batch_id=0)
-    _delta_rs_parent(parent, [100, 101])
+    _delta_rs_parent(parent, [100, 101], configuration)
     with open(os.path.join(parent, "stray.parquet"), "wb") as f:
         f.write(b"not referenced by the parent")
     _age(base)
@@ -97,15 +97,14 @@ def _assert_nested_intact(spark, delta_spark, paths: dict, nested_files: dict, s
     assert sorted(r["id"] for r in spark.read.parquet(paths["sink"]).collect()) == [10, 11, 12, 13]
 
 
-def test_vacuum_with_zero_retention_keeps_a_nested_table_and_sink(spark, delta_spark, tmp_path):
+def test_vacuum_with_the_shortest_retention_keeps_a_nested_table_and_sink(spark, delta_spark, tmp_path):
     base = str(tmp_path)
-    paths = _nested_layout(spark, base)
-    # the parent's retention property at 0 (accepted), then VACUUM RETAIN 0 HOURS of the parent
+    # the parent made by another tool with its retention property at 0 (this server refuses to set
+    # one below its floor), then VACUUM of the parent at the shortest retention the server allows
     zero = {"delta.deletedFileRetentionDuration": "interval 0 seconds"}
-    filecommit.set_table_properties(spark, paths["parent"], zero)
-    _age(paths["parent"])
+    paths = _nested_layout(spark, base, zero)
     nested_files, sink_files = _tree(paths["nested"]), _tree(paths["sink"])
-    r = filecommit.vacuum(spark, paths["parent"], retention_hours=0)
+    r = filecommit.vacuum(spark, paths["parent"], retention_hours=168)
     assert not os.path.exists(os.path.join(paths["parent"], "stray.parquet")), "VACUUM ran on the parent"
     assert not any("/nested/" in f or "/sink/" in f for f in r.files), r.files
     _assert_nested_intact(spark, delta_spark, paths, nested_files, sink_files)
