@@ -7,7 +7,6 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
@@ -44,10 +43,7 @@ public final class AllowedRoots {
    * @return the roots, empty when unset
    */
   public static List<String> parse(String value) {
-    if (value == null || value.isBlank()) {
-      return List.of();
-    }
-    return Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    return io.filecommit.delta.storage.TableLocation.parseRoots(value);
   }
 
   /**
@@ -111,7 +107,7 @@ public final class AllowedRoots {
     if (path == null || path.isBlank()) {
       return path;
     }
-    List<String> roots = parse(session.sparkContext().getConf().get(CONF, ""));
+    List<String> roots = io.filecommit.delta.storage.TableLocation.allowedRoots(session);
     return resolve(path, roots, io.filecommit.delta.DeltaLogCache.sessionHadoopConf(session));
   }
 

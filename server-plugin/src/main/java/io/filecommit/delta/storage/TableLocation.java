@@ -44,7 +44,19 @@ public final class TableLocation {
    * @return the roots, empty when unset
    */
   public static List<String> allowedRoots(org.apache.spark.sql.classic.SparkSession session) {
-    String value = session.sparkContext().getConf().get(ALLOWED_ROOTS_CONF, "");
+    return parseRoots(session.sparkContext().getConf().get(ALLOWED_ROOTS_CONF, ""));
+  }
+
+  /**
+   * Parses a value of {@value #ALLOWED_ROOTS_CONF}: comma-separated URIs, blanks dropped.
+   *
+   * @param value the conf value, null or blank when unset
+   * @return the roots, empty when unset
+   */
+  public static List<String> parseRoots(String value) {
+    if (value == null || value.isBlank()) {
+      return List.of();
+    }
     return Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
   }
 
