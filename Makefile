@@ -11,7 +11,7 @@ MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
 .PHONY: setup build run test docs test-java test-python proto proto-check docker-check lint javadoc bench clean delta-reader \
-	tools spark-proto go-gen proto-lint proto-breaking proto-release contract-check
+	tools minio s3a-jars spark-proto go-gen proto-lint proto-breaking proto-release contract-check
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
 setup: $(VENV)/.installed
@@ -76,7 +76,7 @@ javadoc: setup
 test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}
 
-test-python: build delta-reader go-gen
+test-python: build delta-reader go-gen minio s3a-jars
 	$(VPY) -m pytest -q -rs $(PYTEST_ARGS)
 
 proto: setup
@@ -105,6 +105,31 @@ $(TOOLS_STAMP):
 	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	rm -f .tools/.installed-* && touch $@
+
+## minio: a MinIO S3 server for the suite's object-storage tests, built from its Go module at a pinned commit
+## with `go install` into .tools/bin (cached; about 3 minutes the first time). Only the tests run it.
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+MINIO_STAMP   := .tools/.minio-$(MINIO_VERSION)
+
+minio: $(MINIO_STAMP)
+
+$(MINIO_STAMP):
+	mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) GOFLAGS=-mod=mod go install github.com/minio/minio@$(MINIO_VERSION)
+	rm -f .tools/.minio-* && touch $@
+
+## s3a-jars: the Hadoop S3A connector (hadoop-aws 3.5.0, matching Spark's Hadoop, and the AWS SDK v2 modules
+## it loads; server-plugin/s3a/pom.xml) fetched by Maven into .build/s3a-jars, for servers that use s3a:// paths
+S3A_JARS := .build/s3a-jars
+
+s3a-jars: $(S3A_JARS)/.installed
+
+$(S3A_JARS)/.installed: server-plugin/s3a/pom.xml
+	rm -rf $(S3A_JARS) && mkdir -p $(S3A_JARS)
+	mvn -q -B -f server-plugin/s3a/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(S3A_JARS) \
+	  -DincludeScope=runtime -DexcludeGroupIds=io.netty,org.slf4j \
+	  -DexcludeArtifactIds=commons-codec,commons-logging,httpclient,httpcore
+	touch $@
 
 ## spark-proto: the spark/connect/*.proto files of the pinned pyspark's spark-connect jar (buf.yaml's
 ## second module)

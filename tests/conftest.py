@@ -9,7 +9,26 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory):
+def minio(tmp_path_factory):
+    """The session's MinIO S3 server (``tests/s3.py``; ``make minio``) on 127.0.0.1 with a fresh
+    bucket (``minio.bucket``), stopped at the end. With ``FILECOMMIT_REMOTE`` set there is none
+    (None): the remote server's S3 settings are not known here."""
+    if os.environ.get("FILECOMMIT_REMOTE"):
+        yield None
+        return
+    import s3
+
+    base = tmp_path_factory.mktemp("minio")
+    server = s3.MinioServer(str(base / "data"), str(base / "minio.log"))
+    server.start()
+    server.bucket = f"filecommit-{uuid.uuid4().hex[:8]}"
+    server.create_bucket(server.bucket)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory, minio):
     """The pytest session's Spark Connect session.
 
     ``FILECOMMIT_REMOTE=sc://host:15002`` runs the suite against an existing server (started with
@@ -22,6 +41,9 @@ def spark(tmp_path_factory):
     of the suite is committed through ``FaultInjectingLogStore`` and every sink log through
     ``FaultInjectingCheckpointFileManager``, which are plain delegates until a test arms a fault, so
     the whole suite also checks that they are transparent.
+
+    It also has Hadoop S3A (``make s3a-jars``) pointed at the session's :func:`minio` server, and
+    that server's bucket among the allowed roots, for the object-storage tests (``s3_table_path``).
     """
     import tempfile
 
@@ -40,6 +62,11 @@ def spark(tmp_path_factory):
         # The reader also answers to format("delta") (the server has no delta-spark): tests/test_read.py.
         conf = {"spark.filecommit.allowedRoots": ",".join(roots), "spark.filecommit.read.deltaFormat": "true"}
         conf.update(faults.server_conf(filecommit.find_plugin_jar(), str(tmp_path_factory.mktemp("faults"))))
+        import s3
+
+        conf.update(s3.server_conf(minio.endpoint))
+        conf["spark.jars"] = ",".join([conf["spark.jars"], *s3.s3a_jars()])
+        conf["spark.filecommit.allowedRoots"] += f",s3a://{minio.bucket}/"
         session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"), conf=conf)
     yield session
     session.stop()
@@ -51,6 +78,14 @@ def table_path(tmp_path):
     base = os.environ.get("FILECOMMIT_TEST_DIR")
     root = os.path.join(base, uuid.uuid4().hex[:8]) if base else str(tmp_path)
     return os.path.join(root, f"t_{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+def s3_table_path(minio):
+    """A fresh, not yet existing ``s3a://`` table path in the session's MinIO bucket."""
+    if minio is None:
+        pytest.skip("object-storage tests need the embedded server's MinIO (FILECOMMIT_REMOTE is set)")
+    return f"s3a://{minio.bucket}/{uuid.uuid4().hex[:8]}/t_{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture(scope="session")
