@@ -4,7 +4,9 @@ import io.filecommit.commands.AutoCompact;
 import io.filecommit.commands.CommandResult;
 import io.filecommit.commands.WriteIntoDelta;
 import io.filecommit.commands.WriteMode;
+import io.filecommit.errors.ClientExceptions;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.errors.FileCommitException;
 import io.filecommit.read.FileCommitDataSource;
 import io.filecommit.txn.InFlightWrites;
 import io.filecommit.txn.TransactionId;
@@ -41,7 +43,8 @@ import org.apache.spark.sql.types.StructType;
  * options. Save modes: {@code append}, {@code overwrite}, {@code error} / {@code errorifexists}
  * ({@code DELTA_TABLE_ALREADY_EXISTS} when the table exists), {@code ignore}.
  *
- * <p>The standard API returns nothing (Spark's {@code DataFrameWriter.save}); the contract's
+ * <p>Errors reach the client as the JVM types Delta raises for their classes ({@link
+ * ClientExceptions}). The standard API returns nothing (Spark's {@code DataFrameWriter.save}); the contract's
  * {@code filecommit.write} returns the committed actions.
  */
 public class FileCommitSource extends FileCommitDataSource implements CreatableRelationProvider {
@@ -71,13 +74,9 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
       scala.collection.immutable.Map<String, String> parameters, org.apache.spark.sql.Dataset<Row> data) {
     SparkSession session = (SparkSession) sqlContext.sparkSession();
     try (InFlightWrites.Scope scope = InFlightWrites.openScope()) {
-      ServerSettings.check(session);
-      StandardWrite w = StandardWrite.parse(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
-      ServerSettings.options(session, w.options());
-      String path = AllowedRoots.allowedPath(w.path(), session);
-      CommandResult result = WriteIntoDelta.run(session, (Dataset<Row>) data, path, toMode(mode), w.partitionBy(),
-          w.options(), w.tableProperties(), false, w.txn(), null);
-      AutoCompact.afterCommit(session, result);
+      write(session, mode, parameters, data);
+    } catch (FileCommitException e) {
+      throw ClientExceptions.rethrow(e);
     }
     StructType schema = data.schema();
     return new BaseRelation() {
@@ -91,6 +90,35 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
         return schema;
       }
     };
+  }
+
+  /**
+   * Resolves a read ({@link FileCommitDataSource#createRelation(SQLContext,
+   * scala.collection.immutable.Map)}), its errors of the JVM types their classes call for ({@link
+   * ClientExceptions}).
+   *
+   * @param sqlContext the session's context
+   * @param parameters the reader's options
+   * @return the relation
+   */
+  @Override
+  public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
+    try {
+      return super.createRelation(sqlContext, parameters);
+    } catch (FileCommitException e) {
+      throw ClientExceptions.rethrow(e);
+    }
+  }
+
+  private static void write(SparkSession session, SaveMode mode, scala.collection.immutable.Map<String, String> parameters,
+      org.apache.spark.sql.Dataset<Row> data) {
+    ServerSettings.check(session);
+    StandardWrite w = StandardWrite.parse(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
+    ServerSettings.options(session, w.options());
+    String path = AllowedRoots.allowedPath(w.path(), session);
+    CommandResult result = WriteIntoDelta.run(session, (Dataset<Row>) data, path, toMode(mode), w.partitionBy(),
+        w.options(), w.tableProperties(), false, w.txn(), null);
+    AutoCompact.afterCommit(session, result);
   }
 
   private static WriteMode toMode(SaveMode mode) {
