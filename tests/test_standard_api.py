@@ -79,8 +79,9 @@ def test_every_save_mode(plain, delta_spark, table_path, fmt):
     assert ops == [("WRITE", "Append"), ("WRITE", "Append"), ("WRITE", "Overwrite")]
     expected = _expect([(5, "e", "v")], cols)
     assert delta_rows(table_path, cols).equals(expected)
-    theirs, version = _delta_spark_rows(delta_spark, table_path, cols)
-    assert theirs.equals(expected) and version == 2
+    if fmt == "delta":  # one Spark + Delta read (the two names run the same code)
+        theirs, version = _delta_spark_rows(delta_spark, table_path, cols)
+        assert theirs.equals(expected) and version == 2
     # A new table in modes error and ignore.
     fresh = table_path + "_new"
     _rows(plain, [(1, "a", "x")]).write.format(fmt).mode("error").save(fresh)
@@ -125,7 +126,7 @@ def test_partitions_replace_where_and_dynamic_overwrite(plain, delta_spark, tabl
     assert DeltaTable(table_path).version() == 2
 
 
-def test_schema_options(plain, delta_spark, table_path):
+def test_schema_options(plain, table_path):
     """Without mergeSchema a new column is refused; mergeSchema adds it; overwriteSchema replaces
     the schema and the partition columns."""
     _rows(plain, [(1, "a", "x")]).write.format("delta").save(table_path)
@@ -138,8 +139,8 @@ def test_schema_options(plain, delta_spark, table_path):
     assert delta_rows(table_path, cols).equals(_expect([(1, "a", "x", None), (2, "b", "y", 2.5)], cols))
     other = plain.createDataFrame([("k", 7)], "key string, n int")
     other.write.format("delta").mode("overwrite").option("overwriteSchema", "true").partitionBy("key").save(table_path)
-    theirs, version = _delta_spark_rows(delta_spark, table_path, ["key", "n"])
-    assert theirs.equals(_expect([("k", 7)], ["key", "n"])) and version == 2
+    assert delta_rows(table_path, ["key", "n"]).equals(_expect([("k", 7)], ["key", "n"]))
+    assert DeltaTable(table_path).version() == 2
     assert DeltaTable(table_path).metadata().partition_columns == ["key"]
     with pytest.raises(IllegalArgumentException) as e:
         other.write.format("delta").mode("append").option("overwriteSchema", "true").save(table_path)
