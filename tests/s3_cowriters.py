@@ -141,7 +141,8 @@ def check(minio, path: str, writers: list[Writer], rows: int = 1, every_version:
     lost = sorted(set(want) - set(got))
     doubled = sorted({i for i in got if got.count(i) > 1}) if len(got) != len(set(got)) else []
     assert not lost and not doubled and got == want, \
-        f"{len(lost)} ids lost {lost[:10]}, {len(doubled)} doubled {doubled[:10]}, {len(got)} rows, {len(want)} expected"
+        f"{len(lost)} ids lost {lost[:10]}, {len(doubled)} doubled {doubled[:10]}, {len(got)} rows, " \
+        f"{len(want)} expected"
     if every_version:
         before: set = set()
         for v in versions:

@@ -12,7 +12,9 @@ skips the first ``skip`` matches and then acts on the next ``times`` ones (-1: a
   response is lost (the client cannot tell);
 * ``"hold"``: wait until the rule is released (:meth:`Rule.release`) before forwarding, so a test
   can kill the store while the request is in flight; a request that cannot be forwarded any more
-  gets its connection closed without an answer.
+  gets its connection closed without an answer;
+* ``"hold_after"``: forward, then wait until released and close the connection without an
+  answer: the request was carried out, and the store can be killed before the client learns it.
 
 Every rule counts the requests it acted on (:attr:`Rule.fired`), so a test can prove its fault hit.
 """
@@ -36,14 +38,15 @@ _ERRORS = {
 class Rule:
     """One armed fault; see the module docstring."""
 
-    def __init__(self, method: str, path: str, action: str, skip: int, times: int):
-        if action not in (*_ERRORS, "hold"):
+    def __init__(self, method: str, path: str, action: str, skip: int, times: int, after: Rule | None = None):
+        if action not in (*_ERRORS, "hold", "hold_after"):
             raise ValueError(f"unknown action {action!r}")
         self.method = method.upper()
         self.pattern = re.compile(path)
         self.action = action
         self.skip = skip
         self.times = times
+        self.after = after
         self.seen = 0
         self.fired = 0
         self.held = threading.Event()  # set when a request is being held
@@ -52,6 +55,8 @@ class Rule:
     def take(self, method: str, path: str) -> bool:
         """Whether this rule acts on the request (counts it); called under the proxy's lock."""
         if method != self.method or not self.pattern.search(path):
+            return False
+        if self.after is not None and self.after.fired == 0:
             return False
         self.seen += 1
         if self.seen <= self.skip or (self.times >= 0 and self.fired >= self.times):
@@ -109,6 +114,14 @@ class FaultProxy:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def _drop(self) -> None:
+                """The client sees its connection closed without an answer."""
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(2)
+                except OSError:
+                    pass
+
             def _forward(self, body: bytes):
                 conn = http.client.HTTPConnection(proxy.target.hostname, proxy.target.port, timeout=60)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
@@ -132,12 +145,11 @@ class FaultProxy:
                 try:
                     resp, data = self._forward(body)
                 except OSError:
-                    # The store is gone: the client sees its connection dropped without an answer.
-                    self.close_connection = True
-                    try:
-                        self.connection.shutdown(2)
-                    except OSError:
-                        pass
+                    self._drop()  # the store is gone
+                    return
+                if rule is not None and rule.action == "hold_after":
+                    rule.wait(120)
+                    self._drop()
                     return
                 if rule is not None and rule.action == "after500":
                     self._error(rule.action)
@@ -172,10 +184,12 @@ class FaultProxy:
         self.server.shutdown()
         self.server.server_close()
 
-    def arm(self, method: str, path: str, action: str, *, skip: int = 0, times: int = 1) -> Rule:
+    def arm(self, method: str, path: str, action: str, *, skip: int = 0, times: int = 1,
+            after: Rule | None = None) -> Rule:
         """Adds a rule (see the module docstring); ``path`` is a regular expression searched in the
-        request path (``/bucket/key?query``)."""
-        rule = Rule(method, path, action, skip, times)
+        request path (``/bucket/key?query``); with ``after``, the rule counts requests only once
+        that rule has fired."""
+        rule = Rule(method, path, action, skip, times, after)
         with self.lock:
             self.rules.append(rule)
         return rule
