@@ -112,7 +112,8 @@ class FaultProxy:
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if self.command != "HEAD":  # a HEAD answer has no body
+                    self.wfile.write(body)
 
             def _drop(self) -> None:
                 """The client sees its connection closed without an answer."""
