@@ -21,16 +21,15 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 
-import s3  # noqa: E402
-import s3_cowriters as cw  # noqa: E402
-from crash_server import ConnectServer  # noqa: E402
+import s3
+import s3_cowriters as cw
+from crash_server import ConnectServer
 
-import filecommit  # noqa: E402
+import filecommit
 
 
 def main() -> int:
