@@ -101,3 +101,47 @@ def delta_spark(tmp_path_factory):
     worker = DeltaSpark(python, str(tmp_path_factory.mktemp("delta_spark_worker") / "stderr.log"))
     yield worker
     worker.close()
+
+
+@pytest.fixture(scope="session")
+def s3_peer(spark, minio, tmp_path_factory):
+    """A second Spark Connect server with the plugin in its own JVM (``tests/crash_server.py``),
+    another writer of the session's MinIO bucket: its S3A reaches MinIO through a fault proxy
+    (``tests/s3_proxy.py``, forwarding everything until a test arms a rule) with short S3A retries.
+    Yields an object with ``spark`` (a Connect session on it), ``proxy`` and ``server``."""
+    if minio is None:
+        pytest.skip("object-storage tests need the embedded server's MinIO (FILECOMMIT_REMOTE is set)")
+    import types
+
+    import s3
+    import s3_proxy
+    from crash_server import ConnectServer
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    import filecommit
+
+    proxy = s3_proxy.FaultProxy(minio.endpoint).start()
+    conf = s3.server_conf(proxy.endpoint)
+    conf.update({
+        "spark.filecommit.allowedRoots": f"s3a://{minio.bucket}/",
+        "spark.hadoop.fs.s3a.attempts.maximum": "2",
+        "spark.hadoop.fs.s3a.retry.limit": "2",
+        "spark.hadoop.fs.s3a.retry.interval": "100ms",
+        "spark.hadoop.fs.s3a.retry.throttle.limit": "2",
+        "spark.hadoop.fs.s3a.retry.throttle.interval": "100ms",
+        "spark.hadoop.fs.s3a.connection.establish.timeout": "2s",
+        "spark.hadoop.fs.s3a.connection.timeout": "10s",
+    })
+    jars = ",".join([filecommit.find_plugin_jar(), *s3.s3a_jars()])
+    server = ConnectServer(jars, filecommit.PLUGIN_CLASS, str(tmp_path_factory.mktemp("s3_peer") / "server.log"),
+                           conf=conf)
+    server.start()
+    session = RemoteSparkSession.builder.remote(server.url).create()
+    try:
+        yield types.SimpleNamespace(spark=session, proxy=proxy, server=server)
+    finally:
+        try:
+            session.stop()
+        finally:
+            server.stop()
+            proxy.stop()

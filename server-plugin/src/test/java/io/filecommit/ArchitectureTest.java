@@ -122,6 +122,31 @@ class ArchitectureTest {
     state.put(pkg, 2);
   }
 
+  /**
+   * Hadoop S3A and the AWS SDK are compile-time only ({@code provided}): one class uses them, and
+   * nothing names it but the S3 LogStore, so servers without the S3A jars never load them.
+   */
+  @Test
+  void onlyTheConditionalPutTouchesS3aAndTheAwsSdk() throws IOException {
+    Pattern s3a = Pattern.compile("\\b(org\\.apache\\.hadoop\\.fs\\.s3a|software\\.amazon)\\.");
+    List<String> users = new ArrayList<>();
+    List<String> namers = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(MAIN)) {
+      for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+        String text = Files.readString(f);
+        String name = MAIN.relativize(f).toString();
+        if (s3a.matcher(text).find()) {
+          users.add(name);
+        }
+        if (text.contains("S3ConditionalPut") && !name.contains("S3Conditional")) {
+          namers.add(name);
+        }
+      }
+    }
+    assertEquals(List.of("delta/storage/S3ConditionalPut.java"), users, "files using S3A / the AWS SDK");
+    assertEquals(List.of(), namers, "files naming S3ConditionalPut besides the S3 LogStore");
+  }
+
   @Test
   void noMainFileIsLongerThanTheLimit() throws IOException {
     List<String> tooLong = new ArrayList<>();

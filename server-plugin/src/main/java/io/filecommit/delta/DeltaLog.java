@@ -217,9 +217,8 @@ public final class DeltaLog {
    */
   public Optional<List<Action>> readCommitIfExists(long version) throws IOException {
     Path file = commitFile(version);
-    if (logStore instanceof io.filecommit.delta.storage.HardLinkLocalLogStore) {
-      // This store publishes a commit in one atomic step (a hard link), so a commit that can be
-      // opened is complete and one that cannot does not exist: no listing of the whole log.
+    if (LogStores.publishesAtomically(logStore)) {
+      // A commit that can be opened is complete and one that cannot does not exist: no listing.
       try {
         return Optional.of(read(file));
       } catch (FileNotFoundException e) {

@@ -18,7 +18,13 @@ import org.apache.hadoop.conf.Configuration;
  * <ol>
  *   <li>{@code spark.delta.logStore.<scheme>.impl} (Spark conf of the server or session);
  *   <li>{@code spark.delta.logStore.class} (one class for every scheme, Delta's older key);
- *   <li>the default of the scheme: {@code s3 s3a s3n} -> {@link io.delta.storage.S3SingleDriverLogStore};
+ *   <li>the default of the scheme: {@code s3 s3a} -> {@link S3ConditionalLogStore} (commits as S3
+ *       conditional writes, {@code If-None-Match: *}) as {@value #S3_CONDITIONAL_KEY} says: {@code
+ *       auto} (default) asks each bucket once whether it honours the condition and falls back to
+ *       {@link io.delta.storage.S3SingleDriverLogStore} where it does not; {@code true} always
+ *       writes conditionally ({@link S3ConditionalLogStore.Required}); {@code false} is
+ *       {@code S3SingleDriverLogStore}; {@code s3n} (no conditional create) ->
+ *       {@code S3SingleDriverLogStore};
  *       {@code abfs abfss adl wasb wasbs} -> {@link io.delta.storage.AzureLogStore}; {@code gs} ->
  *       {@link io.delta.storage.GCSLogStore}; {@code file} -> {@link HardLinkLocalLogStore}; any
  *       other scheme ({@code hdfs}, {@code viewfs}, ...) -> {@link io.delta.storage.HDFSLogStore}.
@@ -43,6 +49,8 @@ public final class LogStores {
   public static final String SCHEME_KEY_PREFIX = "spark.delta.logStore.";
   /** Spark conf key naming one LogStore class for every scheme. */
   public static final String CLASS_KEY = "spark.delta.logStore.class";
+  /** Server conf key: S3 commits as conditional writes, {@code auto} (default), {@code true} or {@code false}. */
+  public static final String S3_CONDITIONAL_KEY = "spark.filecommit.s3.conditionalWrites";
 
   static final Set<String> S3 = Set.of("s3", "s3a", "s3n");
   static final Set<String> AZURE = Set.of("abfs", "abfss", "adl", "wasb", "wasbs");
@@ -77,7 +85,7 @@ public final class LogStores {
       return SPARK_NAMES.getOrDefault(name, name);
     }
     if (S3.contains(s)) {
-      return "io.delta.storage.S3SingleDriverLogStore";
+      return s3ClassName(s, sparkConf.apply(S3_CONDITIONAL_KEY));
     }
     if (AZURE.contains(s)) {
       return "io.delta.storage.AzureLogStore";
@@ -89,6 +97,32 @@ public final class LogStores {
       return HardLinkLocalLogStore.class.getName();
     }
     return "io.delta.storage.HDFSLogStore";
+  }
+
+  private static String s3ClassName(String scheme, String mode) {
+    String m = mode == null || mode.isBlank() ? "auto" : mode.trim().toLowerCase(Locale.ROOT);
+    if (scheme.equals("s3n") || m.equals("false")) {
+      return "io.delta.storage.S3SingleDriverLogStore";
+    }
+    if (m.equals("true")) {
+      return S3ConditionalLogStore.Required.class.getName();
+    }
+    if (m.equals("auto")) {
+      return S3ConditionalLogStore.class.getName();
+    }
+    throw ErrorClass.FILECOMMIT_LOGSTORE_UNAVAILABLE.error(S3_CONDITIONAL_KEY + " must be true, false or auto, not '"
+        + mode + "'");
+  }
+
+  /**
+   * {@return whether {@code store} publishes a commit in one atomic step (a hard link, one
+   * conditional {@code PUT}), so that a commit which cannot be opened does not exist and reading
+   * it needs no listing of the log}
+   *
+   * @param store a LogStore
+   */
+  public static boolean publishesAtomically(LogStore store) {
+    return store instanceof HardLinkLocalLogStore || store instanceof S3ConditionalLogStore;
   }
 
   /**

@@ -32,9 +32,10 @@ class LogStoresTest {
 
   @Test
   void defaultsByScheme() {
-    for (String s : List.of("s3", "s3a", "s3n", "S3A")) {
-      assertEquals("io.delta.storage.S3SingleDriverLogStore", pick(s, Map.of()), s);
+    for (String s : List.of("s3", "s3a", "S3A")) {
+      assertEquals(S3ConditionalLogStore.class.getName(), pick(s, Map.of()), s);
     }
+    assertEquals("io.delta.storage.S3SingleDriverLogStore", pick("s3n", Map.of()));
     for (String s : List.of("abfs", "abfss", "adl", "wasb", "wasbs")) {
       assertEquals("io.delta.storage.AzureLogStore", pick(s, Map.of()), s);
     }
@@ -54,6 +55,20 @@ class LogStoresTest {
     assertEquals("io.delta.storage.HDFSLogStore", pick("gs", conf));
     assertEquals("io.delta.storage.LocalLogStore",
         pick("file", Map.of("spark.delta.logStore.file.impl", "org.apache.spark.sql.delta.storage.LocalLogStore")));
+  }
+
+  @Test
+  void s3ConditionalWritesAsTheOperatorSays() {
+    String key = LogStores.S3_CONDITIONAL_KEY;
+    assertEquals(S3ConditionalLogStore.class.getName(), pick("s3a", Map.of(key, "auto")));
+    assertEquals(S3ConditionalLogStore.Required.class.getName(), pick("s3a", Map.of(key, "TRUE")));
+    assertEquals("io.delta.storage.S3SingleDriverLogStore", pick("s3", Map.of(key, "false")));
+    assertEquals("io.delta.storage.S3DynamoDBLogStore",
+        pick("s3a", Map.of(key, "true", "spark.delta.logStore.s3a.impl", "io.delta.storage.S3DynamoDBLogStore")));
+    FileCommitException e = assertThrows(FileCommitException.class, () -> pick("s3a", Map.of(key, "maybe")));
+    assertEquals("FILECOMMIT_LOGSTORE_UNAVAILABLE", e.getCondition());
+    assertInstanceOf(S3ConditionalLogStore.Required.class,
+        LogStores.instance(S3ConditionalLogStore.Required.class.getName(), new Configuration()));
   }
 
   @Test

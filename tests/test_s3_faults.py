@@ -1,0 +1,225 @@
+"""Faults of the object store under a commit, on the second server (``s3_peer``), whose S3A reaches
+MinIO through the fault proxy (``tests/s3_proxy.py``): throttling (503 SlowDown) and internal
+errors (500) on the commit's conditional PUT, before and after it landed; a commit PUT that landed
+but cannot be read back; MinIO killed (SIGKILL) during a data file's PUT, during the commit PUT
+and during the publish of a staged commit, then restarted on the same data.
+
+The outcome is read from the log, never guessed (``FILECOMMIT_LOG_WRITE_FAILED`` only when the
+version provably did not land, ``FILECOMMIT_COMMIT_STATE_UNKNOWN`` with every file kept when the
+log cannot be read); nothing is lost or committed twice, a retry with the same ``txn`` converges,
+and no data file is left that no version references beyond those an unknown outcome must keep.
+Judged after the restart by delta-rs, the raw log (``json`` through pyarrow's S3 client) and both
+servers' readers.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+import s3_cowriters as cw
+from pyarrow import fs as pafs
+
+import filecommit
+from filecommit import errors
+
+pytestmark = pytest.mark.slow
+
+APP = "s3-faults"
+COMMIT_PUT = r"/_delta_log/\d{20}\.json$"
+STATE_UNKNOWN = errors.FILECOMMIT_COMMIT_STATE_UNKNOWN
+LOG_WRITE_FAILED = errors.FILECOMMIT_LOG_WRITE_FAILED
+
+
+@pytest.fixture
+def peer(s3_peer, minio):
+    """The second server with a clean proxy; MinIO running again after the test."""
+    s3_peer.proxy.clear()
+    yield s3_peer
+    s3_peer.proxy.clear()
+    if minio.proc is None:
+        minio.start()
+
+
+def _condition(e: BaseException) -> str | None:
+    get = getattr(e, "getCondition", None)
+    return get() if get else None
+
+
+def _append(spark, path: str, ids: list[int], txn=None):
+    df = spark.createDataFrame([(i, "x") for i in ids], "id long, writer string")
+    return filecommit.write(df, path, mode="append", txn=txn)
+
+
+def _in_thread(call):
+    """Runs ``call`` in a thread; returns (thread, outcome dict with 'result' or 'error')."""
+    out: dict = {}
+
+    def run():
+        try:
+            out["result"] = call()
+        except BaseException as e:  # noqa: BLE001 - the test judges it
+            out["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, out
+
+
+def _prefix(path: str) -> str:
+    return path.removeprefix("s3a://")
+
+
+def _data_files(minio, path: str) -> set[str]:
+    base = _prefix(path)
+    infos = minio.filesystem().get_file_info(pafs.FileSelector(base, recursive=True))
+    return {i.path[len(base) + 1:] for i in infos
+            if i.type == pafs.FileType.File and not i.path[len(base) + 1:].startswith("_delta_log/")}
+
+
+def _referenced(minio, path: str) -> set[str]:
+    out = set()
+    for actions in cw.log_commits(minio.filesystem(), path).values():
+        out |= {a["add"]["path"] for a in actions if "add" in a}
+    return out
+
+
+def _judge(minio, spark, peer, path: str, want: list[int], txns: dict[int, int]) -> None:
+    """delta-rs, the raw log and both servers' readers agree on ``want``; each txn version of
+    ``APP`` is in exactly the version ``txns`` names; every data file is referenced."""
+    fs = minio.filesystem()
+    commits = cw.log_commits(fs, path)
+    versions = sorted(commits)
+    assert versions == list(range(len(versions))), f"gap in the log: {versions}"
+    stray = [n for n in cw.log_names(fs, path) if n.startswith(".") or n.endswith(".tmp")]
+    assert not stray, stray
+    got = sorted(cw.deltalake.DeltaTable(cw.s3_uri(path), storage_options=minio.storage_options())
+                 .to_pyarrow_table().column("id").to_pylist())
+    assert got == sorted(want), f"delta-rs {got} != {sorted(want)}"
+    for session in (spark, peer.spark):
+        ids = sorted(r["id"] for r in session.read.format("filecommit").load(path).select("id").collect())
+        assert ids == sorted(want)
+    for version, expected in txns.items():
+        holders = [v for v, acts in commits.items()
+                   if any(a.get("txn", {}).get("appId") == APP and a["txn"]["version"] == version for a in acts)]
+        assert holders == [expected], f"txn {version} in versions {holders}, expected [{expected}]"
+
+
+def _table(peer, path: str) -> list[int]:
+    filecommit.write(peer.spark.createDataFrame([(0, "x"), (1, "x")], "id long, writer string"), path, mode="error")
+    return [0, 1]
+
+
+def test_throttling_and_internal_errors_on_the_commit_put(spark, peer, minio, s3_table_path):
+    path = s3_table_path
+    rows = _table(peer, path)
+    # 503 SlowDown, nothing written: S3A tries again, one commit.
+    slow = peer.proxy.arm("PUT", COMMIT_PUT, "503")
+    assert _append(peer.spark, path, [10], (APP, 1)).version == 1
+    assert slow.fired == 1, slow
+    # The PUT landed but its answer is a 500: the retried conditional PUT is refused (412), the
+    # version read back holds this transaction's txnId: committed once.
+    lost = peer.proxy.arm("PUT", COMMIT_PUT, "after500")
+    result = _append(peer.spark, path, [20], (APP, 2))
+    assert lost.fired == 1 and result.committed and result.version == 2, (lost, result)
+    rows += [10, 20]
+    # Every commit PUT fails with 500 and the version stays absent: LOG_WRITE_FAILED, the
+    # write's data file deleted, nothing committed.
+    down = peer.proxy.arm("PUT", COMMIT_PUT, "500", times=-1)
+    with pytest.raises(Exception) as info:
+        _append(peer.spark, path, [30], (APP, 3))
+    peer.proxy.clear()
+    assert _condition(info.value) == LOG_WRITE_FAILED, str(info.value).splitlines()[0]
+    assert down.fired >= 2, down
+    assert _data_files(minio, path) == _referenced(minio, path), "the failed write's file is deleted"
+    # A data file's PUT throttled once: retried, committed.
+    data = peer.proxy.arm("PUT", re.escape(_prefix(path)) + r"/part-", "503")
+    assert _append(peer.spark, path, [30], (APP, 3)).version == 3
+    assert data.fired == 1, data
+    rows += [30]
+    _judge(minio, spark, peer, path, rows, {1: 1, 2: 2, 3: 3})
+
+
+def test_a_commit_that_landed_but_cannot_be_read_back_is_state_unknown(spark, peer, minio, s3_table_path):
+    path = s3_table_path
+    rows = _table(peer, path)
+    lost = peer.proxy.arm("PUT", COMMIT_PUT, "after500")
+    unreadable = [peer.proxy.arm(m, r"/_delta_log/0{19}1\.json", "500", times=-1, after=lost) for m in ("GET", "HEAD")]
+    with pytest.raises(Exception) as info:
+        _append(peer.spark, path, [10], (APP, 1))
+    peer.proxy.clear()
+    assert _condition(info.value) == STATE_UNKNOWN, str(info.value).splitlines()[0]
+    assert lost.fired == 1 and sum(r.fired for r in unreadable) >= 1, (lost, unreadable)
+    rows += [10]
+    _judge(minio, spark, peer, path, rows, {1: 1})  # it had landed, with every file
+    again = _append(peer.spark, path, [10], (APP, 1))
+    assert not again.committed and again.version == 1, again
+    _judge(minio, spark, peer, path, rows, {1: 1})
+
+
+def test_minio_killed_during_a_data_write_then_restarted(spark, peer, minio, s3_table_path):
+    path = s3_table_path
+    rows = _table(peer, path)
+    hold = peer.proxy.arm("PUT", re.escape(_prefix(path)) + r"/part-", "hold")
+    t, out = _in_thread(lambda: _append(peer.spark, path, [10], (APP, 1)))
+    assert hold.held.wait(60), "the data PUT never came"
+    minio.kill()
+    hold.release()
+    t.join(120)
+    assert "error" in out, out
+    minio.start()
+    _judge(minio, spark, peer, path, rows, {})
+    assert _data_files(minio, path) == _referenced(minio, path), "no data file of the failed write"
+    assert _append(peer.spark, path, [10], (APP, 1)).version == 1
+    _judge(minio, spark, peer, path, [*rows, 10], {1: 1})
+
+
+@pytest.mark.parametrize("landed", [False, True], ids=["before-put", "after-put"])
+def test_minio_killed_during_the_commit_put_then_restarted(spark, peer, minio, s3_table_path, landed):
+    path = s3_table_path
+    rows = _table(peer, path)
+    hold = peer.proxy.arm("PUT", COMMIT_PUT, "hold_after" if landed else "hold")
+    t, out = _in_thread(lambda: _append(peer.spark, path, [10], (APP, 1)))
+    assert hold.held.wait(60), "the commit PUT never came"
+    minio.kill()
+    hold.release()
+    t.join(120)
+    assert _condition(out.get("error")) == STATE_UNKNOWN, out
+    minio.start()
+    files = _data_files(minio, path)
+    if landed:
+        rows += [10]
+        _judge(minio, spark, peer, path, rows, {1: 1})
+        again = _append(peer.spark, path, [10], (APP, 1))
+        assert not again.committed and again.version == 1, again
+    else:
+        _judge(minio, spark, peer, path, rows, {})
+        assert len(files - _referenced(minio, path)) == 1, "the unknown outcome's data file is kept"
+        assert _append(peer.spark, path, [10], (APP, 1)).version == 1
+        rows += [10]
+    _judge(minio, spark, peer, path, rows, {1: 1})
+
+
+def test_minio_killed_during_a_publish_then_restarted(spark, peer, minio, s3_table_path):
+    path = s3_table_path
+    rows = _table(peer, path)
+    df = peer.spark.createDataFrame([(10, "x"), (11, "x")], "id long, writer string")
+    staged = filecommit.write(df, path, mode="append", stage=True)
+    hold = peer.proxy.arm("PUT", COMMIT_PUT, "hold_after")
+    t, out = _in_thread(lambda: filecommit.commit(peer.spark, path, staged))
+    assert hold.held.wait(60), "the publish's commit PUT never came"
+    minio.kill()
+    hold.release()
+    t.join(120)
+    assert _condition(out.get("error")) == STATE_UNKNOWN, out
+    minio.start()
+    rows += [10, 11]
+    _judge(minio, spark, peer, path, rows, {})
+    # Published again (from the other server): nothing new, the version that holds it.
+    again = filecommit.commit(spark, path, staged)
+    assert not again.committed and again.version == 1, again
+    with pytest.raises(Exception) as info:
+        filecommit.abort(peer.spark, path, staged)
+    assert _condition(info.value) in (errors.FILECOMMIT_STAGED_COMMIT_PUBLISHED, errors.FILECOMMIT_STAGED_COMMIT_BUSY)
+    _judge(minio, spark, peer, path, rows, {})
