@@ -210,16 +210,20 @@ step_memory() {
   log "memory test passed in $((SECONDS - t0)) s"
 }
 
-steps=("$@")
-(( ${#steps[@]} )) || steps=(images suite crash)
-T0=$SECONDS
-for s in "${steps[@]}"; do
-  case "$s" in
-    images) step_images ;;
-    suite) step_suite ;;
-    crash) step_crash ;;
-    memory) step_memory ;;
-    *) echo "unknown step $s (images, suite, crash, memory)" >&2; exit 2 ;;
-  esac
-done
-log "done (${steps[*]}) in $((SECONDS - T0)) s"
+main() {
+  local steps=("$@") s t0=$SECONDS
+  (( ${#steps[@]} )) || steps=(images suite crash)
+  for s in "${steps[@]}"; do
+    case "$s" in
+      images) step_images ;;
+      suite) step_suite ;;
+      crash) step_crash ;;
+      memory) step_memory ;;
+      *) echo "unknown step $s (images, suite, crash, memory)" >&2; exit 2 ;;
+    esac
+  done
+  log "done (${steps[*]}) in $((SECONDS - t0)) s"
+}
+
+# One line: bash has read the whole script before it runs (an edit during a run changes nothing).
+main "$@"; exit $?

@@ -165,7 +165,6 @@ def _active_files(path):
 # DELETE
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.container
 def test_delete_by_a_data_predicate_rewrites_only_files_with_matching_rows(spark, delta_spark, twin):
     ours, theirs, v0 = twin("base")
     files_before = len(_active_files(ours))
@@ -246,7 +245,6 @@ def _parquet_files(path):
                   if f.endswith(".parquet") and "_delta_log" not in d and "_change_data" not in d)
 
 
-@pytest.mark.container
 def test_delete_and_update_write_deletion_vectors_when_the_table_takes_them(spark, delta_spark, twin):
     ours, theirs, v0 = twin("dv_cdf")
     parquet = _parquet_files(ours)
@@ -398,7 +396,6 @@ SOURCE = [(3, 333, "a"), (6, -1, "a"), (9, 999, "a"), (12, 1212, "a"), (31, 310,
 SOURCE_SQL = f"(SELECT * FROM VALUES {_values(SOURCE)} AS s(id, v, part))"
 
 
-@pytest.mark.container
 def test_merge_with_every_clause_kind_on_a_partitioned_table_with_change_data(spark, delta_spark, twin):
     ours, theirs, v0 = twin("base")
     source = spark.createDataFrame(SOURCE, "id BIGINT, v BIGINT, part STRING")
