@@ -48,7 +48,8 @@ export FILECOMMIT_PODMAN="${PODMAN[*]}"
 RUN_ID="$$"
 # Every container of this run carries this label: the exit trap removes them all (also the crash
 # test's, should pytest be killed). --health-interval=disable: no systemd timer runs health checks
-# here (podman logs an error trying); `podman healthcheck run` runs the image's check on demand.
+# here; `podman healthcheck run` runs the image's check on demand. (podman 4.3 still logs that it
+# cannot reach systemd to add the timer: `podman run`'s stderr goes to a file, shown on failure.)
 LABEL="filecommit-test=$RUN_ID"
 RUN_OPTS=(--network=host "${ULIMITS[@]}" --label "$LABEL" --health-interval=disable)
 export FILECOMMIT_PODMAN_RUN_OPTS="${RUN_OPTS[*]}"
@@ -157,7 +158,8 @@ start_minio() {
   MINIO_PASSWORD="$("$PYTHON" -c 'import secrets; print(secrets.token_hex(16))')"
   "${PODMAN[@]}" run -d --name "$MINIO" "${RUN_OPTS[@]}" --memory=1g \
     -e MINIO_PORT="$MINIO_PORT" -e MINIO_ROOT_USER="$MINIO_USER" -e MINIO_ROOT_PASSWORD="$MINIO_PASSWORD" \
-    "$MINIO_IMAGE" server /data --address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$(free_port)" >/dev/null
+    "$MINIO_IMAGE" server /data --address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$(free_port)" \
+    >/dev/null 2>"$WORK/podman-run-minio.log" || { cat "$WORK/podman-run-minio.log" >&2; exit 1; }
   wait_healthy "$MINIO" 60
 }
 
@@ -167,7 +169,7 @@ start_server() {
     -v "$WORK/data:$WORK/data" \
     -e FILECOMMIT_BIND=127.0.0.1 -e FILECOMMIT_PORT="$SERVER_PORT" \
     -e FILECOMMIT_ALLOWED_ROOTS="file:$WORK/data" -e FILECOMMIT_SERVER_OPTS="--driver-memory 1g" \
-    "$SERVER_IMAGE" >/dev/null
+    "$SERVER_IMAGE" >/dev/null 2>"$WORK/podman-run-server.log" || { cat "$WORK/podman-run-server.log" >&2; exit 1; }
   wait_healthy "$SERVER" 180
 }
 
@@ -192,7 +194,7 @@ step_suite() {
   FILECOMMIT_MINIO_SECRET_KEY="$MINIO_PASSWORD" \
   FILECOMMIT_GO_COMMAND="${PODMAN[*]} run --rm ${RUN_OPTS[*]} -v $WORK/data:$WORK/data -e FILECOMMIT_GO_REMOTE -e FILECOMMIT_GO_TOKEN -e FILECOMMIT_GO_TABLE_DIR -e FILECOMMIT_GO_REPORT $GO_IMAGE" \
     run_pytest -m container tests
-  "${PODMAN[@]}" rm -f -v "$SERVER" "$MINIO" >/dev/null
+  "${PODMAN[@]}" rm -f -v "$SERVER" "$MINIO" >/dev/null 2>&1
   log "suite passed in $((SECONDS - t0)) s"
 }
 

@@ -13,7 +13,8 @@ directory mounted at the same path, where the test's independent readers read th
 * ``kill()``: ``podman kill --signal KILL``: the container's init (tini) and with it every process
   in the container's PID namespace (the JVM, its Python workers) die at once, as in a machine or
   container crash; then ``podman wait``.
-* ``stop()``: ``podman rm -f -v`` (teardown; the tables are on the host directory).
+* ``stop()``: the same kill; ``remove()``: ``podman rm -f -v`` (teardown; the tables are on the
+  host directory).
 """
 
 from __future__ import annotations
@@ -107,6 +108,10 @@ class ContainerServer(ConnectServer):
         self._podman("wait", self.name, check=False)
 
     def stop(self) -> None:
+        """As ``ConnectServer.stop``: the same SIGKILL (the container stays for ``inspect``)."""
+        self.kill()
+
+    def remove(self) -> None:
         """Teardown: remove the container and its anonymous volume."""
         if self.created:
             self._podman("rm", "-f", "-v", self.name, check=False)
