@@ -67,9 +67,13 @@ test-containers: build delta-reader go-gen
 	PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images suite crash
 
 test-containers-if-podman:
-	@if command -v podman >/dev/null 2>&1; then $(MAKE) --no-print-directory test-containers; \
-	else echo "SKIPPED: containerized integration tests (make test-containers): podman is not installed" \
-	  "(apt-get install podman runc mmdebstrap; docker/README.md)"; fi
+	@if ! command -v podman >/dev/null 2>&1; then \
+	  echo "SKIPPED: containerized integration tests (make test-containers): podman is not installed" \
+	    "(apt-get install podman runc mmdebstrap; docker/README.md)"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+	  echo "SKIPPED: containerized integration tests (make test-containers): they need root (rootful podman;" \
+	    "docker/README.md)"; \
+	else $(MAKE) --no-print-directory test-containers; fi
 
 ## test-containers-memory: DELETE with deletion vectors of half of TPC-H SF1 lineitem in a server container with
 ## a 1 GiB heap and a 2 GiB memory limit (several minutes; not part of `make test`)
