@@ -11,7 +11,8 @@ MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
 .PHONY: setup build run test docs test-java test-python proto proto-check docker-check lint javadoc bench clean delta-reader \
-	tools minio s3a-jars spark-proto go-gen proto-lint proto-breaking proto-release contract-check
+	tools minio s3a-jars spark-proto go-gen proto-lint proto-breaking proto-release contract-check \
+	test-containers test-containers-if-podman test-containers-memory
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
 setup: $(VENV)/.installed
@@ -53,8 +54,31 @@ run: build
 
 ## test: proto freshness and contract checks (buf lint / breaking), docker files (static), lint, the docs site,
 ## Javadoc, JUnit, and pytest end to end through one local Connect server (which also runs the Go client's test,
-## client/go, and, tests/test_docs_examples.py, every Python code block of README.md and docs/)
-test: build proto-check contract-check docker-check lint docs javadoc test-java test-python
+## client/go, and, tests/test_docs_examples.py, every Python code block of README.md and docs/); then the
+## containerized integration tests when podman is installed (test-containers), else a line saying they were skipped
+test: build proto-check contract-check docker-check lint docs javadoc test-java test-python test-containers-if-podman
+
+## test-containers: images built here from Debian packages and PyPI (docker/base.sh: mmdebstrap + podman import;
+## the server image of docker/Dockerfile on that base; MinIO; the Go contract test), the server in a container
+## (non-root, 1 GiB heap in a 2 GiB container, tables on a shared volume): the pytest subset marked `container`
+## from the host against it, the Go contract test from its own container, and the crash test through
+## `podman kill` (docker/README.md; needs root, podman, runc, mmdebstrap)
+test-containers: build delta-reader go-gen minio
+	PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images suite crash
+
+test-containers-if-podman:
+	@if ! command -v podman >/dev/null 2>&1; then \
+	  echo "SKIPPED: containerized integration tests (make test-containers): podman is not installed" \
+	    "(apt-get install podman runc mmdebstrap; docker/README.md)"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+	  echo "SKIPPED: containerized integration tests (make test-containers): they need root (rootful podman;" \
+	    "docker/README.md)"; \
+	else $(MAKE) --no-print-directory test-containers; fi
+
+## test-containers-memory: DELETE with deletion vectors of half of TPC-H SF1 lineitem in a server container with
+## a 1 GiB heap and a 2 GiB memory limit (several minutes; not part of `make test`)
+test-containers-memory: build delta-reader
+	PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images memory
 
 ## lint: ruff on client/ and mypy on client/filecommit (generated protobuf modules excluded; config in
 ## pyproject.toml, tool versions pinned in its dev extras)

@@ -69,6 +69,9 @@ def _session():
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="filecommit-delta-reader-"))
+        # Hadoop's own umask for the files and directories it makes (default 022): a server running
+        # as another user (docker/test-containers.sh sets 000) must write into the fixture tables.
+        .config("spark.hadoop.fs.permissions.umask-mode", os.environ.get("FILECOMMIT_TEST_UMASK", "022"))
     )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

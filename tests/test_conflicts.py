@@ -193,6 +193,7 @@ def test_overwrite_concurrent_with_append_to_the_same_partition(spark, table_pat
         assert rows == [(3, "B"), (7, "A"), (10, "A"), (11, "A")]
 
 
+@pytest.mark.container
 def test_failed_first_write_leaves_no_files_and_the_next_write_succeeds(spark, table_path):
     bad = spark.range(0, 40, 1, 4).select(
         F.when(F.col("id") == 39, F.raise_error(F.lit("boom"))).otherwise(F.col("id")).alias("id"))
@@ -204,6 +205,7 @@ def test_failed_first_write_leaves_no_files_and_the_next_write_succeeds(spark, t
     assert sorted(int(x) for x in delta_rows(table_path, ["id"])["id"]) == [0, 1, 2, 3, 4]
 
 
+@pytest.mark.container
 def test_failed_append_leaves_no_files(spark, table_path):
     filecommit.write(spark.range(0, 3), table_path)
     before = _data_files(table_path)

@@ -68,7 +68,7 @@ STOP_TIMEOUT = 180       # s: writers finish their current op after the stop fil
 class Run:
     """The processes and files of one crash run."""
 
-    def __init__(self, root: str, seed: int):
+    def __init__(self, root: str, seed: int, server=None):
         self.root = root
         self.seed = seed
         self.main = os.path.join(root, "tables", "main")
@@ -77,8 +77,9 @@ class Run:
         self.fresh_file = os.path.join(root, "fresh.json")
         os.makedirs(self.journals)
         os.makedirs(os.path.join(root, "tables"))
-        self.server = ConnectServer(filecommit.find_plugin_jar(), filecommit.PLUGIN_CLASS,
-                                    os.path.join(root, "server.log"))
+        # A ConnectServer, or one with its interface (tests/crash_container.py)
+        self.server = server or ConnectServer(filecommit.find_plugin_jar(), filecommit.PLUGIN_CLASS,
+                                              os.path.join(root, "server.log"))
         self.writers: dict = {}
         self.rounds: dict = {}        # round -> fresh table path
         self.failures: list = []      # (checkpoint label, message)
@@ -234,7 +235,7 @@ def _summary(run: Run, final: dict, stats: dict, wall: float) -> str:
             f"errors by class={dict(errors.most_common())}")
 
 
-def _crash_cycle(run: Run, k: int, rng: random.Random, t_start: float) -> bool:
+def _crash_cycle(run: Run, k: int, rng: random.Random, t_start: float, kills: int = KILLS) -> bool:
     """Kill ``k``: wait for writes to flow, SIGKILL the server at a random point, check the
     frozen tables, restart. False when the run cannot go on."""
     t_wait = time.monotonic()
@@ -266,7 +267,7 @@ def _crash_cycle(run: Run, k: int, rng: random.Random, t_start: float) -> bool:
     run.start_seconds.append(run.server.start())
     if k % FRESH_EVERY == 2:
         run.announce_round(len(run.rounds), delay=2.5)
-    print(f"crash test: kill {k}/{KILLS} {how}: writes flowed {flowing - t_wait:.1f}s after the restart, "
+    print(f"crash test: kill {k}/{kills} {how}: writes flowed {flowing - t_wait:.1f}s after the restart, "
           f"killed {killed - flowing:.1f}s later; check {checked - killed:.1f}s, restart "
           f"{run.start_seconds[-1]:.1f}s; {len({m for _l, m in run.failures})} distinct failures so far; "
           f"{time.monotonic() - t_start:.0f}s",
@@ -301,16 +302,23 @@ def test_sigkill_server_during_commit_stream(tmp_path, delta_spark):
     seed = int(os.environ.get("FILECOMMIT_CRASH_SEED") or random.SystemRandom().randrange(2**31))
     print(f"\ncrash test: seed {seed} (FILECOMMIT_CRASH_SEED={seed} repeats the kill points and op mix), "
           f"kills {KILLS}, writers {WRITERS}, work dir {tmp_path}", flush=True)
+    run_crash_test(Run(str(tmp_path), seed), delta_spark, KILLS, WRITERS)
+
+
+def run_crash_test(run: Run, delta_spark, kills: int, writers: int) -> None:
+    """``kills`` crash cycles of ``run.server`` while ``writers`` clients commit, the checks after
+    each kill and at the end (both readers); fails the test with every distinct failure. Also used
+    by tests/test_container_crash.py with the server in a container."""
+    seed, tmp_path = run.seed, run.root
     rng = random.Random(seed)
     t_start = time.monotonic()
-    run = Run(str(tmp_path), seed)
     stats = {"landed_after_error": 0, "duplicate_retries": 0}
     final = None
     try:
         run.start_seconds.append(run.server.start())
         run.announce_round(0, delay=4.0)   # the writers race the fresh table's first write at once
-        run.start_writers(WRITERS)
-        completed = all(_crash_cycle(run, k, rng, t_start) for k in range(1, KILLS + 1))
+        run.start_writers(writers)
+        completed = all(_crash_cycle(run, k, rng, t_start, kills) for k in range(1, kills + 1))
         if completed:
             # The writers finish the retries of the last crash and go on a little, then stop.
             run.wait_for_flow(run.acks_at_start, "end")

@@ -8,12 +8,19 @@ staged write published by id), a third with Spark Connect's plain ``WriteOperati
 JSON report of what the server streamed back. The tables are then read here with delta-rs, an
 independent reader: rows, versions, the txn, and the streamed file actions against the log.
 Needs ``go`` on PATH (or ``$GO``) and the stubs from ``make go-gen``.
+
+``FILECOMMIT_GO_COMMAND`` (set by ``docker/test-containers.sh``) runs the contract test from its
+own container instead: a command (split like a shell would) that runs the compiled test binary
+(``go test -c``) and passes the ``FILECOMMIT_GO_*`` variables through, e.g.
+``podman run --rm --network=host -e FILECOMMIT_GO_REMOTE ... -v /shared:/shared IMAGE``; the tables
+and the report then go to the shared volume (``$FILECOMMIT_TEST_DIR``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from urllib.parse import unquote
@@ -55,17 +62,22 @@ def _adds(path: str, version: int) -> dict[str, int]:
     return {unquote(a["path"]): a["size_bytes"] for a in actions}
 
 
+@pytest.mark.container
 def test_go_client_writes_deletes_and_reads_back(spark, tmp_path):
     from deltalake import DeltaTable
 
-    go = _go()
+    container = os.environ.get("FILECOMMIT_GO_COMMAND")
     work = shared_dir(tmp_path)
-    report_path = os.path.join(str(tmp_path), "report.json")
+    # In a container the report must be on the shared volume too.
+    report_path = os.path.join(work if container else str(tmp_path), "report.json")
     hostport, token = _address(spark)
     env = dict(os.environ, FILECOMMIT_GO_REMOTE=hostport, FILECOMMIT_GO_TOKEN=token,
                FILECOMMIT_GO_TABLE_DIR=work, FILECOMMIT_GO_REPORT=report_path)
-    proc = subprocess.run([go, "test", "-count=1", "-v", "-run", "^TestContract$", "./..."], cwd=GO_DIR,
-                          env=env, capture_output=True, text=True, timeout=900)
+    if container:
+        cmd = [*shlex.split(container), "-test.count=1", "-test.v", "-test.run", "^TestContract$"]
+    else:
+        cmd = [_go(), "test", "-count=1", "-v", "-run", "^TestContract$", "./..."]
+    proc = subprocess.run(cmd, cwd=GO_DIR, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "--- PASS: TestContract" in proc.stdout, proc.stdout  # ran, not skipped
     with open(report_path) as f:

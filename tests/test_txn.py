@@ -34,6 +34,7 @@ def _txn_actions(path):
     return {v: [a["txn"] for a in actions if "txn" in a] for v, actions in log_actions(path).items()}
 
 
+@pytest.mark.container
 def test_same_txn_twice_commits_once(spark, table_path):
     first = filecommit.write(_rows(spark, range(5)), table_path, txn=("loader", 0))
     again = filecommit.write(_rows(spark, range(5)), table_path, txn=("loader", 0))
@@ -62,6 +63,7 @@ def test_higher_version_commits_and_lower_ones_are_skipped(spark, table_path):
     assert DeltaTable(table_path).transaction_version("loader") == 6
 
 
+@pytest.mark.container
 def test_commit_carries_the_txn_action(spark, table_path):
     before = int(time.time() * 1000)
     filecommit.write(_rows(spark, [1]), table_path, txn=("app-a", 7))

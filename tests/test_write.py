@@ -28,6 +28,7 @@ def _df(spark, rows, schema="id long, name string, part string"):
     return spark.createDataFrame(rows, schema)
 
 
+@pytest.mark.container
 def test_partitioned_round_trip_with_values_needing_escaping(spark, table_path):
     rows = [(i, f"n{i}", ESCAPE_VALUES[i % len(ESCAPE_VALUES)]) for i in range(60)]
     result = filecommit.write(_df(spark, rows), table_path, partition_by=["part"])
@@ -48,6 +49,7 @@ def test_partitioned_round_trip_with_values_needing_escaping(spark, table_path):
     assert {a.partition_values["part"] for a in result.add_files} == {v or None for v in ESCAPE_VALUES}
 
 
+@pytest.mark.container
 def test_returned_add_files_are_exactly_the_log_adds(spark, table_path):
     rows = [(i, f"n{i}", ["x", "y", None][i % 3]) for i in range(30)]
     result = filecommit.write(_df(spark, rows), table_path, partition_by=["part"])
@@ -102,6 +104,7 @@ def test_unpartitioned_file_names_and_protocol(spark, table_path):
     assert [f["name"] for f in json.loads(meta["schemaString"])["fields"]] == ["id", "name", "part"]
 
 
+@pytest.mark.container
 def test_append_creates_consecutive_versions(spark, table_path):
     first = [(i, "a", "x") for i in range(5)]
     second = [(i, "b", "y") for i in range(5, 9)]
@@ -127,6 +130,7 @@ def test_append_with_columns_in_other_order_and_case(spark, table_path):
     assert got.values.tolist() == [[1.0, "a", "x"], [2.0, "b", "y"]]
 
 
+@pytest.mark.container
 def test_overwrite_removes_all_previous_files(spark, table_path):
     r0 = filecommit.write(_df(spark, [(i, "old", "x") for i in range(6)]), table_path, partition_by=["part"])
     r1 = filecommit.write(_df(spark, [(100, "new", "z")]), table_path, mode="overwrite")
@@ -156,6 +160,7 @@ def _versions(path):
     return sorted(log_actions(path))
 
 
+@pytest.mark.container
 def test_error_if_exists_fails_and_commits_nothing(spark, table_path):
     filecommit.write(_df(spark, [(1, "a", "x")]), table_path)
     for mode in ("error", "errorifexists"):
@@ -269,6 +274,7 @@ def test_client_side_validation_before_sending(spark, table_path):
     assert not os.path.exists(table_path)
 
 
+@pytest.mark.container
 def test_two_clients_append_concurrently(spark, table_path):
     filecommit.write(_df(spark, [(0, "seed", "x")]), table_path, partition_by=["part"])
     other = second_session(spark)
