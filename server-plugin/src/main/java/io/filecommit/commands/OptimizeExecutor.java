@@ -95,7 +95,8 @@ final class OptimizeExecutor {
       List<RemoveFile> removed = new ArrayList<>();
       for (OptimizePlan.Bin b : bins) {
         for (AddFile f : b.files()) {
-          removed.add(new RemoveFile(f.path(), now, false, true, f.partitionValues(), f.size(), f.deletionVector()));
+          removed.add(new RemoveFile(f.path(), now, false, true, f.partitionValues(), f.size(), f.deletionVector(),
+              f.baseRowId(), f.defaultRowCommitVersion()));
         }
       }
       List<DeletionVectorDescriptor> dvs = toProcess.stream().map(AddFile::deletionVector)
@@ -161,8 +162,7 @@ final class OptimizeExecutor {
   private static List<AddFile> withoutDataChange(List<AddFile> adds) {
     List<AddFile> out = new ArrayList<>(adds.size());
     for (AddFile a : adds) {
-      out.add(new AddFile(a.path(), a.partitionValues(), a.size(), a.modificationTime(), false, a.stats(), a.tags(),
-          null));
+      out.add(a.withDataChange(false));
     }
     return out;
   }
