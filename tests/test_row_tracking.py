@@ -139,3 +139,62 @@ def test_racing_writers_never_share_row_ids(spark, delta_spark, table_path):
     assert sorted(ids[k][1] for k in (10, 11)) == [5, 6]
     assert {ids[k][2] for k in (10, 11)} == {3}, "the retried commit's rows carry its own version"
     assert _high_water_mark(table_path) == 6
+
+
+def _twins(delta_spark, root, dvs):
+    """Two equal tables made by delta-spark (two INSERTs: two files), the first for filecommit's
+    commands, the second for Delta's own."""
+    paths = [f"{root}/ours", f"{root}/theirs"]
+    props = f"'delta.enableRowTracking' = 'true', 'delta.enableDeletionVectors' = '{str(dvs).lower()}'"
+    for p in paths:
+        _sql(delta_spark, p, f"CREATE TABLE {{table}} (id BIGINT, v BIGINT) USING delta TBLPROPERTIES ({props})")
+        _sql(delta_spark, p, "INSERT INTO {table} VALUES (1, 10), (2, 20), (3, 30)")
+        _sql(delta_spark, p, "INSERT INTO {table} VALUES (4, 40), (5, 50), (6, 60)")
+    return paths
+
+
+def _same_as_delta(delta_spark, ours, theirs, fresh=()):
+    """Spark + Delta reads the same (v, row_id, row_commit_version) for every row in both tables;
+    rows in ``fresh`` (inserted by the step) only have to carry unique IDs (their position in the
+    new files is the writer's choice)."""
+    a, b = _ids(delta_spark, ours), _ids(delta_spark, theirs)
+    assert a.keys() == b.keys(), (a, b)
+    assert {k: a[k] for k in a if k not in fresh} == {k: b[k] for k in b if k not in fresh}, (a, b)
+    assert {k: a[k][0::2] for k in fresh} == {k: b[k][0::2] for k in fresh}, (a, b)
+    _assert_unique(a)
+    return a
+
+
+@pytest.mark.parametrize("dvs", [False, True], ids=["rewrite", "deletion_vectors"])
+def test_row_ids_kept_through_update_delete_merge_optimize_restore(spark, delta_spark, tmp_path, dvs):
+    ours, theirs = _twins(delta_spark, str(tmp_path), dvs)
+
+    filecommit.update(spark, ours, set={"v": "v + 100"}, condition="id = 2")
+    _sql(delta_spark, theirs, "UPDATE {table} SET v = v + 100 WHERE id = 2")
+    ids = _same_as_delta(delta_spark, ours, theirs)
+    assert ids[2][1:] == (1, 3) and ids[1][1:] == (0, 1), "an updated row keeps its ID with a new version"
+
+    filecommit.delete(spark, ours, "id = 3")
+    _sql(delta_spark, theirs, "DELETE FROM {table} WHERE id = 3")
+    _same_as_delta(delta_spark, ours, theirs)
+
+    source = spark.createDataFrame([(4, 400), (7, 700)], "id long, v long")
+    (filecommit.merge(source, ours, "target.id = source.id")
+     .when_matched_update({"v": "source.v"}).when_not_matched_insert_all().execute())
+    _sql(delta_spark, theirs, "MERGE INTO {table} t USING (SELECT * FROM VALUES (4, 400), (7, 700) AS s(id, v)) s "
+         "ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
+    _same_as_delta(delta_spark, ours, theirs, fresh=(7,))
+
+    filecommit.optimize(spark, ours)
+    _sql(delta_spark, theirs, "OPTIMIZE {table}")
+    after = _same_as_delta(delta_spark, ours, theirs, fresh=(7,))
+
+    filecommit.restore(spark, ours, version=3)
+    _sql(delta_spark, theirs, "RESTORE TABLE {table} TO VERSION AS OF 3")
+    _same_as_delta(delta_spark, ours, theirs)
+
+    # Delta's writer co-writes afterwards; no ID of the table's history is handed out again.
+    _sql(delta_spark, ours, "INSERT INTO {table} VALUES (8, 80)")
+    ids = _ids(delta_spark, ours)
+    _assert_unique(ids)
+    assert ids[8][1] > max(t[1] for t in after.values()), ids

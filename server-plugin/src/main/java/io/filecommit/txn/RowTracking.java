@@ -3,6 +3,7 @@ package io.filecommit.txn;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.DomainMetadatas;
+import io.filecommit.delta.MaterializedRowTracking;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
@@ -39,10 +40,6 @@ import java.util.UUID;
 final class RowTracking {
   /** The domain of the row ID high-water mark. */
   static final String DOMAIN = "delta.rowTracking";
-  /** Table configuration key naming the materialized row ID column. */
-  static final String MATERIALIZED_ROW_ID = "delta.rowTracking.materializedRowIdColumnName";
-  /** Table configuration key naming the materialized row commit version column. */
-  static final String MATERIALIZED_ROW_COMMIT_VERSION = "delta.rowTracking.materializedRowCommitVersionColumnName";
   /** Delta's high-water mark of a table without one. */
   static final long MISSING_HIGH_WATER_MARK = -1L;
 
@@ -172,8 +169,8 @@ final class RowTracking {
     }
     Map<String, String> conf = new LinkedHashMap<>(metadata.configuration());
     Map<String, String> old = current == null ? Map.of() : current.configuration();
-    name(conf, old, MATERIALIZED_ROW_ID, "_row-id-col-");
-    name(conf, old, MATERIALIZED_ROW_COMMIT_VERSION, "_row-commit-version-col-");
+    name(conf, old, MaterializedRowTracking.ROW_ID_KEY, "_row-id-col-");
+    name(conf, old, MaterializedRowTracking.ROW_COMMIT_VERSION_KEY, "_row-commit-version-col-");
     return conf.equals(metadata.configuration()) ? metadata : metadata.withConfiguration(conf);
   }
 
