@@ -141,60 +141,62 @@ def test_racing_writers_never_share_row_ids(spark, delta_spark, table_path):
     assert _high_water_mark(table_path) == 6
 
 
-def _twins(delta_spark, root, dvs):
-    """Two equal tables made by delta-spark (two INSERTs: two files), the first for filecommit's
-    commands, the second for Delta's own."""
-    paths = [f"{root}/ours", f"{root}/theirs"]
-    props = f"'delta.enableRowTracking' = 'true', 'delta.enableDeletionVectors' = '{str(dvs).lower()}'"
-    for p in paths:
-        _sql(delta_spark, p, f"CREATE TABLE {{table}} (id BIGINT, v BIGINT) USING delta TBLPROPERTIES ({props})")
-        _sql(delta_spark, p, "INSERT INTO {table} VALUES (1, 10), (2, 20), (3, 30)")
-        _sql(delta_spark, p, "INSERT INTO {table} VALUES (4, 40), (5, 50), (6, 60)")
-    return paths
+
+def _at_versions(delta_spark, path, versions):
+    """``{version: {id: (v, row_id, row_commit_version)}}`` read by Spark + Delta in one request."""
+    reads = [{"kind": "sql", "path": path, "sql": IDS + f" VERSION AS OF {v}"} for v in versions]
+    out = {}
+    for v, r in zip(versions, delta_spark.read(reads)):
+        assert r["ok"], r
+        out[v] = {row["id"]: (row["v"], row["row_id"], row["rcv"]) for row in r["rows"]}
+    return out
 
 
-def _same_as_delta(delta_spark, ours, theirs, fresh=()):
-    """Spark + Delta reads the same (v, row_id, row_commit_version) for every row in both tables;
-    rows in ``fresh`` (inserted by the step) only have to carry unique IDs (their position in the
-    new files is the writer's choice)."""
-    a, b = _ids(delta_spark, ours), _ids(delta_spark, theirs)
-    assert a.keys() == b.keys(), (a, b)
-    assert {k: a[k] for k in a if k not in fresh} == {k: b[k] for k in b if k not in fresh}, (a, b)
-    assert {k: a[k][0::2] for k in fresh} == {k: b[k][0::2] for k in fresh}, (a, b)
-    _assert_unique(a)
-    return a
+def test_row_ids_kept_through_update_delete_merge_optimize_restore(spark, delta_spark, table_path):
+    # Two files by delta-spark: ids 1-3 get row IDs 0-2 (version 1), ids 4-6 row IDs 3-5 (version 2).
+    _sql(delta_spark, table_path, "CREATE TABLE {table} (id BIGINT, v BIGINT) USING delta TBLPROPERTIES "
+         "('delta.enableRowTracking' = 'true', 'delta.enableDeletionVectors' = 'false')")
+    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (1, 10), (2, 20), (3, 30)")
+    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (4, 40), (5, 50), (6, 60)")
+    start = {1: (10, 0, 1), 2: (20, 1, 1), 3: (30, 2, 1), 4: (40, 3, 2), 5: (50, 4, 2), 6: (60, 5, 2)}
 
-
-@pytest.mark.parametrize("dvs", [False, True], ids=["rewrite", "deletion_vectors"])
-def test_row_ids_kept_through_update_delete_merge_optimize_restore(spark, delta_spark, tmp_path, dvs):
-    ours, theirs = _twins(delta_spark, str(tmp_path), dvs)
-
-    filecommit.update(spark, ours, set={"v": "v + 100"}, condition="id = 2")
-    _sql(delta_spark, theirs, "UPDATE {table} SET v = v + 100 WHERE id = 2")
-    ids = _same_as_delta(delta_spark, ours, theirs)
-    assert ids[2][1:] == (1, 3) and ids[1][1:] == (0, 1), "an updated row keeps its ID with a new version"
-
-    filecommit.delete(spark, ours, "id = 3")
-    _sql(delta_spark, theirs, "DELETE FROM {table} WHERE id = 3")
-    _same_as_delta(delta_spark, ours, theirs)
-
+    assert filecommit.update(spark, table_path, set={"v": "v + 100"}, condition="id = 2").version == 3
+    assert filecommit.delete(spark, table_path, "id = 3").version == 4
     source = spark.createDataFrame([(4, 400), (7, 700)], "id long, v long")
-    (filecommit.merge(source, ours, "target.id = source.id")
-     .when_matched_update({"v": "source.v"}).when_not_matched_insert_all().execute())
-    _sql(delta_spark, theirs, "MERGE INTO {table} t USING (SELECT * FROM VALUES (4, 400), (7, 700) AS s(id, v)) s "
-         "ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
-    _same_as_delta(delta_spark, ours, theirs, fresh=(7,))
+    assert (filecommit.merge(source, table_path, "target.id = source.id")
+            .when_matched_update({"v": "source.v"}).when_not_matched_insert_all().execute()).version == 5
+    assert filecommit.optimize(spark, table_path).version == 6
+    assert filecommit.restore(spark, table_path, version=3).version == 7
+    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (8, 80)")  # Delta's writer co-writes
 
-    filecommit.optimize(spark, ours)
-    _sql(delta_spark, theirs, "OPTIMIZE {table}")
-    after = _same_as_delta(delta_spark, ours, theirs, fresh=(7,))
+    got = _at_versions(delta_spark, table_path, [2, 3, 4, 5, 6, 7, 8])
+    # As Delta gives them (PROTOCOL.md "Row Tracking"): a copied row keeps its row ID and row commit
+    # version, an updated row keeps its row ID and takes the commit's version, an inserted row
+    # takes a fresh ID above every ID handed out before; RESTORE brings back the rows' own values.
+    assert got[2] == start
+    v3 = {**start, 2: (120, 1, 3)}
+    assert got[3] == v3
+    v4 = {k: t for k, t in v3.items() if k != 3}
+    assert got[4] == v4
+    v5 = {**v4, 4: (400, 3, 5)}
+    assert {k: t for k, t in got[5].items() if k != 7} == v5
+    assert got[5][7][0::2] == (700, 5) and got[5][7][1] > 5
+    assert got[6] == got[5], "OPTIMIZE keeps every row's ID and commit version"
+    assert got[7] == v3, "RESTORE brings back the rows with their IDs and versions"
+    assert {k: t for k, t in got[8].items() if k != 8} == v3
+    assert got[8][8][0::2] == (80, 8) and got[8][8][1] > _high_water_mark_before(table_path, 8) - 1
+    for state in got.values():
+        _assert_unique(state)
 
-    filecommit.restore(spark, ours, version=3)
-    _sql(delta_spark, theirs, "RESTORE TABLE {table} TO VERSION AS OF 3")
-    _same_as_delta(delta_spark, ours, theirs)
 
-    # Delta's writer co-writes afterwards; no ID of the table's history is handed out again.
-    _sql(delta_spark, ours, "INSERT INTO {table} VALUES (8, 80)")
-    ids = _ids(delta_spark, ours)
-    _assert_unique(ids)
-    assert ids[8][1] > max(t[1] for t in after.values()), ids
+def _high_water_mark_before(path, version):
+    """The high-water mark committed before ``version`` (raw log)."""
+    import json
+
+    mark = -1
+    for v, actions in sorted(log_actions(path).items()):
+        for a in actions:
+            dm = a.get("domainMetadata")
+            if v < version and dm and dm["domain"] == "delta.rowTracking":
+                mark = json.loads(dm["configuration"])["rowIdHighWaterMark"]
+    return mark
