@@ -209,6 +209,8 @@ public enum ErrorClass {
   FILECOMMIT_RESTORE_MISSING_FILES("42K03"),
   /** Row tracking: a file to commit has no numRecords statistic, so no fresh row IDs can be assigned (Delta's class). */
   DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS("22000"),
+  /** OPTIMIZE ZORDER BY on a clustered table (Delta's class). */
+  DELTA_CLUSTERING_WITH_ZORDER_BY("42613"),
   /** A delta.autoOptimize.autoCompact value other than true / false (Delta's class). */
   DELTA_INVALID_AUTO_COMPACT_TYPE("22023"),
   /** Something the table asks for that filecommit does not do (named in the message). */

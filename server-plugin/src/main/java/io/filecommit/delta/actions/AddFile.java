@@ -112,6 +112,17 @@ public record AddFile(
   }
 
   /**
+   * A copy with a clustering provider (protocol "Clustered Table").
+   *
+   * @param provider the clustering implementation that laid the file out, e.g. {@code liquid}
+   * @return the copy
+   */
+  public AddFile withClusteringProvider(String provider) {
+    return new AddFile(path, partitionValues, size, modificationTime, dataChange, stats, tags, deletionVector,
+        baseRowId, defaultRowCommitVersion, provider);
+  }
+
+  /**
    * A copy with another {@code dataChange} flag (row tracking fields and clustering provider kept).
    *
    * @param newDataChange the flag
