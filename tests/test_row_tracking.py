@@ -200,3 +200,23 @@ def _high_water_mark_before(path, version):
             if v < version and dm and dm["domain"] == "delta.rowTracking":
                 mark = json.loads(dm["configuration"])["rowIdHighWaterMark"]
     return mark
+
+
+def test_data_cannot_set_materialized_row_ids(spark, table_path):
+    """The hidden row ID column is the table's, not the writer's: data that names it is refused, so no
+    writer can hand out a row ID another row has."""
+    from test_faults import condition
+
+    filecommit.write(spark.createDataFrame([(1, 10)], "id long, v long"), table_path,
+                     table_properties={"delta.enableRowTracking": "true"})
+    conf = [a["metaData"] for a in log_actions(table_path)[0] if "metaData" in a][0]["configuration"]
+    hidden = conf["delta.rowTracking.materializedRowIdColumnName"]
+    forged = spark.createDataFrame([(2, 20, 0)], f"id long, v long, `{hidden}` long")
+    with pytest.raises(Exception) as e:
+        filecommit.write(forged, table_path)
+    assert condition(e.value) == "DELTA_METADATA_MISMATCH", e.value
+    # Not as a new column either (schema evolution), as in Delta.
+    with pytest.raises(Exception) as e:
+        filecommit.write(forged, table_path, options={"mergeSchema": "true"})
+    assert condition(e.value) == "DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED", e.value
+    assert sorted(log_actions(table_path)) == [0]

@@ -209,6 +209,8 @@ public enum ErrorClass {
   FILECOMMIT_RESTORE_MISSING_FILES("42K03"),
   /** Row tracking: a file to commit has no numRecords statistic, so no fresh row IDs can be assigned (Delta's class). */
   DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS("22000"),
+  /** A schema column named as the table's materialized row tracking column (Delta's class). */
+  DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED("42000"),
   /** OPTIMIZE ZORDER BY on a clustered table (Delta's class). */
   DELTA_CLUSTERING_WITH_ZORDER_BY("42613"),
   /** A delta.autoOptimize.autoCompact value other than true / false (Delta's class). */

@@ -155,7 +155,9 @@ final class RowTracking {
    * @param table the table path, for messages
    * @return the metadata to commit
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_UNSUPPORTED_OPERATION} when
-   *     an existing table would switch row tracking on (its files would need row IDs first)
+   *     an existing table would switch row tracking on (its files would need row IDs first); {@code
+   *     DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED} when the schema has a column named as a
+   *     materialized column (its values would forge row IDs), as Delta checks
    */
   static Metadata prepare(Metadata current, Metadata metadata, String table) {
     boolean on = TableConfig.ENABLE_ROW_TRACKING.fromMetadata(metadata);
@@ -171,7 +173,18 @@ final class RowTracking {
     Map<String, String> old = current == null ? Map.of() : current.configuration();
     name(conf, old, MaterializedRowTracking.ROW_ID_KEY, "_row-id-col-");
     name(conf, old, MaterializedRowTracking.ROW_COMMIT_VERSION_KEY, "_row-commit-version-col-");
-    return conf.equals(metadata.configuration()) ? metadata : metadata.withConfiguration(conf);
+    Metadata out = conf.equals(metadata.configuration()) ? metadata : metadata.withConfiguration(conf);
+    for (org.apache.spark.sql.types.StructField f : out.schema().fields()) {
+      for (String key : List.of(MaterializedRowTracking.ROW_ID_KEY, MaterializedRowTracking.ROW_COMMIT_VERSION_KEY)) {
+        String hidden = conf.get(key);
+        if (hidden.equals(f.name()) || hidden.equals(io.filecommit.delta.ColumnMapping.physicalName(out, f.name()))) {
+          throw ErrorClass.DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED.error("Cannot add column '" + f.name()
+              + "' to " + table + ": the name is used internally by the table (" + key + ")",
+              Map.of("colName", f.name()));
+        }
+      }
+    }
+    return out;
   }
 
   private static void name(Map<String, String> conf, Map<String, String> old, String key, String prefix) {
