@@ -2,8 +2,9 @@
 
 filecommit appends, updates, deletes, merges, optimizes and restores them; its OPTIMIZE lays the
 files out along the Hilbert curve of the clustering columns and marks them ``clusteringProvider:
-liquid``, as Delta's does (``OPTIMIZE ZORDER BY`` is refused there, as in Delta); Spark + Delta reads the rows back, its ``DESCRIBE DETAIL`` still names the
-clustering columns, and Delta's own writer co-writes afterwards.
+liquid``, as Delta's does (``OPTIMIZE ZORDER BY`` is refused there, as in Delta); Spark + Delta
+reads the rows back, its ``DESCRIBE DETAIL`` still names the clustering columns, and Delta's own
+writer co-writes afterwards.
 """
 
 from __future__ import annotations
