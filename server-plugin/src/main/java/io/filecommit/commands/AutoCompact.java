@@ -104,7 +104,7 @@ public final class AutoCompact {
     }
     OptimizeExecutor.Request request = new OptimizeExecutor.Request(f -> chosen.contains(f.partitionValues()),
         predicates(snapshot.metadata(), chosen), minFileSize, maxFileSize,
-        conf.getDouble(OptimizeCommand.MAX_DELETED_ROWS_RATIO_CONF, 0.05), List.of(), true);
+        conf.getDouble(OptimizeCommand.MAX_DELETED_ROWS_RATIO_CONF, 0.05), List.of(), true, false);
     OptimizeCommand.Result r = OptimizeExecutor.run(session, log, txn, request, start);
     LOG.info("filecommit: auto compaction of " + result.tablePath() + " committed version " + r.commit().version()
         + ": " + r.operationMetrics());

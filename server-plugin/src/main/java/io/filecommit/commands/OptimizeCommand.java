@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.delta.Clustering;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
@@ -95,7 +96,12 @@ public final class OptimizeCommand {
     for (String w : where) {
       predicates.add(partitionPredicate(session, md, w));
     }
-    List<String> zorder = zOrderColumns(md, zOrderBy);
+    List<String> clustering = Clustering.columns(log, snapshot);
+    if (!clustering.isEmpty() && !zOrderBy.isEmpty()) {
+      throw ErrorClass.DELTA_CLUSTERING_WITH_ZORDER_BY.error("OPTIMIZE ZORDER BY " + zOrderBy + " is not allowed on "
+          + txn.table() + ": it is clustered by " + clustering, Map.of("zOrderBy", String.join(", ", zOrderBy)));
+    }
+    List<String> zorder = clustering.isEmpty() ? zOrderColumns(md, zOrderBy) : clustering;
     Set<String> matching = null;
     if (!predicates.isEmpty()) {
       Column all = predicates.stream().reduce(Column::and).orElseThrow();
@@ -106,7 +112,7 @@ public final class OptimizeCommand {
     long target = targetFileSize != null ? targetFileSize : defaultTarget(conf, md);
     OptimizeExecutor.Request request = new OptimizeExecutor.Request(
         f -> selected == null || selected.contains(f.path()), List.copyOf(where), minFileSize(conf), target,
-        conf.getDouble(MAX_DELETED_ROWS_RATIO_CONF, 0.05), zorder, false);
+        conf.getDouble(MAX_DELETED_ROWS_RATIO_CONF, 0.05), zorder, false, !clustering.isEmpty());
     return OptimizeExecutor.run(session, log, txn, request, start);
   }
 

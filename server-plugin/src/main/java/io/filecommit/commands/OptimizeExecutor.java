@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.delta.Clustering;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableFeatures;
@@ -60,9 +61,12 @@ final class OptimizeExecutor {
    * @param maxDeletedRowsRatio files with a larger deleted-row share are rewritten
    * @param zOrderBy Z-order columns (resolved names), empty for bin-packing
    * @param auto whether auto compaction runs it
+   * @param hilbert whether {@code zOrderBy} are a clustered table's clustering columns: the files are
+   *     laid out along the Hilbert curve ({@link Hilbert}) and marked {@code clusteringProvider:
+   *     liquid} (protocol "Clustered Table")
    */
   record Request(Predicate<AddFile> candidates, List<String> predicates, long minFileSize, long maxFileSize,
-      double maxDeletedRowsRatio, List<String> zOrderBy, boolean auto) {}
+      double maxDeletedRowsRatio, List<String> zOrderBy, boolean auto, boolean hilbert) {}
 
   /**
    * Optimizes in a new transaction on the latest snapshot.
@@ -95,7 +99,8 @@ final class OptimizeExecutor {
       List<RemoveFile> removed = new ArrayList<>();
       for (OptimizePlan.Bin b : bins) {
         for (AddFile f : b.files()) {
-          removed.add(new RemoveFile(f.path(), now, false, true, f.partitionValues(), f.size(), f.deletionVector()));
+          removed.add(new RemoveFile(f.path(), now, false, true, f.partitionValues(), f.size(), f.deletionVector(),
+              f.baseRowId(), f.defaultRowCommitVersion()));
         }
       }
       List<DeletionVectorDescriptor> dvs = toProcess.stream().map(AddFile::deletionVector)
@@ -103,7 +108,8 @@ final class OptimizeExecutor {
       Map<String, String> metrics = OptimizePlan.metrics(added, removed, dvs);
       List<FileAction> actions = new ArrayList<>(added);
       actions.addAll(removed);
-      long version = txn.commit(actions, new Operation.Optimize(request.predicates(), request.zOrderBy(),
+      long version = txn.commit(actions, new Operation.Optimize(request.predicates(),
+          request.hilbert() ? List.of() : request.zOrderBy(),
           request.auto(), metrics));
       long[] totals = CommandResult.rowsAndBytes(added);
       return new OptimizeCommand.Result(new CommandResult(version, txn.committed(), txn.table(), added, removed,
@@ -152,8 +158,11 @@ final class OptimizeExecutor {
       int numFiles = (int) Math.max(1, Math.min(Integer.MAX_VALUE, b.bytes() / request.maxFileSize()));
       Dataset<Row> rows = TableScan.read(session, log, txn.metadata(), b.files())
           .drop(TableScan.FILE_COLUMN, TableScan.ROW_COLUMN);
-      out.addAll(withoutDataChange(new TransactionalWrite(txn).writeFiles(
-          ZOrder.cluster(rows, request.zOrderBy(), numFiles), Map.of(), false)));
+      Dataset<Row> laidOut = request.hilbert() ? Hilbert.cluster(rows, request.zOrderBy(), numFiles)
+          : ZOrder.cluster(rows, request.zOrderBy(), numFiles);
+      for (AddFile a : withoutDataChange(new TransactionalWrite(txn).writeFiles(laidOut, Map.of(), false))) {
+        out.add(request.hilbert() ? a.withClusteringProvider(Clustering.PROVIDER) : a);
+      }
     }
     return out;
   }
@@ -161,8 +170,7 @@ final class OptimizeExecutor {
   private static List<AddFile> withoutDataChange(List<AddFile> adds) {
     List<AddFile> out = new ArrayList<>(adds.size());
     for (AddFile a : adds) {
-      out.add(new AddFile(a.path(), a.partitionValues(), a.size(), a.modificationTime(), false, a.stats(), a.tags(),
-          null));
+      out.add(a.withDataChange(false));
     }
     return out;
   }

@@ -99,8 +99,7 @@ public final class RestoreCommand {
     List<AddFile> adds = new ArrayList<>();
     for (AddFile f : restored.allFiles()) {
       if (!latestKeys.contains(key(f))) {
-        adds.add(new AddFile(f.path(), f.partitionValues(), f.size(), f.modificationTime(), true, f.stats(), f.tags(),
-            f.deletionVector()));
+        adds.add(f.withDataChange(true)); // row tracking fields kept (protocol "Row Tracking": restored rows)
       }
     }
     long now = System.currentTimeMillis();

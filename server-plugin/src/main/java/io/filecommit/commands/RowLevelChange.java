@@ -2,6 +2,7 @@ package io.filecommit.commands;
 
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.MaterializedRowTracking;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
@@ -85,7 +86,7 @@ public final class RowLevelChange {
     this.table = txn.table();
     this.cdf = TableConfig.ENABLE_CHANGE_DATA_FEED.fromMetadata(md);
     this.skipped = skipped;
-    this.output = md == null ? null : new RowLevelOutput(md.schema(), cdf);
+    this.output = md == null ? null : new RowLevelOutput(md.schema(), cdf, MaterializedRowTracking.of(md).orElse(null));
     this.writeSchema = md == null ? null : md.schema();
   }
 
@@ -104,7 +105,7 @@ public final class RowLevelChange {
     txn.updateMetadata(new Metadata(md.id(), md.name(), md.description(), md.format(), schema.json(),
         md.partitionColumns(), md.configuration(), md.createdTime()));
     writeSchema = txn.metadata().schema();
-    output = new RowLevelOutput(writeSchema, cdf);
+    output = new RowLevelOutput(writeSchema, cdf, MaterializedRowTracking.of(md).orElse(null));
   }
 
   /**

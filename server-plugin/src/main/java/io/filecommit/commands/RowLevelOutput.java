@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.delta.MaterializedRowTracking;
 import io.filecommit.delta.TableFeatures;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.schema.SchemaUtils;
@@ -51,14 +52,20 @@ public final class RowLevelOutput {
   private final StructType schema;
   private final boolean cdf;
   private final List<String> generated;
+  private final MaterializedRowTracking rowTracking;
 
   /**
    * @param schema the table schema
    * @param cdf whether the table has the change data feed on
+   * @param rowTracking the materialized row tracking columns when row tracking is enabled, else
+   *     null: then each output row carries its preserved row ID and row commit version (protocol
+   *     "Row Tracking": a copied row keeps both, an updated row keeps its ID and takes the commit's
+   *     version, an inserted row takes fresh ones), read from the scan's columns of the same names
    */
-  RowLevelOutput(StructType schema, boolean cdf) {
+  RowLevelOutput(StructType schema, boolean cdf, MaterializedRowTracking rowTracking) {
     this.schema = schema;
     this.cdf = cdf;
+    this.rowTracking = rowTracking;
     this.generated = TableFeatures.generatedColumns(schema);
   }
 
@@ -97,6 +104,13 @@ public final class RowLevelOutput {
     parts.add(functions.lit(kind.ordinal()).as(KIND));
     for (int g = 0; g < generated.size(); g++) {
       parts.add(functions.lit(recompute.contains(generated.get(g))).as(GEN_PREFIX + g));
+    }
+    if (rowTracking != null) {
+      Column none = functions.lit(null).cast(DataTypes.LongType);
+      boolean keepsId = kind == Kind.COPY || kind == Kind.UPDATE;
+      parts.add((keepsId ? functions.col(SchemaUtils.quote(rowTracking.rowId())) : none).as(rowTracking.rowId()));
+      parts.add((kind == Kind.COPY ? functions.col(SchemaUtils.quote(rowTracking.rowCommitVersion())) : none)
+          .as(rowTracking.rowCommitVersion()));
     }
     return functions.struct(parts.toArray(new Column[0]));
   }
@@ -197,6 +211,7 @@ public final class RowLevelOutput {
     if (cdf) {
       cols.add(functions.col(TransactionalWrite.CDC_TYPE_COLUMN));
     }
+    addRowTracking(cols, null);
     return flat.select(cols.toArray(new Column[0]));
   }
 
@@ -218,6 +233,7 @@ public final class RowLevelOutput {
       Column before = RowLevelChange.ref(null, fields[i].name());
       cols.add(functions.when(matches, after.get(i).cast(fields[i].dataType())).otherwise(before).as(fields[i].name()));
     }
+    addRowTracking(cols, matches);
     if (recompute.isEmpty()) {
       return scan.select(cols.toArray(new Column[0]));
     }
@@ -233,7 +249,23 @@ public final class RowLevelOutput {
       }
       out.add(c.as(f.name()));
     }
+    addRowTracking(out, null);
     return stage.select(out.toArray(new Column[0]));
+  }
+
+  /**
+   * Adds the materialized row tracking columns (when row tracking is enabled): the row ID as read;
+   * the row commit version as read, NULL where {@code updated} holds (the commit's version).
+   */
+  private void addRowTracking(List<Column> cols, Column updated) {
+    if (rowTracking == null) {
+      return;
+    }
+    cols.add(functions.col(SchemaUtils.quote(rowTracking.rowId())));
+    Column version = functions.col(SchemaUtils.quote(rowTracking.rowCommitVersion()));
+    cols.add(updated == null ? version
+        : functions.when(updated, functions.lit(null).cast(DataTypes.LongType)).otherwise(version)
+            .as(rowTracking.rowCommitVersion()));
   }
 
   /**

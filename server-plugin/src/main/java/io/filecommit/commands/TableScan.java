@@ -2,6 +2,7 @@ package io.filecommit.commands;
 
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.MaterializedRowTracking;
 import io.filecommit.deletionvectors.RowIndexFilter;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;
@@ -39,6 +40,11 @@ import org.apache.spark.sql.types.StructType;
  * <p>Each row also carries where it lives: {@link #FILE_COLUMN} (the file's log path) and {@link
  * #ROW_COLUMN} (its 0-based position in the Parquet file, Spark's {@code _metadata.row_index}),
  * which row-level changes use to find the files they touch and to identify target rows.
+ *
+ * <p>On a table with row tracking enabled, each row also carries its stable row ID and row commit
+ * version in the columns named by {@link MaterializedRowTracking} (protocol "Row Tracking", reader
+ * requirements: the materialized value when not NULL, else {@code baseRowId} + row index and the
+ * file's {@code defaultRowCommitVersion}), so rewrites write them back and rows keep them.
  */
 public final class TableScan {
   /** Column with the log path of the file a row was read from. */
@@ -46,6 +52,8 @@ public final class TableScan {
   /** Column with the row's index in its Parquet file (long, 0-based). */
   public static final String ROW_COLUMN = "__fc_row";
   private static final String URI_COLUMN = "__fc_uri";
+  private static final String BASE_ROW_ID = "__fc_base_row_id";
+  private static final String COMMIT_VERSION = "__fc_default_row_commit_version";
 
   private TableScan() {}
 
@@ -57,7 +65,8 @@ public final class TableScan {
    * @param md the table's metadata (schema, partition columns, column mapping)
    * @param files active files of the snapshot being changed
    * @return the table's columns in schema order (logical names and types), then {@link
-   *     #FILE_COLUMN} (string) and {@link #ROW_COLUMN} (long); empty with that schema when {@code
+   *     #FILE_COLUMN} (string) and {@link #ROW_COLUMN} (long), then with row tracking enabled the
+   *     materialized row ID and row commit version (long); empty with that schema when {@code
    *     files} is empty
    * @throws UncheckedIOException when the file system cannot be reached
    */
@@ -65,6 +74,7 @@ public final class TableScan {
     StructType schema = md.schema();
     List<String> partitionColumns = md.partitionColumns();
     boolean mapped = ColumnMapping.enabled(md);
+    MaterializedRowTracking rt = MaterializedRowTracking.of(md).orElse(null);
     if (files.isEmpty()) {
       List<StructField> out = new ArrayList<>();
       for (StructField f : schema.fields()) {
@@ -72,6 +82,11 @@ public final class TableScan {
       }
       out.add(new StructField(FILE_COLUMN, DataTypes.StringType, false, org.apache.spark.sql.types.Metadata.empty()));
       out.add(new StructField(ROW_COLUMN, DataTypes.LongType, false, org.apache.spark.sql.types.Metadata.empty()));
+      if (rt != null) {
+        out.add(new StructField(rt.rowId(), DataTypes.LongType, true, org.apache.spark.sql.types.Metadata.empty()));
+        out.add(new StructField(rt.rowCommitVersion(), DataTypes.LongType, true,
+            org.apache.spark.sql.types.Metadata.empty()));
+      }
       return session.createDataFrame(List.<Row>of(), new StructType(out.toArray(new StructField[0])));
     }
 
@@ -83,6 +98,11 @@ public final class TableScan {
         stored.add(new StructField(p.name(), p.dataType(), true, org.apache.spark.sql.types.Metadata.empty()));
       }
     }
+    if (rt != null) {
+      stored.add(new StructField(rt.rowId(), DataTypes.LongType, true, org.apache.spark.sql.types.Metadata.empty()));
+      stored.add(new StructField(rt.rowCommitVersion(), DataTypes.LongType, true,
+          org.apache.spark.sql.types.Metadata.empty()));
+    }
 
     // One row per file: the URI Spark reports as _metadata.file_path, the log path, partition values.
     FileSystem fs = log.fs();
@@ -93,12 +113,14 @@ public final class TableScan {
       Path qualified = fs.makeQualified(log.absolutePath(f.path()));
       String uri = qualified.toUri().toString();
       paths.add(qualified.toString());
-      Object[] values = new Object[2 + partitionColumns.size()];
+      Object[] values = new Object[4 + partitionColumns.size()];
       values[0] = uri;
       values[1] = f.path();
       for (int i = 0; i < partitionColumns.size(); i++) {
         values[i + 2] = f.partitionValues().get(ColumnMapping.physicalName(md, partitionColumns.get(i)));
       }
+      values[2 + partitionColumns.size()] = f.baseRowId();
+      values[3 + partitionColumns.size()] = f.defaultRowCommitVersion();
       fileRows.add(RowFactory.create(values));
       if (f.deletionVector() != null) {
         dvs.put(uri, f.deletionVector());
@@ -110,6 +132,9 @@ public final class TableScan {
     for (String p : partitionColumns) {
       fileFields.add(new StructField(p, DataTypes.StringType, true, org.apache.spark.sql.types.Metadata.empty()));
     }
+    fileFields.add(new StructField(BASE_ROW_ID, DataTypes.LongType, true, org.apache.spark.sql.types.Metadata.empty()));
+    fileFields.add(new StructField(COMMIT_VERSION, DataTypes.LongType, true,
+        org.apache.spark.sql.types.Metadata.empty()));
     Dataset<Row> fileTable = session.createDataFrame(fileRows, new StructType(fileFields.toArray(new StructField[0])));
 
     Dataset<Row> raw = session.read().schema(new StructType(stored.toArray(new StructField[0])))
@@ -143,6 +168,12 @@ public final class TableScan {
     }
     out.add(functions.col(FILE_COLUMN));
     out.add(functions.col(ROW_COLUMN));
+    if (rt != null) {
+      out.add(functions.coalesce(functions.col(SchemaUtils.quote(rt.rowId())),
+          functions.col(BASE_ROW_ID).plus(functions.col(ROW_COLUMN))).as(rt.rowId()));
+      out.add(functions.coalesce(functions.col(SchemaUtils.quote(rt.rowCommitVersion())), functions.col(COMMIT_VERSION))
+          .as(rt.rowCommitVersion()));
+    }
     return rows.select(out.toArray(new Column[0]));
   }
 

@@ -53,6 +53,8 @@ final class ScanFiles {
     int tags = add.getSchema().indexOf("tags");
     int dv = add.getSchema().indexOf("deletionVector");
     int stats = add.getSchema().indexOf("stats");
+    int baseRowId = add.getSchema().indexOf("baseRowId");
+    int commitVersion = add.getSchema().indexOf("defaultRowCommitVersion");
     return new AddFile(
         add.getString(add.getSchema().indexOf("path")),
         toMap(add.isNullAt(pv) ? null : add.getMap(pv)),
@@ -61,7 +63,10 @@ final class ScanFiles {
         add.getBoolean(add.getSchema().indexOf("dataChange")),
         stats < 0 || add.isNullAt(stats) ? null : add.getString(stats),
         toMap(tags < 0 || add.isNullAt(tags) ? null : add.getMap(tags)),
-        dv < 0 || add.isNullAt(dv) ? null : toDeletionVector(add.getStruct(dv)));
+        dv < 0 || add.isNullAt(dv) ? null : toDeletionVector(add.getStruct(dv)),
+        baseRowId < 0 || add.isNullAt(baseRowId) ? null : add.getLong(baseRowId),
+        commitVersion < 0 || add.isNullAt(commitVersion) ? null : add.getLong(commitVersion),
+        null);
   }
 
   private static DeletionVectorDescriptor toDeletionVector(Row dv) {

@@ -90,6 +90,14 @@ public final class TableConfig<T> {
       "none", v -> v.trim().toLowerCase(Locale.ROOT), v -> v.equals("none") || v.equals("name") || v.equals("id"),
       null, "'none', 'name' or 'id'", true));
 
+  /**
+   * Row tracking (protocol "Row Tracking"): {@code true} on a new table adds the {@code rowTracking}
+   * and {@code domainMetadata} writer features and names the materialized columns, as Delta does.
+   */
+  public static final TableConfig<Boolean> ENABLE_ROW_TRACKING = bool("delta.enableRowTracking", true);
+  /** Row tracking suspended (protocol "Row Tracking"): writers assign no row IDs; set by Delta only. */
+  public static final TableConfig<Boolean> ROW_TRACKING_SUSPENDED = bool("delta.rowTrackingSuspended", false);
+
   /** Prefix of a CHECK constraint's key: {@code delta.constraints.<name>} (protocol "CHECK Constraints"). */
   public static final String CONSTRAINT_PREFIX = "delta.constraints.";
 

@@ -29,7 +29,8 @@ public final class TableFeatures {
   public static final Set<String> SUPPORTED_WRITER = Set.of(
       "appendOnly", "invariants", "checkConstraints", "generatedColumns", "changeDataFeed",
       "deletionVectors", "timestampNtz", "domainMetadata", "inCommitTimestamp", "v2Checkpoint",
-      "vacuumProtocolCheck", "checkpointProtection", "columnMapping", "typeWidening");
+      "vacuumProtocolCheck", "checkpointProtection", "columnMapping", "typeWidening",
+      "rowTracking", "clustering");
   /** Reader features of tables filecommit writes to. */
   public static final Set<String> SUPPORTED_READER = Set.of(
       "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "columnMapping", "typeWidening");
@@ -199,6 +200,11 @@ public final class TableFeatures {
       // protocol "Timestamp without timezone (TimestampNtz)": a reader and writer feature
       writers.add("timestampNtz");
       readers.add("timestampNtz");
+    }
+    if (TableConfig.ENABLE_ROW_TRACKING.fromConfiguration(conf)) {
+      // protocol "Row Tracking": a writer feature that needs domainMetadata
+      writers.add("rowTracking");
+      writers.add("domainMetadata");
     }
     if (TableConfig.ENABLE_TYPE_WIDENING.fromConfiguration(conf)) {
       writers.add("typeWidening");

@@ -211,6 +211,12 @@ public enum ErrorClass {
   DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION("0AKDC"),
   /** RESTORE to a version whose data files are gone (vacuumed or deleted). */
   FILECOMMIT_RESTORE_MISSING_FILES("42K03"),
+  /** Row tracking: a file to commit has no numRecords statistic, so no fresh row IDs can be assigned (Delta's class). */
+  DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS("22000"),
+  /** A schema column named as the table's materialized row tracking column (Delta's class). */
+  DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED("42000"),
+  /** OPTIMIZE ZORDER BY on a clustered table (Delta's class). */
+  DELTA_CLUSTERING_WITH_ZORDER_BY("42613"),
   /** A delta.autoOptimize.autoCompact value other than true / false (Delta's class). */
   DELTA_INVALID_AUTO_COMPACT_TYPE("22023"),
   /** Something the table asks for that filecommit does not do (named in the message). */

@@ -2,6 +2,7 @@ package io.filecommit.files;
 
 import io.filecommit.constraints.Constraints;
 import io.filecommit.delta.ColumnMapping;
+import io.filecommit.delta.MaterializedRowTracking;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
 import io.filecommit.delta.actions.AddCDCFile;
@@ -23,6 +24,7 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -82,7 +84,9 @@ public final class TransactionalWrite {
    * Projects the input onto the table schema: table column order and names (input matched
    * case-insensitively), absent non-partition columns filled with typed nulls, nested fields and
    * widened types fitted to the table's ({@link SchemaEvolution#project}); with {@code
-   * enforce}, absent generated columns computed and the table's rules checked on every row.
+   * enforce}, absent generated columns computed and the table's rules checked on every row. The
+   * materialized row tracking columns ({@link MaterializedRowTracking}) of the input are kept last
+   * for table data (protocol "Row Tracking": preserved stable row IDs) and left out of change data.
    *
    * @param data the input
    * @param changeTypeColumn the input's change-type column, kept as the last column named {@code
@@ -96,8 +100,10 @@ public final class TransactionalWrite {
     Metadata md = txn.metadata();
     StructType table = md.schema();
     StructType input = data.schema();
+    MaterializedRowTracking rt = MaterializedRowTracking.of(md).orElse(null);
     for (StructField f : input.fields()) {
-      if (!f.name().equals(changeTypeColumn) && SchemaUtils.findField(table, f.name()).isEmpty()) {
+      if (!f.name().equals(changeTypeColumn) && SchemaUtils.findField(table, f.name()).isEmpty()
+          && (rt == null || !rt.isColumn(f.name()))) {
         throw ErrorClass.DELTA_METADATA_MISMATCH.error("Column '" + f.name() + "' of the data is not in the table schema of "
             + txn.table() + ": " + List.of(table.fieldNames()));
       }
@@ -121,6 +127,12 @@ public final class TransactionalWrite {
     }
     if (changeTypeColumn != null) {
       cols.add(functions.col(SchemaUtils.quote(changeTypeColumn)).as(CDC_TYPE_COLUMN));
+    } else if (rt != null) {
+      for (String m : List.of(rt.rowId(), rt.rowCommitVersion())) {
+        if (java.util.Arrays.asList(input.fieldNames()).contains(m)) {
+          cols.add(functions.col(SchemaUtils.quote(m)).cast(DataTypes.LongType).as(m));
+        }
+      }
     }
     Dataset<Row> normalized = data.select(cols.toArray(new Column[0]));
     return enforce ? Constraints.apply(normalized, table, md.configuration(), supplied) : normalized;

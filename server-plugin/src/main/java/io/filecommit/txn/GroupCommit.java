@@ -129,8 +129,8 @@ final class GroupCommit {
     if (!(operation instanceof Operation.Write w) || !w.isBlindAppend() || !txn.snapshot().exists()
         || txn.stagedMetadata() != null || txn.stagedProtocol() != null || !OptimisticTransaction.onlyAdds(actions)
         || state.readWholeTable() || !state.readPredicates().isEmpty() || !state.readFiles().isEmpty()
-        || state.metadataChanged()) {
-      return null;
+        || state.metadataChanged() || RowTracking.assigns(txn.protocol(), txn.metadata())) {
+      return null; // a group's one commit would need row IDs assigned across members: committed alone
     }
     long maxWait = setting(txn, MAX_WAIT_KEY, DEFAULT_MAX_WAIT_MS);
     if (maxWait <= 0) {

@@ -70,6 +70,7 @@ public final class OptimisticTransaction {
   /** In-commit timestamp of the newest commit seen, while a commit loop runs. */
   private long lastTimestamp;
   private boolean duplicateOfStaged;
+  private RowTracking rowTracking;
 
   /**
    * Starts a transaction at the table's latest snapshot.
@@ -290,7 +291,7 @@ public final class OptimisticTransaction {
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Enabling " + TableConfig.IN_COMMIT_TIMESTAMPS
           + " on the existing table " + table() + " is not supported by filecommit; set it when the table is created");
     }
-    metadata = ColumnMapping.assign(snapshot.exists() ? snapshot.metadata() : null, metadata);
+    metadata = RowTracking.prepare(snapshot.metadata(), ColumnMapping.assign(snapshot.metadata(), metadata), table());
     Protocol current = protocol();
     Protocol required = TableFeatures.required(current, metadata);
     if (!required.equals(current)) {
@@ -364,6 +365,7 @@ public final class OptimisticTransaction {
     String isolation = TableConfig.ISOLATION_LEVEL.fromMetadata(effective);
     committed = false;
     attempts = 0;
+    rowTracking = RowTracking.start(deltaLog, snapshot, pr != null ? pr : protocol(), effective);
     long firstRead = readers.stream().mapToLong(ConflictChecker.Reader::readVersion).min().orElse(snapshot.version());
     long known = Math.max(snapshot.version(), snapshot.exists() ? deltaLog.latestKnownVersion() : -1);
     for (long v = firstRead + 1; v <= known; v++) {
@@ -373,7 +375,7 @@ public final class OptimisticTransaction {
             + "staged commit of version " + firstRead + ", is no longer in the log (cleaned up): its conflicts "
             + "cannot be checked; nothing was committed", Map.of("version", Long.toString(v), "table", table()));
       }
-      if (judge(WinningCommitSummary.of(v, seen), readers, stagedIds, effective, false)) {
+      if (judge(WinningCommitSummary.of(v, seen), seen, readers, stagedIds, effective, false)) {
         return v;
       }
     }
@@ -397,7 +399,7 @@ public final class OptimisticTransaction {
       for (Map.Entry<String, Long> t : txns.entrySet()) {
         lines.add(new SetTransaction(t.getKey(), t.getValue(), now));
       }
-      lines.addAll(actions);
+      lines.addAll(rowTracking.assign(actions, version));
       List<Action> winning = publisher.publish(version, lines);
       if (winning == null) {
         committed = true;
@@ -416,7 +418,7 @@ public final class OptimisticTransaction {
               0, table(), "CREATE");
         }
       }
-      if (judge(winner, readers, stagedIds, effective, createdOurTable)) {
+      if (judge(winner, winning, readers, stagedIds, effective, createdOurTable)) {
         return version;
       }
       if (createdOurTable) {
@@ -431,7 +433,7 @@ public final class OptimisticTransaction {
         + " attempts without a conflict-free version", version, table(), "RETRIES");
   }
 
-  /** Whether the last commit loop found its staged commits already published. */
+  /** {@return whether the last commit loop found its staged commits already published} */
   boolean duplicateOfStaged() {
     return duplicateOfStaged;
   }
@@ -449,8 +451,9 @@ public final class OptimisticTransaction {
    * @throws io.filecommit.errors.FileCommitException with a conflict's class; {@code
    *     FILECOMMIT_STAGED_COMMIT_PUBLISHED} when it published some of the staged commits
    */
-  private boolean judge(WinningCommitSummary winner, List<ConflictChecker.Reader> readers, Set<String> stagedIds, Metadata effective,
-      boolean createdOurTable) {
+  private boolean judge(WinningCommitSummary winner, List<Action> actions, List<ConflictChecker.Reader> readers,
+      Set<String> stagedIds, Metadata effective, boolean createdOurTable) {
+    rowTracking.saw(actions);
     if (winner.inCommitTimestamp() != null) {
       lastTimestamp = Math.max(lastTimestamp, winner.inCommitTimestamp());
     }
@@ -485,8 +488,7 @@ public final class OptimisticTransaction {
         : new LinkedHashMap<>(op.metrics()), CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId, op.userMetadata());
   }
 
-  /** Reads and records every active file (Delta's ADD CONSTRAINT scans the table in its transaction): an append
-   * landing first conflicts ({@code DELTA_CONCURRENT_APPEND}). Returns whether the table holds no rows. */
+  /** Reads and records every active file (Delta's ADD CONSTRAINT scan): an append landing first conflicts. */
   private boolean readAllForConstraint() {
     readWholeTable();
     return snapshot.allFiles().isEmpty();

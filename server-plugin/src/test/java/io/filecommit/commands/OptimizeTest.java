@@ -95,7 +95,7 @@ class OptimizeTest {
   }
 
   private static OptimizeExecutor.Request everything() {
-    return new OptimizeExecutor.Request(f -> true, List.of(), 1L << 30, 1L << 30, 0.05, List.of(), false);
+    return new OptimizeExecutor.Request(f -> true, List.of(), 1L << 30, 1L << 30, 0.05, List.of(), false, false);
   }
 
   private static Set<Long> ids(String path) {

@@ -29,13 +29,13 @@ class TableFeaturesTest {
 
   @Test
   void unsupportedWriterFeatureIsRefusedByName() {
-    Protocol p = new Protocol(1, 7, null, Set.of("appendOnly", "identityColumns", "rowTracking", "domainMetadata"));
+    Protocol p = new Protocol(1, 7, null, Set.of("appendOnly", "identityColumns", "icebergCompatV2", "domainMetadata"));
     FileCommitException e = assertThrows(FileCommitException.class,
         () -> TableFeatures.checkWritable(p, md(SCHEMA, Map.of()), "/t"));
     assertEquals("DELTA_UNSUPPORTED_FEATURES_FOR_WRITE", e.getCondition());
     assertEquals("56038", e.getSqlState());
-    assertTrue(e.getMessage().contains("identityColumns") && e.getMessage().contains("rowTracking"), e.getMessage());
-    assertEquals("identityColumns, rowTracking", e.getMessageParameters().get("unsupported"));
+    assertTrue(e.getMessage().contains("identityColumns") && e.getMessage().contains("icebergCompatV2"), e.getMessage());
+    assertEquals("icebergCompatV2, identityColumns", e.getMessageParameters().get("unsupported"));
   }
 
   @Test

@@ -5,7 +5,8 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
 /**
  * Delta {@code domainMetadata} action (protocol "Domain Metadata"; Delta's {@code DomainMetadata}).
- * filecommit never writes one; it is parsed in winning commits so that they read typed.
+ * filecommit writes the row tracking domain ({@code delta.rowTracking}) and parses the others in
+ * winning commits so that they read typed.
  *
  * @param domain the domain name
  * @param configuration the domain's configuration string

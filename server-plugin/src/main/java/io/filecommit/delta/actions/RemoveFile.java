@@ -17,11 +17,13 @@ import java.util.Map;
  * @param partitionValues partition values of the removed file
  * @param size size in bytes, or {@code null} when unknown
  * @param deletionVector the deletion vector of the removed (path, DV) pair, or null
+ * @param baseRowId the removed file's {@code baseRowId} (protocol "Row Tracking"), or null
+ * @param defaultRowCommitVersion the removed file's {@code defaultRowCommitVersion}, or null
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
 @JsonPropertyOrder({"path", "partitionValues", "deletionTimestamp", "dataChange", "extendedFileMetadata", "size",
-    "deletionVector"})
+    "deletionVector", "baseRowId", "defaultRowCommitVersion"})
 public record RemoveFile(
     String path,
     long deletionTimestamp,
@@ -29,7 +31,9 @@ public record RemoveFile(
     boolean extendedFileMetadata,
     @JsonInclude(JsonInclude.Include.ALWAYS) Map<String, String> partitionValues,
     Long size,
-    DeletionVectorDescriptor deletionVector)
+    DeletionVectorDescriptor deletionVector,
+    Long baseRowId,
+    Long defaultRowCommitVersion)
     implements FileAction {
 
   /**
@@ -42,6 +46,8 @@ public record RemoveFile(
    * @param partitionValues partition values of the removed file; null becomes empty
    * @param size size in bytes, or null when unknown
    * @param deletionVector the deletion vector of the removed (path, DV) pair, or null
+   * @param baseRowId the removed file's {@code baseRowId} (protocol "Row Tracking"), or null
+   * @param defaultRowCommitVersion the removed file's {@code defaultRowCommitVersion}, or null
    */
   public RemoveFile {
     partitionValues = FileAction.copyOf(partitionValues);
@@ -59,7 +65,7 @@ public record RemoveFile(
    */
   public RemoveFile(String path, long deletionTimestamp, boolean dataChange, boolean extendedFileMetadata,
       Map<String, String> partitionValues, Long size) {
-    this(path, deletionTimestamp, dataChange, extendedFileMetadata, partitionValues, size, null);
+    this(path, deletionTimestamp, dataChange, extendedFileMetadata, partitionValues, size, null, null, null);
   }
 
   @Override
