@@ -641,7 +641,7 @@ def _commit_info(path, version):
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["append", "overwrite"])
-@pytest.mark.parametrize("name", ["identity", "row_tracking", "clustering", "column_defaults"])
+@pytest.mark.parametrize("name", ["identity", "row_tracking", "clustering"])
 def test_unsupported_writer_feature_is_refused_by_name(spark, delta_spark, clone, name, mode):
     t = clone(name)
     with pytest.raises(Exception) as e:

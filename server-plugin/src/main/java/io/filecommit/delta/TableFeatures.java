@@ -29,7 +29,8 @@ public final class TableFeatures {
   public static final Set<String> SUPPORTED_WRITER = Set.of(
       "appendOnly", "invariants", "checkConstraints", "generatedColumns", "changeDataFeed",
       "deletionVectors", "timestampNtz", "domainMetadata", "inCommitTimestamp", "v2Checkpoint",
-      "vacuumProtocolCheck", "checkpointProtection", "columnMapping", "typeWidening");
+      "vacuumProtocolCheck", "checkpointProtection", "columnMapping", "typeWidening",
+      "allowColumnDefaults");
   /** Reader features of tables filecommit writes to. */
   public static final Set<String> SUPPORTED_READER = Set.of(
       "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "columnMapping", "typeWidening");
