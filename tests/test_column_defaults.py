@@ -68,4 +68,4 @@ def test_append_overwrite_merge_fill_defaults(spark, delta_spark, made, tmp_path
     # Delta's writer goes on, its defaults intact.
     ins = delta_spark.read_one({"path": path, "kind": "sql", "sql": "INSERT INTO {table} (id, part) VALUES (8, 'd')"})
     assert ins["ok"], ins
-    assert _rows(delta_spark, path) == expected + [(8, 42, "dflt", "d")]
+    assert _rows(delta_spark, path) == [*expected, (8, 42, "dflt", "d")]
