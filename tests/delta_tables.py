@@ -36,6 +36,9 @@ Reads: the kinds of ``delta_spark_reader`` (``table``, ``cdf``, ``history``) and
   ``minWriterVersion``, ``tableFeatures``, ``partitionColumns``, ``properties``), the schema as
   Spark + Delta reads it (``schema``: StructType JSON) and ``latest_version``.
 * ``{"kind": "sql", "sql": "SHOW TBLPROPERTIES {table}", "path": p}``: any statement's rows.
+* ``{"kind": "checksum", "path": p}``: Delta's validation of the latest version's ``.crc`` file
+  against its own state reconstruction: ``version``, ``has_checksum``, ``valid`` (a mismatch fails
+  the read with ``DELTA_TXN_LOG_FAILED_INTEGRITY``).
 
 A failed read answers ``{"ok": false, "error": "...", "condition": <error class or null>}``.
 Delta's ``DeltaLog`` cache is cleared before every request, so each request sees the files as they
@@ -122,6 +125,14 @@ def _read(spark, req: dict) -> dict:
     if kind == "sql":
         stmt = req["sql"].replace("{table}", _table_ref(req["path"])) if req.get("path") else req["sql"]
         return delta_spark_reader._rows(spark.sql(stmt))
+    if kind == "checksum":
+        # Delta's own check of the latest version's checksum file against its state reconstruction
+        # (Snapshot.validateChecksum; a mismatch raises DELTA_TXN_LOG_FAILED_INTEGRITY).
+        snapshot = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+            spark._jsparkSession, req["path"]).unsafeVolatileSnapshot()
+        has = bool(snapshot.checksumOpt().isDefined())
+        valid = bool(snapshot.validateChecksum(getattr(snapshot, "validateChecksum$default$1")()))
+        return {"version": int(snapshot.version()), "has_checksum": has, "valid": valid}
     return delta_spark_reader._read(spark, req)
 
 

@@ -122,7 +122,8 @@ FIXTURES = {
                    "INSERT INTO {table} VALUES (1, 'a')", "INSERT INTO {table} VALUES (2, 'b')",
                    "INSERT INTO {table} VALUES (3, 'c')"),
         feature="v2Checkpoint"),
-    # Writer features filecommit cannot honour (docs/architecture.md feature table): refused by name.
+    # Newer writer features: identityColumns is refused by name; rowTracking, clustering and allowColumnDefaults are
+    # honoured (test_row_tracking.py, test_clustering.py, test_column_defaults.py) and made here for the protocol check.
     "identity": dict(
         steps=_sql("CREATE TABLE {table} (id BIGINT GENERATED ALWAYS AS IDENTITY, name STRING) USING delta",
                    "INSERT INTO {table} (name) VALUES ('a'), ('b')"),
@@ -641,7 +642,7 @@ def _commit_info(path, version):
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["append", "overwrite"])
-@pytest.mark.parametrize("name", ["identity", "column_defaults"])
+@pytest.mark.parametrize("name", ["identity"])
 def test_unsupported_writer_feature_is_refused_by_name(spark, delta_spark, clone, name, mode):
     t = clone(name)
     with pytest.raises(Exception) as e:

@@ -21,7 +21,7 @@ import org.apache.hadoop.fs.Path;
 /**
  * The one adapter for what filecommit needs from Delta Kernel's {@code io.delta.kernel.internal}
  * packages, which Kernel 4.4's public API does not offer: the protocol's feature lists, the
- * metadata's id and creation time, the latest {@code txn} version of an application, deletion
+ * metadata's id and creation time, the live domain metadata, the latest {@code txn} version of an application, deletion
  * vector bitmaps and the Z85 form of a UUID, the checkpoint pieces for tables whose write-time
  * rules Kernel will not checkpoint, and the cleanup of expired log files. Keeping every such call here bounds what a Kernel upgrade can
  * break to this class.
@@ -43,6 +43,12 @@ public final class KernelInternals {
     return new Metadata(km.getId(), km.getName().orElse(null), km.getDescription().orElse(null),
         km.getSchemaString(), ks.getPartitionColumnNames(), ks.getTableProperties(),
         km.getCreatedTime().orElse(null));
+  }
+
+  /** The live domain metadata of a Kernel snapshot, tombstones left out (protocol "Domain Metadata"). */
+  static java.util.List<io.filecommit.delta.actions.DomainMetadata> activeDomainMetadata(io.delta.kernel.Snapshot ks) {
+    return ((SnapshotImpl) ks).getActiveDomainMetadataMap().values().stream().filter(d -> !d.isRemoved())
+        .map(d -> new io.filecommit.delta.actions.DomainMetadata(d.getDomain(), d.getConfiguration(), false)).toList();
   }
 
   /** The latest {@code txn} version of {@code appId} at a Kernel snapshot (protocol "Transaction Identifiers"). */

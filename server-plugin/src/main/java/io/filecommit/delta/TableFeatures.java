@@ -30,7 +30,7 @@ public final class TableFeatures {
       "appendOnly", "invariants", "checkConstraints", "generatedColumns", "changeDataFeed",
       "deletionVectors", "timestampNtz", "domainMetadata", "inCommitTimestamp", "v2Checkpoint",
       "vacuumProtocolCheck", "checkpointProtection", "columnMapping", "typeWidening",
-      "rowTracking", "clustering");
+      "rowTracking", "clustering", "allowColumnDefaults");
   /** Reader features of tables filecommit writes to. */
   public static final Set<String> SUPPORTED_READER = Set.of(
       "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "columnMapping", "typeWidening");

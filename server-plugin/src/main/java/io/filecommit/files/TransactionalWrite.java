@@ -122,7 +122,8 @@ public final class TransactionalWrite {
         throw ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error("Partition column '" + f.name()
             + "' is not in the data; columns: " + List.of(input.fieldNames()));
       } else {
-        cols.add(functions.lit(null).cast(f.dataType()).as(f.name()));
+        // protocol "Default Columns": a column the data lacks gets its default (else null)
+        cols.add(SchemaUtils.defaultValue(f).as(f.name()));
       }
     }
     if (changeTypeColumn != null) {

@@ -15,14 +15,18 @@ import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.BasePredicate;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.EvalMode;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.Predicate$;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils$;
 import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata;
 import org.apache.spark.sql.execution.datasources.PartitionDirectory;
-import org.apache.spark.sql.execution.datasources.PartitioningUtils$;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import scala.jdk.javaapi.CollectionConverters;
@@ -30,8 +34,8 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * Spark's view of the files of one Delta scan (Delta's {@code TahoeFileIndex}): the files come from
  * the log, never from listing directories; each file has its own partition values (protocol
- * "Partition Value Serialization", cast to the column types as Spark casts directory values, in
- * the session time zone), so column-mapped tables whose files sit under random prefixes read
+ * "Partition Value Serialization": the stored strings, never decoded from directory names, cast
+ * to the column types as Delta casts them, in the session time zone), so column-mapped tables whose files sit under random prefixes read
  * right. {@link #listFiles} prunes by the partition filters (evaluated on the typed values) and
  * skips files by their statistics for the data filters ({@link DataSkipping}).
  *
@@ -119,11 +123,29 @@ public final class DeltaFileIndex implements FileIndex {
     Object[] values = new Object[partitionSchema.fields().length];
     for (int i = 0; i < n; i++) {
       String raw = f.partitionValues().get(physicalPartitionNames.get(i));
-      values[i] = raw == null ? null
-          : PartitioningUtils$.MODULE$.castPartValueToDesiredType(partitionSchema.fields()[i].dataType(), raw, zone);
+      values[i] = typedPartitionValue(raw, partitionSchema.fields()[i].dataType(), zone);
     }
     System.arraycopy(f.constants(), 0, values, n, f.constants().length);
     return values;
+  }
+
+  /**
+   * One partition value as stored in the log, typed: the string is taken exactly as stored (never
+   * path-unescaped: it is not a directory name), the empty string and null are null, anything else
+   * is cast to the column type as Delta's {@code TahoeFileIndex} casts it (a non-ANSI cast in the
+   * session time zone; protocol "Partition Value Serialization").
+   *
+   * @param raw the value from {@code partitionValues}, or null
+   * @param type the partition column's type
+   * @param zone the session time zone (timestamp values without an offset)
+   * @return the Catalyst value, or null (also when the string does not cast)
+   */
+  static Object typedPartitionValue(String raw, DataType type, ZoneId zone) {
+    if (raw == null || raw.isEmpty()) {
+      return null;
+    }
+    return new Cast(Literal.create(raw, DataTypes.StringType), type, scala.Option.apply(zone.getId()),
+        EvalMode.LEGACY()).eval(null);
   }
 
   /** The conjunction of the partition filters, bound to the partition schema by column name. */

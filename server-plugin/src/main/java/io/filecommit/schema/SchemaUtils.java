@@ -37,6 +37,34 @@ public final class SchemaUtils {
     return "`" + name.replace("`", "``") + "`";
   }
 
+  /** Column metadata key of a column's default expression (SQL text), as Spark and Delta store it. */
+  public static final String CURRENT_DEFAULT = "CURRENT_DEFAULT";
+
+  /**
+   * The value a row gets for a column it lacks (protocol "Default Columns"; Spark's {@code
+   * ResolveDefaultColumns}): the column's {@code CURRENT_DEFAULT} SQL expression, cast to the column
+   * type, when it has one, else a typed null.
+   *
+   * @param f a table column
+   * @return the default value expression
+   */
+  public static org.apache.spark.sql.Column defaultValue(StructField f) {
+    if (f.metadata().contains(CURRENT_DEFAULT)) {
+      return org.apache.spark.sql.functions.expr(f.metadata().getString(CURRENT_DEFAULT)).cast(f.dataType());
+    }
+    return org.apache.spark.sql.functions.lit(null).cast(f.dataType());
+  }
+
+  /**
+   * Whether a column has a default expression ({@code CURRENT_DEFAULT} in its metadata).
+   *
+   * @param f a table column
+   * @return true when it has one
+   */
+  public static boolean hasDefault(StructField f) {
+    return f.metadata().contains(CURRENT_DEFAULT);
+  }
+
   /**
    * Case-insensitive lookup of a top-level field.
    *

@@ -2,6 +2,7 @@ package io.filecommit.txn;
 
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.TableConfig;
+import io.filecommit.delta.VersionChecksums;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
 import java.util.Map;
@@ -15,7 +16,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Work after a commit landed (Delta's {@code PostCommitHook}s): the snapshot cache moves to the new
- * version (at once, so the next command's snapshot is current), and a checkpoint is written when the
+ * version (at once, so the next command's snapshot is current), the version checksum file is
+ * written ({@link VersionChecksums}; protocol "Version Checksum File") in the background, and a checkpoint is written when the
  * version is a multiple of {@code delta.checkpointInterval} (protocol "Checkpoints") in the
  * background, after the command answered ({@link #inBackground}: one chain per table), followed by
  * the clean-up of expired log files (protocol "Metadata Cleanup"; {@code DeltaLog.cleanupExpiredLogs}).
@@ -52,6 +54,19 @@ final class PostCommitHooks {
       } catch (Throwable ignored) {
         // the next snapshot asks Kernel anyway when the cache is not provably current
       }
+    }
+    try {
+      inBackground(log, () -> {
+        try {
+          VersionChecksums.write(log, version);
+        } catch (Throwable e) {
+          rethrowIfFatal(e);
+          LOG.warn("filecommit: checksum file of " + log.tablePath() + " at version " + version + " not written: " + e, e);
+        }
+      });
+    } catch (Throwable e) {
+      notFatalHere(e);
+      LOG.warn("filecommit: checksum file of " + log.tablePath() + " at version " + version + " not scheduled: " + e);
     }
     try {
       int interval = TableConfig.CHECKPOINT_INTERVAL.fromMetadata(metadata);

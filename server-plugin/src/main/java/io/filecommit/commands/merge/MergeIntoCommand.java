@@ -346,7 +346,7 @@ public final class MergeIntoCommand {
             // Fitted to the evolved type (nested fields the source lacks as nulls), never narrowed.
             v = SchemaEvolution.project(v, src.schema().apply(name).dataType(), f.dataType());
           }
-        } else if (!change.isGenerated(f.name())) {
+        } else if (!change.isGenerated(f.name()) && !(insert && SchemaUtils.hasDefault(f))) {
           throw ErrorClass.DELTA_MERGE_UNRESOLVED_EXPRESSION.error("MERGE " + (insert ? "INSERT *" : "UPDATE SET *")
               + ": the source has no column '" + f.name() + "' of the table " + change.table + "; source columns: "
               + List.of(src.columns()), Map.of("column", f.name()));
@@ -356,7 +356,8 @@ public final class MergeIntoCommand {
         if (change.isGenerated(f.name())) {
           recompute.add(f.name());
         }
-        v = insert ? functions.lit(null) : targetRow.get(i);
+        // protocol "Default Columns": an inserted row lacking a column gets its default (else null)
+        v = insert ? SchemaUtils.defaultValue(f) : targetRow.get(i);
       }
       values.add(v);
     }

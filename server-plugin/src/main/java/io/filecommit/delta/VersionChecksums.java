@@ -1,0 +1,188 @@
+package io.filecommit.delta;
+
+import io.delta.kernel.Table;
+import io.filecommit.delta.actions.Action;
+import io.filecommit.delta.actions.Actions;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.CommitInfo;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.Protocol;
+import io.filecommit.delta.actions.SetTransaction;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes {@code _delta_log/<version>.crc} after a commit landed (protocol "Version Checksum File";
+ * Delta's {@code RecordChecksum} and {@code ChecksumHook}), as post-commit work: a failure is the
+ * caller's to log, never the commit's.
+ *
+ * <p>The checksum of a version is derived from the previous version's (Delta's incremental
+ * checksum): at once when this server wrote that one (kept in memory), otherwise the previous file
+ * is read, and because another writer's file is never trusted blindly, the result is also computed
+ * from the table state at the version (Kernel's log replay): when the derived checksum disagrees
+ * with it, the previous file disagrees with the table; that is reported (a warning in the server
+ * log and {@link #mismatchesReported()}) and the checksum from the table state is written instead.
+ * Without a usable previous file the checksum comes from the table state (its set transactions
+ * then unknown and left out, as Delta leaves them out when it cannot track them).
+ */
+public final class VersionChecksums {
+  private static final Logger LOG = LoggerFactory.getLogger(VersionChecksums.class);
+  private static final AtomicLong MISMATCHES = new AtomicLong();
+  private static final int MAX_TABLES = 1024;
+
+  /** The last checksum this server wrote per table root (version, content). */
+  private record Written(long version, VersionChecksum checksum) {}
+
+  private static final Map<String, Written> LAST = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Written> eldest) {
+      return size() > MAX_TABLES;
+    }
+  };
+
+  private VersionChecksums() {}
+
+  /** {@return how many checksum files of other writers disagreed with the table state, since the server started} */
+  public static long mismatchesReported() {
+    return MISMATCHES.get();
+  }
+
+  /**
+   * The path of a version's checksum file.
+   *
+   * @param log the table's log
+   * @param version the version
+   * @return {@code _delta_log/<version, 20 digits>.crc}
+   */
+  public static Path file(DeltaLog log, long version) {
+    return new Path(log.logPath(), String.format("%020d.crc", version));
+  }
+
+  /**
+   * Reads a version's checksum file.
+   *
+   * @param log the table's log
+   * @param version the version
+   * @return the checksum, or null when the file is missing, empty or not a complete checksum
+   */
+  public static VersionChecksum read(DeltaLog log, long version) {
+    try (InputStream in = log.fs().open(file(log, version))) {
+      VersionChecksum c = Actions.MAPPER.readValue(in, VersionChecksum.class);
+      return c != null && c.complete() ? c : null;
+    } catch (FileNotFoundException e) {
+      return null;
+    } catch (IOException | RuntimeException e) {
+      LOG.info("filecommit: checksum of version " + version + " of " + log.tablePath() + " not readable: " + e);
+      return null;
+    }
+  }
+
+  /**
+   * Writes the checksum file of a version this server just committed, unless it exists.
+   *
+   * @param log the table's log
+   * @param version the committed version
+   * @return the checksum written, or null when the file existed already
+   * @throws IOException when the log cannot be read or the file cannot be written
+   */
+  public static VersionChecksum write(DeltaLog log, long version) throws IOException {
+    Path target = file(log, version);
+    FileSystem fs = log.fs();
+    if (fs.exists(target)) {
+      return null;
+    }
+    String table = log.tablePath().toString();
+    List<Action> commit = log.readCommit(version);
+    Written mine;
+    synchronized (LAST) {
+      mine = LAST.get(table);
+    }
+    VersionChecksum result = null;
+    if (version == 0) {
+      result = new VersionChecksum(null, 0, 0, 1, 1, null, List.of(), List.of(), null, null,
+          VersionChecksum.Histogram.empty()).next(commit);
+    } else if (mine != null && mine.version() == version - 1) {
+      result = mine.checksum().next(commit);
+    }
+    if (result == null) {
+      VersionChecksum state = fromState(log, version, commit);
+      VersionChecksum previous = read(log, version - 1);
+      VersionChecksum derived = previous == null ? null : previous.next(commit);
+      result = state;
+      if (derived != null) {
+        List<String> bad = derived.mismatches(state);
+        if (bad.isEmpty()) {
+          result = derived.fileSizeHistogram() == null ? withHistogram(derived, state) : derived;
+        } else {
+          MISMATCHES.incrementAndGet();
+          LOG.warn("filecommit: the checksum file of version " + (version - 1) + " of " + table
+              + " disagrees with the table state in " + bad + "; not used: the checksum of version " + version
+              + " is computed from the log");
+        }
+      }
+    }
+    writeAtomically(fs, target, Actions.MAPPER.writeValueAsString(result) + "\n");
+    synchronized (LAST) {
+      LAST.put(table, new Written(version, result));
+    }
+    return result;
+  }
+
+  private static VersionChecksum withHistogram(VersionChecksum c, VersionChecksum h) {
+    return new VersionChecksum(c.txnId(), c.tableSizeBytes(), c.numFiles(), 1, 1, c.inCommitTimestampOpt(),
+        c.setTransactions(), c.domainMetadata(), c.metadata(), c.protocol(), h.fileSizeHistogram());
+  }
+
+  /** The checksum from the table state at {@code version}, replayed by Kernel. */
+  static VersionChecksum fromState(DeltaLog log, long version, List<Action> commit) {
+    io.delta.kernel.Snapshot ks = Table.forPath(log.engine(), log.tablePath().toString())
+        .getSnapshotAsOfVersion(log.engine(), version);
+    List<AddFile> files = ScanFiles.activeFiles(ks, log.engine(), log.tablePath().toString());
+    Protocol p = KernelInternals.protocol(ks);
+    Metadata md = KernelInternals.metadata(ks);
+    for (Action a : commit) {
+      // The commit's own actions are the exact ones (Kernel's copy may lose JSON detail).
+      if (a instanceof Protocol np) {
+        p = np;
+      } else if (a instanceof Metadata nm) {
+        md = nm;
+      }
+    }
+    Long ict = null;
+    for (Action a : commit) {
+      if (a instanceof CommitInfo ci) {
+        ict = ci.inCommitTimestamp();
+      }
+    }
+    List<SetTransaction> txns = null;
+    return VersionChecksum.of(files, p, md, txns, KernelInternals.activeDomainMetadata(ks), ict);
+  }
+
+  /** Writes a new file in one step: a hidden temporary file renamed into place (never over another). */
+  private static void writeAtomically(FileSystem fs, Path target, String content) throws IOException {
+    Path tmp = new Path(target.getParent(), "." + target.getName() + "." + UUID.randomUUID() + ".tmp");
+    try (OutputStream out = fs.create(tmp, false)) {
+      out.write(content.getBytes(StandardCharsets.UTF_8));
+    }
+    boolean moved = false;
+    try {
+      moved = !fs.exists(target) && fs.rename(tmp, target);
+    } finally {
+      if (!moved) {
+        fs.delete(tmp, false);
+      }
+    }
+  }
+}
