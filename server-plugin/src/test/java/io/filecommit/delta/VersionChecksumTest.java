@@ -54,7 +54,7 @@ class VersionChecksumTest {
     assertEquals(1, v0.fileSizeHistogram().fileCounts()[0]);
     assertEquals(1, v0.fileSizeHistogram().fileCounts()[1]); // 9000 >= 8192
     VersionChecksum v1 = v0.next(List.of(new CommitInfo(77L, 77L, "DELETE", null, null, null, null, null, null, null),
-        new RemoveFile("a", 5L, true, true, Map.of(), 100L, null), new SetTransaction("app", 3, 5L),
+        new RemoveFile("a", 5L, true, true, Map.of(), 100L, null, null, null), new SetTransaction("app", 3, 5L),
         new DomainMetadata("d", "{}", false)));
     assertEquals(9000, v1.tableSizeBytes());
     assertEquals(1, v1.numFiles());
@@ -66,7 +66,7 @@ class VersionChecksumTest {
     assertEquals(List.of(), v2.domainMetadata());
     assertNull(v2.inCommitTimestampOpt());
     // A remove without a size cannot be derived.
-    assertNull(v2.next(List.of(new RemoveFile("b", 5L, true, false, null, null, null))));
+    assertNull(v2.next(List.of(new RemoveFile("b", 5L, true, false, null, null, null, null, null))));
   }
 
   @Test
