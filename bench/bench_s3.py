@@ -74,7 +74,7 @@ def main(argv=None) -> int:
         n = 0
         for i in range(args.warmup + args.appends):
             t0 = time.perf_counter()
-            r = filecommit.write(spark.range(n, n + 1), ours, mode="append")
+            r = filecommit.write(spark.range(n, n + 1, 1, 1), ours, mode="append")
             dt = (time.perf_counter() - t0) * 1000
             if i >= args.warmup:
                 times["filecommit"].append(dt)
