@@ -49,9 +49,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import pyarrow as pa
-    from deltalake import DeltaTable, write_deltalake
-
     import s3
+    from deltalake import DeltaTable, write_deltalake
 
     import filecommit
 

@@ -6,7 +6,6 @@ import glob
 import json
 import os
 import time
-from typing import Dict, List
 
 import pandas as pd
 import pytest
@@ -90,7 +89,7 @@ def canonical(df: pd.DataFrame, columns=None) -> pd.DataFrame:
     return out.loc[order].reset_index(drop=True)
 
 
-def log_actions(path: str) -> Dict[int, List[dict]]:
+def log_actions(path: str) -> dict[int, list[dict]]:
     """Raw ``_delta_log`` commits: version -> list of action dicts, parsed with the json module."""
     out = {}
     if is_s3(path):
@@ -105,7 +104,7 @@ def log_actions(path: str) -> Dict[int, List[dict]]:
     return out
 
 
-def adds_in_log(path: str, version: int) -> List[dict]:
+def adds_in_log(path: str, version: int) -> list[dict]:
     """The ``add`` actions of one commit."""
     return [a["add"] for a in log_actions(path)[version] if "add" in a]
 

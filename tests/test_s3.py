@@ -11,9 +11,9 @@ import uuid
 import pyarrow.compute as pc
 import pyarrow.fs as fs
 import pytest
+from helpers import data_files, delta_table, log_actions
 
 import filecommit
-from helpers import data_files, delta_table, log_actions
 
 COLS = ["id", "name", "part"]
 
@@ -122,7 +122,7 @@ def test_every_command_on_an_s3a_table(spark, delta_spark, s3_table_path):
     assert filecommit.abort(spark, path, s2) >= 1
     p = filecommit.commit(spark, path, s1)
     assert p.version == 8
-    _both(delta_spark, path, rows_v2 + [(400, "s1", "a")])
+    _both(delta_spark, path, [*rows_v2, (400, "s1", "a")])
     assert not [f for f in data_files(path) if s2.add_files[0].path.split("/")[-1] in f], "aborted file swept"
 
     # VACUUM inside the retention keeps every file a version in the window needs.
@@ -130,7 +130,7 @@ def test_every_command_on_an_s3a_table(spark, delta_spark, s3_table_path):
     vac = filecommit.vacuum(spark, path, retention_hours=168)
     assert vac.files == [] and data_files(path) == before
     assert vac.object_store_requests.get("object_list_request", 0) >= 1
-    _both(delta_spark, path, rows_v2 + [(400, "s1", "a")])
+    _both(delta_spark, path, [*rows_v2, (400, "s1", "a")])
 
 
 def test_batch_sink_on_s3(spark, minio, s3_table_path):
