@@ -31,7 +31,19 @@ DELTA_PINS := pyspark==4.2.0 delta-spark==4.4.0 pandas==2.3.3 pyarrow==26.0.1
 # the reader passes them with spark.jars, so no Ivy resolution happens while tests run.
 DELTA_JARS := io.delta:delta-spark_2.13:4.4.0 io.delta:delta-storage:4.4.0
 
-delta-reader: $(DELTA_VENV)/.installed
+delta-reader: $(DELTA_VENV)/.installed $(DELTA_VENV)/s3a-jars/.installed
+
+# The reader's S3A connector: the hadoop-aws of pyspark 4.2.0's own Hadoop (the version of its
+# hadoop-client-api jar) and the AWS SDK v2 modules of server-plugin/s3a/pom.xml, fetched by Maven at
+# setup (never Ivy at test time); the reader adds them when the tests point it at an S3 server.
+$(DELTA_VENV)/s3a-jars/.installed: $(DELTA_VENV)/.installed server-plugin/s3a/pom.xml
+	rm -rf $(DELTA_VENV)/s3a-jars && mkdir -p $(DELTA_VENV)/s3a-jars
+	hv=$$(ls $(DELTA_VENV)/lib/python*/site-packages/pyspark/jars | sed -n 's/^hadoop-client-api-\(.*\)\.jar$$/\1/p'); \
+	  test -n "$$hv" || { echo "no hadoop-client-api jar in the reader's pyspark"; exit 1; }; \
+	  mvn -q -B -f server-plugin/s3a/pom.xml -Dhadoop.version=$$hv dependency:copy-dependencies \
+	    -DoutputDirectory=$(CURDIR)/$(DELTA_VENV)/s3a-jars -DincludeScope=runtime -DexcludeGroupIds=io.netty,org.slf4j \
+	    -DexcludeArtifactIds=commons-codec,commons-logging,httpclient,httpcore
+	touch $@
 
 $(DELTA_VENV)/.installed: Makefile
 	test -x $(DELTA_VENV)/bin/python || $(PYTHON) -m venv $(DELTA_VENV)

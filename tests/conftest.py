@@ -23,7 +23,12 @@ def minio(tmp_path_factory):
     server.start()
     server.bucket = f"filecommit-{uuid.uuid4().hex[:8]}"
     server.create_bucket(server.bucket)
+    # A second bucket of which only "prefix" is an allowed root (tests/test_s3.py: allowed roots).
+    server.roots_bucket = server.bucket + "-roots"
+    server.create_bucket(server.roots_bucket)
+    s3.ACTIVE = server
     yield server
+    s3.ACTIVE = None
     server.stop()
 
 
@@ -66,15 +71,20 @@ def spark(tmp_path_factory, minio):
 
         conf.update(s3.server_conf(minio.endpoint))
         conf["spark.jars"] = ",".join([conf["spark.jars"], *s3.s3a_jars()])
-        conf["spark.filecommit.allowedRoots"] += f",s3a://{minio.bucket}/"
+        conf["spark.filecommit.allowedRoots"] += f",s3a://{minio.bucket}/,s3a://{minio.roots_bucket}/prefix"
         session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"), conf=conf)
     yield session
     session.stop()
 
 
 @pytest.fixture
-def table_path(tmp_path):
-    """A fresh, not yet existing table path under pytest's tmp dir (or ``$FILECOMMIT_TEST_DIR``)."""
+def table_path(request, tmp_path):
+    """A fresh, not yet existing table path under pytest's tmp dir (or ``$FILECOMMIT_TEST_DIR``).
+
+    Parametrized indirectly with ``"s3"`` (``helpers.on_s3`` runs a test with ``"local"`` and
+    ``"s3"``), it is an ``s3a://`` path in the session's MinIO bucket instead (:func:`s3_table_path`)."""
+    if getattr(request, "param", "local") == "s3":
+        return request.getfixturevalue("s3_table_path")
     base = os.environ.get("FILECOMMIT_TEST_DIR")
     root = os.path.join(base, uuid.uuid4().hex[:8]) if base else str(tmp_path)
     return os.path.join(root, f"t_{uuid.uuid4().hex[:8]}")
@@ -89,16 +99,23 @@ def s3_table_path(minio):
 
 
 @pytest.fixture(scope="session")
-def delta_spark(tmp_path_factory):
+def delta_spark(tmp_path_factory, minio):
     """One Spark + Delta worker (``tests/delta_tables.py --serve`` in ``.venv-delta``) per session:
-    makes fixture tables with real delta-spark and reads tables, independent of our code."""
+    makes fixture tables with real delta-spark and reads tables, independent of our code. Its S3A
+    (the hadoop-aws of its own Hadoop, ``make delta-reader``) points at the session's :func:`minio`,
+    so it reads ``s3a://`` tables too."""
     from delta_tables import DeltaSpark
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     python = os.environ.get("FILECOMMIT_DELTA_PYTHON", os.path.join(root, ".venv-delta", "bin", "python"))
     if not os.path.exists(python):
         pytest.fail(f"Spark + Delta venv missing at {python}: run `make delta-reader`")
-    worker = DeltaSpark(python, str(tmp_path_factory.mktemp("delta_spark_worker") / "stderr.log"))
+    s3a_conf = None
+    if minio is not None:
+        import s3
+
+        s3a_conf = s3.server_conf(minio.endpoint)
+    worker = DeltaSpark(python, str(tmp_path_factory.mktemp("delta_spark_worker") / "stderr.log"), s3a_conf=s3a_conf)
     yield worker
     worker.close()
 

@@ -51,13 +51,27 @@ def delta_jars() -> list[str]:
     return jars
 
 
+def s3a_jars() -> list[str]:
+    """The Hadoop S3A connector's jars for this reader (``make delta-reader`` fetches with Maven the
+    hadoop-aws of pyspark's own Hadoop version, and its AWS SDK modules, into ``<venv>/s3a-jars``);
+    empty when absent (the reader then reads local tables only)."""
+    folder = os.environ.get("FILECOMMIT_DELTA_S3A_JARS_DIR", os.path.join(sys.prefix, "s3a-jars"))
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".jar")) \
+        if os.path.isdir(folder) else []
+
+
 def _session():
+    """The classic Spark + Delta session. ``$FILECOMMIT_DELTA_S3A_CONF`` (a JSON object of Spark conf,
+    e.g. ``spark.hadoop.fs.s3a.endpoint``) points its S3A at an S3 server, with :func:`s3a_jars`."""
+    import json
+
     from pyspark.sql import SparkSession
 
+    s3a_conf = json.loads(os.environ.get("FILECOMMIT_DELTA_S3A_CONF") or "{}")
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("filecommit-delta-reader")
-        .config("spark.jars", ",".join(delta_jars()))
+        .config("spark.jars", ",".join(delta_jars() + (s3a_jars() if s3a_conf else [])))
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.ui.enabled", "false")
@@ -73,6 +87,8 @@ def _session():
         # as another user (docker/test-containers.sh sets 000) must write into the fixture tables.
         .config("spark.hadoop.fs.permissions.umask-mode", os.environ.get("FILECOMMIT_TEST_UMASK", "022"))
     )
+    for key, value in s3a_conf.items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -247,13 +247,17 @@ class DeltaSpark:
 
     :param python: the ``.venv-delta`` interpreter
     :param stderr_path: file receiving the worker's stderr (Spark's logs), quoted on failures
+    :param s3a_conf: Spark conf pointing the worker's S3A at an S3 server (``tests/s3.py``
+        ``server_conf``), so it reads ``s3a://`` tables too; None: local tables only
     """
 
-    def __init__(self, python: str, stderr_path: str, start_timeout: float = 300):
+    def __init__(self, python: str, stderr_path: str, start_timeout: float = 300, s3a_conf: dict | None = None):
         # The worker is a classic Spark session: without this process's Spark Connect markers.
         # TZ=UTC: Python's datetimes from collect() and Spark's session zone agree.
         env = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
         env["TZ"] = "UTC"
+        if s3a_conf:
+            env["FILECOMMIT_DELTA_S3A_CONF"] = json.dumps(s3a_conf)
         self.stderr_path = stderr_path
         self._stderr = open(stderr_path, "w")
         self.proc = subprocess.Popen([python, os.path.abspath(__file__), "--serve"], stdin=subprocess.PIPE,

@@ -6,9 +6,9 @@ import glob
 import json
 import os
 import time
-from typing import Dict, List
 
 import pandas as pd
+import pytest
 
 
 def second_session(spark):
@@ -25,12 +25,54 @@ def second_session(spark):
     return RemoteSparkSession.builder.remote(url).create()
 
 
-def delta_rows(path: str, columns=None, version=None) -> pd.DataFrame:
-    """The table's rows as read by delta-rs, in canonical order."""
+# Runs a test on a local table and on an s3a:// table in the session's MinIO bucket: the
+# ``table_path`` fixture (conftest) takes the parameter; the helpers below read both.
+on_s3 = pytest.mark.parametrize("table_path", ["local", "s3"], indirect=True)
+
+
+def is_s3(path: str) -> bool:
+    """Whether ``path`` is an ``s3a://`` table of the session's MinIO (``tests/s3.py``)."""
+    return str(path).startswith("s3a://")
+
+
+def delta_table(path: str, version=None):
+    """delta-rs's ``DeltaTable`` of a local or ``s3a://`` table (delta-rs names the scheme ``s3``,
+    with the MinIO server's storage options)."""
     from deltalake import DeltaTable
 
-    dt = DeltaTable(path, version=version) if version is not None else DeltaTable(path)
-    return canonical(dt.to_pandas(), columns)
+    kwargs = {} if version is None else {"version": version}
+    if is_s3(path):
+        import s3
+
+        return DeltaTable("s3://" + path.removeprefix("s3a://"), storage_options=s3.ACTIVE.storage_options(),
+                          **kwargs)
+    return DeltaTable(path, **kwargs)
+
+
+def _s3_files(path: str, recursive: bool) -> list[tuple[str, str]]:
+    """(relative name, key) of the objects under an s3a:// directory."""
+    import s3
+    from pyarrow import fs
+
+    base = path.removeprefix("s3a://").rstrip("/")
+    infos = s3.ACTIVE.filesystem().get_file_info(fs.FileSelector(base, allow_not_found=True, recursive=recursive))
+    return sorted((i.path[len(base) + 1:], i.path) for i in infos if i.type == fs.FileType.File)
+
+
+def read_bytes(path: str) -> bytes:
+    """A file's bytes, local or s3a://."""
+    if is_s3(path):
+        import s3
+
+        with s3.ACTIVE.filesystem().open_input_stream(path.removeprefix("s3a://")) as fh:
+            return fh.read()
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def delta_rows(path: str, columns=None, version=None) -> pd.DataFrame:
+    """The table's rows as read by delta-rs, in canonical order."""
+    return canonical(delta_table(path, version).to_pandas(), columns)
 
 
 def canonical(df: pd.DataFrame, columns=None) -> pd.DataFrame:
@@ -47,19 +89,22 @@ def canonical(df: pd.DataFrame, columns=None) -> pd.DataFrame:
     return out.loc[order].reset_index(drop=True)
 
 
-def log_actions(path: str) -> Dict[int, List[dict]]:
+def log_actions(path: str) -> dict[int, list[dict]]:
     """Raw ``_delta_log`` commits: version -> list of action dicts, parsed with the json module."""
     out = {}
-    for f in sorted(glob.glob(os.path.join(path, "_delta_log", "*.json"))):
-        name = os.path.basename(f)
-        if name.startswith("."):
+    if is_s3(path):
+        files = [(f"{path}/_delta_log/{name}", name) for name, _ in _s3_files(f"{path}/_delta_log", False)]
+    else:
+        files = [(f, os.path.basename(f)) for f in sorted(glob.glob(os.path.join(path, "_delta_log", "*.json")))]
+    for f, name in files:
+        if name.startswith(".") or not name.endswith(".json") or not name[:20].isdigit():
             continue
-        with open(f) as fh:
-            out[int(name.split(".")[0])] = [json.loads(line) for line in fh if line.strip()]
+        out[int(name.split(".")[0])] = [json.loads(line) for line in read_bytes(f).decode().splitlines()
+                                        if line.strip()]
     return out
 
 
-def adds_in_log(path: str, version: int) -> List[dict]:
+def adds_in_log(path: str, version: int) -> list[dict]:
     """The ``add`` actions of one commit."""
     return [a["add"] for a in log_actions(path)[version] if "add" in a]
 
@@ -145,6 +190,8 @@ def log_state(path: str) -> dict:
 
 def data_files(path: str) -> list[str]:
     """Every file under the table directory outside ``_delta_log`` (relative, sorted): debris checks."""
+    if is_s3(path):
+        return [name for name, _ in _s3_files(path, True) if not name.startswith("_delta_log/")]
     out = []
     for d, _, files in os.walk(path):
         rel = os.path.relpath(d, path)

@@ -22,6 +22,8 @@ S3A_JARS = os.path.join(ROOT, ".build", "s3a-jars")
 ACCESS_KEY = "filecommit"
 SECRET_KEY = "filecommit-secret"
 REGION = "us-east-1"
+# The session's server (the conftest ``minio`` fixture sets it), for the helpers that read s3a:// tables.
+ACTIVE: MinioServer | None = None
 
 
 def _free_port() -> int:

@@ -15,7 +15,7 @@ import pytest
 from deltalake import DeltaTable
 
 import filecommit
-from helpers import canonical, delta_rows, log_actions
+from helpers import canonical, delta_rows, delta_table, log_actions, on_s3
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +29,7 @@ def _changes(spark, rows):
 
 
 def _cdf(path, start, end=None):
-    reader = DeltaTable(path).load_cdf(starting_version=start, ending_version=end)
+    reader = delta_table(path).load_cdf(starting_version=start, ending_version=end)
     return pa.table(reader).to_pandas()
 
 
@@ -192,6 +192,7 @@ def test_enable_feed_on_existing_table_with_a_metadata_only_commit(spark, table_
         filecommit.set_table_properties(spark, table_path + "_missing", CDF)
 
 
+@on_s3
 def test_replace_where_overwrites_only_matching_partitions_with_change_records(spark, table_path):
     _create(spark, table_path)  # x: (1, a), y: (2, b)
     rows = [(1, "a", "x", "update_preimage"), (1, "A", "x", "update_postimage"), (1, "A", "x", None)]

@@ -14,7 +14,7 @@ import time
 
 import pytest
 from deltalake import DeltaTable
-from helpers import delta_rows, log_actions, second_session
+from helpers import delta_rows, delta_table, log_actions, on_s3, second_session
 
 import filecommit
 
@@ -35,6 +35,7 @@ def _txn_actions(path):
 
 
 @pytest.mark.container
+@on_s3
 def test_same_txn_twice_commits_once(spark, table_path):
     first = filecommit.write(_rows(spark, range(5)), table_path, txn=("loader", 0))
     again = filecommit.write(_rows(spark, range(5)), table_path, txn=("loader", 0))
@@ -45,7 +46,7 @@ def test_same_txn_twice_commits_once(spark, table_path):
     assert again.add_files == [] and again.remove_files == [] and again.metrics.files == 0
     assert sorted(log_actions(table_path)) == [0], "the retry committed nothing"
     assert _ids(table_path) == [0, 1, 2, 3, 4], "rows not duplicated"
-    assert DeltaTable(table_path).transaction_version("loader") == 0
+    assert delta_table(table_path).transaction_version("loader") == 0
 
 
 def test_higher_version_commits_and_lower_ones_are_skipped(spark, table_path):
@@ -60,10 +61,11 @@ def test_higher_version_commits_and_lower_ones_are_skipped(spark, table_path):
     r6 = filecommit.write(_rows(spark, [3]), table_path, txn=("loader", 6))
     assert r6.committed and r6.version == 2
     assert _ids(table_path) == [1, 2, 3]
-    assert DeltaTable(table_path).transaction_version("loader") == 6
+    assert delta_table(table_path).transaction_version("loader") == 6
 
 
 @pytest.mark.container
+@on_s3
 def test_commit_carries_the_txn_action(spark, table_path):
     before = int(time.time() * 1000)
     filecommit.write(_rows(spark, [1]), table_path, txn=("app-a", 7))
@@ -124,7 +126,7 @@ def test_set_table_properties_with_txn(spark, table_path):
     r = filecommit.set_table_properties(spark, table_path, {"delta.appendOnly": "false"}, txn=("admin", 0))
     assert r.committed is False and r.version == 1
     assert DeltaTable(table_path).metadata().configuration["delta.appendOnly"] == "true"
-    assert DeltaTable(table_path).transaction_version("admin") == 0
+    assert delta_table(table_path).transaction_version("admin") == 0
 
 
 def _is_concurrent_txn(e: Exception) -> bool:
@@ -187,7 +189,7 @@ def test_two_sessions_with_the_same_app_id_commit_each_version_once(spark, table
     by_table_version = {tv: t[0]["version"] for tv, t in txns.items() if t}
     assert by_table_version == {tv: v for v, tv in committed.items()}
     assert [by_table_version[tv] for tv in sorted(by_table_version)] == list(range(n))
-    assert DeltaTable(table_path).transaction_version("shared-app") == n - 1
+    assert delta_table(table_path).transaction_version("shared-app") == n - 1
 
     expected = sorted(i for v in range(n) for i in range(10 * v, 10 * v + 3))
     assert _ids(table_path) == expected, "rows exact: no version lost or duplicated"

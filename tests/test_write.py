@@ -17,7 +17,7 @@ import pytest
 from deltalake import DeltaTable
 
 import filecommit
-from helpers import adds_in_log, canonical, delta_rows, log_actions, second_session
+from helpers import adds_in_log, canonical, delta_rows, delta_table, log_actions, on_s3, second_session
 
 pytestmark = pytest.mark.slow
 
@@ -105,13 +105,14 @@ def test_unpartitioned_file_names_and_protocol(spark, table_path):
 
 
 @pytest.mark.container
+@on_s3
 def test_append_creates_consecutive_versions(spark, table_path):
     first = [(i, "a", "x") for i in range(5)]
     second = [(i, "b", "y") for i in range(5, 9)]
     r0 = filecommit.write(_df(spark, first), table_path, partition_by=["part"])
     r1 = filecommit.write(_df(spark, second), table_path, mode="append")
     assert (r0.version, r1.version) == (0, 1)
-    assert DeltaTable(table_path).version() == 1
+    assert delta_table(table_path).version() == 1
     pd.testing.assert_frame_equal(
         delta_rows(table_path, ["id", "name", "part"]),
         canonical(pd.DataFrame(first + second, columns=["id", "name", "part"]), ["id", "name", "part"]),
@@ -161,6 +162,7 @@ def _versions(path):
 
 
 @pytest.mark.container
+@on_s3
 def test_error_if_exists_fails_and_commits_nothing(spark, table_path):
     filecommit.write(_df(spark, [(1, "a", "x")]), table_path)
     for mode in ("error", "errorifexists"):
@@ -275,6 +277,7 @@ def test_client_side_validation_before_sending(spark, table_path):
 
 
 @pytest.mark.container
+@on_s3
 def test_two_clients_append_concurrently(spark, table_path):
     filecommit.write(_df(spark, [(0, "seed", "x")]), table_path, partition_by=["part"])
     other = second_session(spark)

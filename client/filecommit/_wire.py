@@ -77,6 +77,7 @@ def _metrics(summary: Any) -> WriteMetrics:
         num_updated_rows=summary.num_updated_rows,
         num_inserted_rows=summary.num_inserted_rows,
         num_copied_rows=summary.num_copied_rows,
+        object_store_requests=dict(summary.object_store_requests),
     )
 
 

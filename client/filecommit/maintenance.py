@@ -68,7 +68,8 @@ def vacuum(
     if summary is None:
         raise RuntimeError("the server finished VACUUM without a summary")
     return VacuumResult(
-        files=files, dry_run=summary.dry_run, num_bytes=summary.num_bytes, table_path=summary.table_path
+        files=files, dry_run=summary.dry_run, num_bytes=summary.num_bytes, table_path=summary.table_path,
+        object_store_requests=dict(summary.object_store_requests),
     )
 
 

@@ -29,6 +29,11 @@ class WriteMetrics:
         num_updated_rows: rows updated by ``update`` / ``merge``.
         num_inserted_rows: rows inserted by ``merge``.
         num_copied_rows: unchanged rows copied from rewritten files into new files.
+        object_store_requests: object-store requests the command made on the server, by Hadoop
+            IOStatistics counter name (S3A: ``object_put_request``, ``object_list_request``,
+            ``object_metadata_request`` (HEAD), ``action_http_get_request`` (GET), ...); counted in
+            the server's JVM, including other commands on the same bucket at the same time; empty
+            on the local file system.
     """
 
     rows: int
@@ -42,6 +47,7 @@ class WriteMetrics:
     num_updated_rows: int = 0
     num_inserted_rows: int = 0
     num_copied_rows: int = 0
+    object_store_requests: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -202,10 +208,13 @@ class VacuumResult:
         dry_run: True when nothing was deleted.
         num_bytes: their total size, bytes.
         table_path: fully qualified table root.
+        object_store_requests: object-store requests of the VACUUM, as
+            :attr:`WriteMetrics.object_store_requests`.
     """
 
     files: list[str]
     dry_run: bool
     num_bytes: int
     table_path: str
+    object_store_requests: dict[str, int] = field(default_factory=dict)
 

@@ -124,6 +124,16 @@ def local_session(
     ``FILECOMMIT_VERBOSE_LOGS=1`` keep Spark's default logging; a log4j2 file of your own, given as
     ``-Dlog4j2.configurationFile=...`` in ``conf["spark.driver.extraJavaOptions"]``, is used as is.
 
+    Tables on S3 (``s3a://bucket/prefix/table``) need Hadoop's S3A connector on the server and its
+    settings in ``conf`` (docs/operators.md, "Object storage (S3)"): the jars of ``make s3a-jars``
+    after the plugin jar in ``spark.jars`` (``",".join([find_plugin_jar(), *glob(".build/s3a-jars/*.jar")])``),
+    ``spark.hadoop.fs.s3a.endpoint`` (e.g. ``http://127.0.0.1:9000``; leave out on AWS),
+    ``spark.hadoop.fs.s3a.path.style.access`` (``"true"`` for MinIO and most non-AWS stores) and
+    ``spark.hadoop.fs.s3a.aws.credentials.provider`` (e.g.
+    ``software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider``, or
+    ``org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider`` with ``spark.hadoop.fs.s3a.access.key``
+    and ``spark.hadoop.fs.s3a.secret.key``).
+
     Args:
         master: Spark master for the embedded server, e.g. "local[2]" or "local-cluster[2,1,1024]".
         conf: extra Spark configuration for the server (str -> str).

@@ -75,9 +75,14 @@ public final class AutoCompact {
   private static OptimizeCommand.Result compact(SparkSession session, CommandResult result) {
     long start = System.currentTimeMillis();
     DeltaLog log = DeltaLog.forTable(session, result.tablePath());
-    Snapshot latest = log.snapshot();
-    if (!latest.exists() || !TableConfig.AUTO_COMPACT.fromMetadata(latest.metadata())) {
-      return null; // the common case: one cached snapshot look-up, no transaction
+    // The common case: the table's setting from the state this server cached at its commit, no request.
+    io.filecommit.delta.actions.Metadata md = io.filecommit.delta.LogProbe.cachedMetadata(log, result.version());
+    if (md == null) {
+      Snapshot latest = log.snapshot();
+      md = latest.exists() ? latest.metadata() : null;
+    }
+    if (md == null || !TableConfig.AUTO_COMPACT.fromMetadata(md)) {
+      return null;
     }
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
     Snapshot snapshot = txn.snapshot();

@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
@@ -25,6 +24,11 @@ import org.apache.hadoop.fs.Path;
  *       file system, normalized ({@code ..} removed), and on the local file system resolved
  *       through symbolic links (the deepest existing ancestor's real path); it must then be one
  *       of the roots (resolved the same way) or below one, else it is refused.
+ *   <li>Object stores ({@code s3a://bucket/prefix}): the bucket and the prefix must match a root
+ *       of the same scheme ({@code s3://bucket/prefix} is another root, refused unless listed;
+ *       {@code prefix2} is not below {@code prefix}); {@code ..} is normalized away first; a
+ *       percent-encoded separator ({@code %2F}, {@code %5C}) is refused, since readers that
+ *       decode object keys would see a different path.
  * </ul>
  *
  * The value is read from the server's static Spark configuration (the SparkContext's), never from
@@ -75,18 +79,43 @@ public final class AllowedRoots {
     if (roots.isEmpty()) {
       return path;
     }
+    String scheme = schemeOf(p, conf);
+    if (!"file".equals(scheme) && ENCODED_SEPARATOR.matcher(path).find()) {
+      // An object key holds "%2F" as it is, but readers that decode keys (delta-rs does) see a separator.
+      throw notAllowed(path, p.toString(), roots);
+    }
+    // Only the roots of the path's own scheme: s3://b/t is not s3a://b/t unless listed, and a scheme
+    // without a file system here is refused like any path outside the roots.
+    List<String> sameScheme = roots.stream().filter(r -> scheme.equals(schemeOf(new Path(r), conf))).toList();
+    if (sameScheme.isEmpty()) {
+      throw notAllowed(path, p.toString(), roots);
+    }
     String resolved = canonical(p, conf);
-    List<String> canonicalRoots = new ArrayList<>();
-    for (String root : roots) {
+    for (String root : sameScheme) {
       String r = canonical(new Path(root), conf);
-      canonicalRoots.add(r);
       if (resolved.equals(r) || resolved.startsWith(r.endsWith("/") ? r : r + "/")) {
         return resolved;
       }
     }
-    throw ErrorClass.FILECOMMIT_PATH_NOT_ALLOWED.error("Path '" + path + "' (resolved to " + resolved
+    throw notAllowed(path, resolved, roots);
+  }
+
+  /** Percent-encoded "/" or "\\" in a path string. */
+  private static final java.util.regex.Pattern ENCODED_SEPARATOR = java.util.regex.Pattern.compile("%(2[fF]|5[cC])");
+
+  private static io.filecommit.errors.FileCommitException notAllowed(String path, String resolved, List<String> roots) {
+    return ErrorClass.FILECOMMIT_PATH_NOT_ALLOWED.error("Path '" + path + "' (resolved to " + resolved
         + ") is outside the roots this server allows (" + CONF + " = " + String.join(",", roots) + ")",
         Map.of("path", path, "resolved", resolved));
+  }
+
+  /** The path's URI scheme, lower case; the default file system's for a path without one. */
+  private static String schemeOf(Path p, Configuration conf) {
+    String s = p.toUri().getScheme();
+    if (s == null) {
+      s = FileSystem.getDefaultUri(conf).getScheme();
+    }
+    return s == null ? "file" : s.toLowerCase(java.util.Locale.ROOT);
   }
 
   /**

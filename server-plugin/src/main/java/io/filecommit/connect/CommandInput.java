@@ -62,8 +62,13 @@ final class CommandInput {
     return ExpressionUtils.column(planner.transformExpression(e));
   }
 
-  /** The path a command may use ({@link AllowedRoots#allowedPath}). */
+  /**
+   * The path a command may use ({@link AllowedRoots#allowedPath}); the command's object-store
+   * requests are counted from here on ({@link ObjectStoreRequests#watch}).
+   */
   static String path(String path, SparkConnectPlanner planner) {
-    return AllowedRoots.allowedPath(path, planner.session());
+    String allowed = AllowedRoots.allowedPath(path, planner.session());
+    ObjectStoreRequests.watch(allowed, io.filecommit.delta.DeltaLogCache.sessionHadoopConf(planner.session()));
+    return allowed;
   }
 }

@@ -50,7 +50,8 @@ public final class FileCommitPlugin implements CommandPlugin {
   @Override
   public boolean process(byte[] command, SparkConnectPlanner planner) {
     // Writes register as in flight for the command's duration (VACUUM on this server keeps their files).
-    try (InFlightWrites.Scope scope = InFlightWrites.openScope()) {
+    try (InFlightWrites.Scope scope = InFlightWrites.openScope();
+        ObjectStoreRequests.Scope requests = ObjectStoreRequests.open()) {
       return dispatch(command, planner);
     } catch (FileCommitException e) {
       throw ClientExceptions.rethrow(e);

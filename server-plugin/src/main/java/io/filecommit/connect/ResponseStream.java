@@ -137,6 +137,7 @@ public final class ResponseStream {
         .setNumDeletedRows(result.rowMetrics().deleted())
         .setNumUpdatedRows(result.rowMetrics().updated())
         .setNumInsertedRows(result.rowMetrics().inserted())
-        .setNumCopiedRows(result.rowMetrics().copied()).build();
+        .setNumCopiedRows(result.rowMetrics().copied())
+        .putAllObjectStoreRequests(ObjectStoreRequests.counts()).build();
   }
 }

@@ -70,6 +70,6 @@ final class TableCommands {
     }
     out.accept(io.filecommit.proto.v1.VacuumResponse.newBuilder().setSummary(io.filecommit.proto.v1.VacuumSummary
         .newBuilder().setDryRun(r.dryRun()).setNumFiles(r.files().size()).setNumBytes(r.bytes())
-        .setTablePath(path)).build());
+        .setTablePath(path).putAllObjectStoreRequests(ObjectStoreRequests.counts())).build());
   }
 }

@@ -264,7 +264,7 @@ public final class DeltaLog {
 
   /**
    * Publishes commit {@code version} only if no such commit exists (put-if-absent, protocol "Delta
-   * Log Entries"). The log directory is created first when missing.
+   * Log Entries"). The log directory is created first when missing ({@link LogProbe#makeDirectory}).
    *
    * @param version the version to create
    * @param actions the commit's actions, one JSON line each, in order
@@ -276,7 +276,7 @@ public final class DeltaLog {
     for (Action a : actions) {
       lines.add(Actions.toJson(a));
     }
-    fs.mkdirs(logPath);
+    LogProbe.makeDirectory(fs, logPath);
     logStore.write(commitFile(version), lines.iterator(), false, conf);
   }
 
@@ -291,10 +291,10 @@ public final class DeltaLog {
   public Snapshot snapshot() {
     String key = tablePath.toString();
     SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
-    if (c != null && commitMtime(c.version()) == c.mtime()) {
-      if (commitMtime(c.version() + 1) < 0) {
-        return toSnapshot(c);
-      }
+    boolean[] probe = c == null ? new boolean[2] : LogProbe.check(this, c.version(), c.mtime());
+    if (probe[0] && probe[1]) {
+      return toSnapshot(c);
+    } else if (probe[0]) {
       SnapshotCache.Entry forward = SnapshotCache.rollForward(this, c);
       if (forward != null) {
         SnapshotCache.INSTANCE.replace(key, c, forward);
@@ -364,8 +364,7 @@ public final class DeltaLog {
     io.delta.kernel.Snapshot kernel = c.kernel();
     long version = c.version();
     boolean exact = kernel.getVersion() == version;
-    return new Snapshot(version, c.protocol(), c.metadata(),
-        () -> {
+    return new Snapshot(version, c.protocol(), c.metadata(), () -> {
           try {
             return ScanFiles.activeFiles(exact ? kernel : kernelSnapshotAt(version), engine, tablePath.toString());
           } catch (RuntimeException e) {
@@ -406,14 +405,15 @@ public final class DeltaLog {
 
   /**
    * The newest version this server knows to be in the log (its snapshot cache, checked with one file status: the commit
-   * file is still the one cached), or -1. A committer starts its first attempt after it instead of after its (older)
-   * read version, judging the commits between as it would judge the winners of lost races.
+   * file is still the one cached), or -1; a committer's first attempt goes after it, judging the commits between it and
+   * its read version as winners of lost races.
    *
-   * @return a version whose commit exists, or -1
+   * @param after a version the caller knows (its snapshot's); a cached one not after it is not checked
+   * @return a version after {@code after} whose commit exists, or -1
    */
-  public long latestKnownVersion() {
+  public long latestKnownVersion(long after) {
     SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(tablePath.toString());
-    return c != null && commitMtime(c.version()) == c.mtime() ? c.version() : -1;
+    return c != null && c.version() > after && commitMtime(c.version()) == c.mtime() ? c.version() : -1;
   }
 
   /** Forgets the cached state of this table (the next snapshot asks Kernel). */

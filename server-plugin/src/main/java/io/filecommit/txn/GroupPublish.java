@@ -83,8 +83,8 @@ final class GroupPublish {
     }
     // The first attempt goes after the newest version this server knows (catchUp judges the
     // versions in between), not after the members' older read versions: a lost race saved.
-    long version = Math.max(live.stream().mapToLong(m -> m.readVersion).max().orElseThrow(),
-        log.latestKnownVersion()) + 1;
+    long read = live.stream().mapToLong(m -> m.readVersion).max().orElseThrow();
+    long version = Math.max(read, log.latestKnownVersion(read)) + 1;
     for (int attempt = 1; attempt <= OptimisticTransaction.MAX_COMMIT_ATTEMPTS; attempt++) {
       for (Member m : live) {
         m.attempts = attempt;

@@ -367,7 +367,7 @@ public final class OptimisticTransaction {
     attempts = 0;
     rowTracking = RowTracking.start(deltaLog, snapshot, pr != null ? pr : protocol(), effective);
     long firstRead = readers.stream().mapToLong(ConflictChecker.Reader::readVersion).min().orElse(snapshot.version());
-    long known = Math.max(snapshot.version(), snapshot.exists() ? deltaLog.latestKnownVersion() : -1);
+    long known = Math.max(snapshot.version(), snapshot.exists() ? deltaLog.latestKnownVersion(snapshot.version()) : -1);
     for (long v = firstRead + 1; v <= known; v++) {
       List<Action> seen = publisher.readOutcome(v, null);
       if (seen == null) {

@@ -318,10 +318,7 @@ public final class StagingStore {
     List<String> aborted = new ArrayList<>();
     FileStatus[] entries;
     try {
-      if (!log.fs().exists(dir(log))) {
-        return aborted;
-      }
-      entries = log.fs().listStatus(dir(log));
+      entries = entries(log);
     } catch (IOException e) {
       LOG.warn("filecommit: cannot list staged commits of " + log.tablePath(), e);
       return aborted;
@@ -389,7 +386,7 @@ public final class StagingStore {
       try {
         DeltaLog log = e.getValue();
         sweepIfDueNoWatch(log, System.currentTimeMillis());
-        FileStatus[] left = log.fs().exists(dir(log)) ? log.fs().listStatus(dir(log)) : new FileStatus[0];
+        FileStatus[] left = entries(log);
         if (java.util.Arrays.stream(left).noneMatch(st -> st.getPath().getName().endsWith(".json"))) {
           WATCHED.remove(e.getKey());
         }
@@ -414,6 +411,18 @@ public final class StagingStore {
 
 
   /**
+   * The staging directory's entries, empty when it does not exist: one listing (an existence probe
+   * first would cost an object store a HEAD and a LIST more).
+   */
+  private static FileStatus[] entries(DeltaLog log) throws IOException {
+    try {
+      return log.fs().listStatus(dir(log));
+    } catch (java.io.FileNotFoundException e) {
+      return new FileStatus[0];
+    }
+  }
+
+  /**
    * The stored records of the table's staged commits that are not aborted (published ones until
    * they expire included), each as its lines ({@link StagedCommit#parse}).
    *
@@ -425,10 +434,7 @@ public final class StagingStore {
   static List<List<String>> records(DeltaLog log) {
     List<List<String>> out = new ArrayList<>();
     try {
-      if (!log.fs().exists(dir(log))) {
-        return out;
-      }
-      for (FileStatus st : log.fs().listStatus(dir(log))) {
+      for (FileStatus st : entries(log)) {
         String name = st.getPath().getName();
         if (name.endsWith(".json") && !name.startsWith(".")) {
           List<String> lines = readLines(log, st.getPath());

@@ -61,4 +61,45 @@ class AllowedRootsTest {
     Files.createSymbolicLink(linkRoot, root);
     assertEquals("file:" + root.toRealPath() + "/t", AllowedRoots.resolve(linkRoot + "/t", List.of(linkRoot.toString()), conf));
   }
+
+  /** A stand-in for S3A: qualifies s3a:// paths (nothing is read or written). */
+  public static final class FakeObjectStore extends org.apache.hadoop.fs.RawLocalFileSystem {
+    private java.net.URI uri;
+
+    @Override
+    public void initialize(java.net.URI name, Configuration c) throws java.io.IOException {
+      super.initialize(name, c);
+      uri = java.net.URI.create(name.getScheme() + "://" + name.getAuthority());
+    }
+
+    @Override
+    public java.net.URI getUri() {
+      return uri == null ? super.getUri() : uri;
+    }
+  }
+
+  @Test
+  void objectStoreRootsRefuseOtherBucketsPrefixesSchemesDotsAndEncodedSeparators() {
+    Configuration s3 = new Configuration();
+    s3.set("fs.s3a.impl", FakeObjectStore.class.getName());
+    s3.setBoolean("fs.s3a.impl.disable.cache", true);
+    List<String> roots = List.of("s3a://bucket/prefix");
+    assertEquals("s3a://bucket/prefix/t", AllowedRoots.resolve("s3a://bucket/prefix/t", roots, s3));
+    assertEquals("s3a://bucket/prefix/t", AllowedRoots.resolve("s3a://bucket/prefix/x/../t", roots, s3));
+    assertEquals("s3a://bucket/prefix/a/b", AllowedRoots.resolve("a/b", roots, s3), "relative: against the root");
+    for (String bad : List.of("s3a://other/prefix/t", "s3a://bucket/prefix2/t", "s3a://bucket/t",
+        "s3a://bucket/prefix/../prefix2/t", "s3a://bucket/prefix/../../other/t", "s3a://bucketx/prefix/t",
+        "s3a://bucket/prefix/a%2F..%2F..%2Fprefix2/t", "s3a://bucket/prefix%2F..%2Fprefix2/t",
+        "s3a://bucket/prefix/a%5c..%5c..%5cprefix2", "s3://bucket/prefix/t", "s3n://bucket/prefix/t",
+        "gs://bucket/prefix/t", "/tmp/prefix/t", "file:/bucket/prefix/t")) {
+      FileCommitException e = assertThrows(FileCommitException.class, () -> AllowedRoots.resolve(bad, roots, s3), bad);
+      assertEquals("FILECOMMIT_PATH_NOT_ALLOWED", e.getCondition(), bad);
+      assertEquals(bad, e.getMessageParameters().get("path"));
+    }
+    // The same bucket under another scheme passes once that scheme's root is listed too.
+    s3.set("fs.s3.impl", FakeObjectStore.class.getName());
+    s3.setBoolean("fs.s3.impl.disable.cache", true);
+    assertEquals("s3://bucket/prefix/t",
+        AllowedRoots.resolve("s3://bucket/prefix/t", List.of("s3a://bucket/prefix", "s3://bucket/prefix"), s3));
+  }
 }

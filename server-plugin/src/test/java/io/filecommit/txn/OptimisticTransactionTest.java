@@ -95,14 +95,14 @@ class OptimisticTransactionTest {
     OptimisticTransaction b = new OptimisticTransaction(spark, log());
     OptimisticTransaction c = new OptimisticTransaction(spark, log());
     assertEquals(1, a.commit(List.of(add("a.parquet")), APPEND));
-    assertEquals(1, log().latestKnownVersion());
+    assertEquals(1, log().latestKnownVersion(-1));
     assertEquals(2, b.commit(List.of(add("b.parquet")), APPEND));
     assertEquals(1, b.attempts(), "version 1 was judged, not raced for");
     // A known commit that conflicts fails the transaction exactly as a lost race would.
     OptimisticTransaction d = new OptimisticTransaction(spark, log());
     d.updateMetadata(d.metadata().withConfiguration(Map.of("delta.appendOnly", "true")));
     assertEquals(3, d.commit(List.of(), OVERWRITE));
-    assertEquals(3, log().latestKnownVersion());
+    assertEquals(3, log().latestKnownVersion(-1));
     FileCommitException e = assertThrows(FileCommitException.class, () -> c.commit(List.of(add("c.parquet")), APPEND));
     assertEquals("DELTA_METADATA_CHANGED", e.getCondition());
     assertEquals("3", e.getMessageParameters().get("version"));

@@ -76,14 +76,14 @@ class SnapshotFreshnessTest {
   void theCacheMovesForwardOverOtherWritersCommits() throws Exception {
     assertEquals(0, createTable());
     assertEquals(0, log().snapshot().version());
-    assertEquals(0, log().latestKnownVersion());
+    assertEquals(0, log().latestKnownVersion(-1));
     foreignCommit(1, new SetTransaction("other-app", 7, 1L), add("one.parquet"));
     foreignCommit(2, add("two.parquet"));
     Snapshot s = log().snapshot();
     assertEquals(2, s.version());
     assertEquals(Optional.of(7L), s.latestTransactionVersion("other-app"));
     assertEquals(Set.of("first.parquet", "one.parquet", "two.parquet"), s.activeFiles().keySet());
-    assertEquals(2, log().latestKnownVersion());
+    assertEquals(2, log().latestKnownVersion(-1));
     OptimisticTransaction txn = new OptimisticTransaction(spark, log());
     assertEquals(3, txn.commit(List.of(add("three.parquet")), APPEND));
     assertEquals(1, txn.attempts());
@@ -96,13 +96,13 @@ class SnapshotFreshnessTest {
     foreignCommit(1, new SetTransaction("other-app", 7, 1L), add("one.parquet"));
     txn.setTransaction(new TransactionId("mine", 3));
     assertEquals(2, txn.commit(List.of(add("two.parquet")), APPEND));
-    assertEquals(0, log().latestKnownVersion(), "the entry behind the commit is kept, not dropped");
+    assertEquals(0, log().latestKnownVersion(-1), "the entry behind the commit is kept, not dropped");
     Snapshot s = log().snapshot();
     assertEquals(2, s.version());
     assertEquals(Optional.of(7L), s.latestTransactionVersion("other-app"));
     assertEquals(Optional.of(3L), s.latestTransactionVersion("mine"));
     assertEquals(Set.of("first.parquet", "one.parquet", "two.parquet"), s.activeFiles().keySet());
-    assertEquals(2, log().latestKnownVersion());
+    assertEquals(2, log().latestKnownVersion(-1));
   }
 
   @Test
