@@ -56,6 +56,7 @@ public final class ClientExceptions {
   /** An analysis error ({@code org.apache.spark.sql.AnalysisException}, as Delta's {@code DeltaAnalysisException}). */
   public static final class Analysis extends AnalysisException {
     private static final long serialVersionUID = 1L;
+    /** The class's SQLSTATE, kept for {@link #getSqlState()}. */
     private final String sqlState;
 
     Analysis(FileCommitException e, String message) {
@@ -81,6 +82,7 @@ public final class ClientExceptions {
   /** An invalid argument ({@code java.lang.IllegalArgumentException}, as Delta's {@code DeltaIllegalArgumentException}). */
   public static final class IllegalArgument extends IllegalArgumentException implements SparkThrowable {
     private static final long serialVersionUID = 1L;
+    /** The server error this exception carries to the client (class, SQLSTATE, parameters). */
     private final FileCommitException error;
 
     IllegalArgument(FileCommitException e, String message) {
@@ -107,6 +109,7 @@ public final class ClientExceptions {
   /** An unsupported operation ({@code java.lang.UnsupportedOperationException}, as Delta's {@code DeltaUnsupportedOperationException}). */
   public static final class UnsupportedOperation extends UnsupportedOperationException implements SparkThrowable {
     private static final long serialVersionUID = 1L;
+    /** The server error this exception carries to the client (class, SQLSTATE, parameters). */
     private final FileCommitException error;
 
     UnsupportedOperation(FileCommitException e, String message) {
@@ -134,6 +137,7 @@ public final class ClientExceptions {
   public static final class ConcurrentModification extends java.util.ConcurrentModificationException
       implements SparkThrowable {
     private static final long serialVersionUID = 1L;
+    /** The server error this exception carries to the client (class, SQLSTATE, parameters). */
     private final FileCommitException error;
 
     ConcurrentModification(FileCommitException e, String message) {

@@ -43,11 +43,38 @@ public record CommitInfo(
     String txnId,
     String userMetadata) implements Action {
 
-  /** The canonical constructor, the one JSON is read with. */
+  /**
+   * The canonical constructor, the one JSON is read with.
+   *
+   * @param inCommitTimestamp the in-commit timestamp (ms since the epoch), or null
+   * @param timestamp commit time, ms since the epoch
+   * @param operation the operation name
+   * @param operationParameters the operation's parameters
+   * @param readVersion the version the transaction read, or null for a new table
+   * @param isolationLevel {@code Serializable} or {@code WriteSerializable}
+   * @param isBlindAppend whether the commit only adds files without reading the table
+   * @param operationMetrics the operation's metrics
+   * @param engineInfo the writer
+   * @param txnId the committing transaction's unique id
+   * @param userMetadata the writer's free text, or null
+   */
   @com.fasterxml.jackson.annotation.JsonCreator
   public CommitInfo {}
 
-  /** A commitInfo without {@code userMetadata} (fields as the canonical constructor). */
+  /**
+   * A commitInfo without {@code userMetadata}.
+   *
+   * @param inCommitTimestamp the in-commit timestamp (ms since the epoch), or null
+   * @param timestamp commit time, ms since the epoch
+   * @param operation the operation name
+   * @param operationParameters the operation's parameters
+   * @param readVersion the version the transaction read, or null for a new table
+   * @param isolationLevel {@code Serializable} or {@code WriteSerializable}
+   * @param isBlindAppend whether the commit only adds files without reading the table
+   * @param operationMetrics the operation's metrics
+   * @param engineInfo the writer
+   * @param txnId the committing transaction's unique id
+   */
   public CommitInfo(Long inCommitTimestamp, Long timestamp, String operation, Map<String, Object> operationParameters,
       Long readVersion, String isolationLevel, Boolean isBlindAppend, Map<String, Object> operationMetrics,
       String engineInfo, String txnId) {
