@@ -2,7 +2,9 @@
 
 ``go test`` runs as a subprocess with the server's address in ``FILECOMMIT_GO_REMOTE``; it writes
 two tables with commands built in Go (a SQL and a Range relation as input, a DELETE, a txn, a
-staged write published by id) and a
+staged write published by id), a third with Spark Connect's plain ``WriteOperation`` (source
+``delta``, as any Spark Connect client sends ``df.write.format("delta")``) read back with
+``format("delta")`` on the server, and a
 JSON report of what the server streamed back. The tables are then read here with delta-rs, an
 independent reader: rows, versions, the txn, and the streamed file actions against the log.
 Needs ``go`` on PATH (or ``$GO``) and the stubs from ``make go-gen``.
@@ -101,3 +103,14 @@ def test_go_client_writes_deletes_and_reads_back(spark, tmp_path):
     assert {unquote(a["add"]["path"]) for a in first["actions"]["actions"]} == set(_adds(ranged, 0))
     assert repeat["summary"].get("committed", False) is False
     assert repeat["actions"].get("actions", []) == []
+
+    # The plain Spark Connect WriteOperation (source "delta"): a partitioned append (version 0),
+    # then part = 0 replaced by ids 100..104 (version 1); the refused mode "error" wrote nothing.
+    # Its version 0, read back on the server with format("delta") and copied, has the 20 rows.
+    standard = os.path.join(work, "standard")
+    assert DeltaTable(standard).version() == 1
+    assert DeltaTable(standard).metadata().partition_columns == ["part"]
+    rows = delta_rows(standard, ["id", "part"])
+    assert rows["id"].tolist() == [float(i) for i in range(1, 20, 2)] + [float(i) for i in range(100, 105)]
+    copied = delta_rows(os.path.join(work, "standard_v0"), ["id", "part"])
+    assert copied["id"].tolist() == [float(i) for i in range(20)]

@@ -63,6 +63,12 @@ def metastore_conf(directory: str) -> dict[str, str]:
         "spark.hadoop.hive.metastore.schema.verification": "false",
     }
 
+
+START_CHECK_CLASS = "io.filecommit.connect.ServerStartCheck"
+"""The server's start-time configuration check (a ``spark.plugins`` entry): a server where both
+filecommit and delta-spark would answer ``format("delta")`` fails to start, naming the setting
+``spark.filecommit.read.deltaFormat``."""
+
 _JAR_GLOB = "filecommit-server-plugin-*.jar"
 
 
@@ -207,6 +213,10 @@ def local_session(
         options = extra.get("spark.driver.extraJavaOptions", "")
         extra = {**extra, "spark.driver.extraJavaOptions": f"{options} {derby_home}".strip()}
     server_conf.update(extra)
+    # The start-time check of the server's configuration (format("delta") vs delta-spark), next to
+    # any spark.plugins of the caller's.
+    plugins = [p for p in extra.get("spark.plugins", "").split(",") if p.strip()]
+    server_conf["spark.plugins"] = ",".join([*plugins, START_CHECK_CLASS])
     server_conf = _with_log_config(server_conf, verbose_logs)
     url = _connect.start_local_server(master, server_conf, python_exec=python_exec)
     return _connect.connect(url)

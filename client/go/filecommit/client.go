@@ -166,6 +166,63 @@ func (s *Session) Execute(ctx context.Context, command proto.Message) (*Result, 
 	return result, nil
 }
 
+// ExecuteCommand sends one plain Spark Connect command (not a filecommit one), e.g. a
+// WriteOperation with source "delta" (Spark's DataFrameWriter.save, which the server runs through
+// filecommit's data source), and reads its stream to the end. It returns the number of responses
+// received; a server error comes back as the gRPC status error (see ErrorClass).
+func (s *Session) ExecuteCommand(ctx context.Context, command *sparkpb.Command) (int, error) {
+	req := &sparkpb.ExecutePlanRequest{
+		SessionId:   s.sessionID,
+		UserContext: &sparkpb.UserContext{UserId: s.userID},
+		ClientType:  proto.String(ClientType),
+		OperationId: proto.String(newUUID()),
+		Plan:        &sparkpb.Plan{OpType: &sparkpb.Plan_Command{Command: command}},
+	}
+	if s.serverSessionID != "" {
+		req.ClientObservedServerSideSessionId = proto.String(s.serverSessionID)
+	}
+	stream, err := s.client.ExecutePlan(s.outgoing(ctx), req)
+	if err != nil {
+		return 0, fmt.Errorf("filecommit: ExecutePlan: %w", err)
+	}
+	n := 0
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if s.serverSessionID == "" {
+			s.serverSessionID = resp.GetServerSideSessionId()
+		}
+		n++
+	}
+}
+
+// SaveDelta is the WriteOperation of Spark's df.write.format("delta").mode(mode).options(options)
+// .partitionBy(partitionBy...).save(path): a plain Spark Connect command any client can send.
+func SaveDelta(input *sparkpb.Relation, path string, mode sparkpb.WriteOperation_SaveMode,
+	options map[string]string, partitionBy ...string) *sparkpb.Command {
+	return &sparkpb.Command{CommandType: &sparkpb.Command_WriteOperation{WriteOperation: &sparkpb.WriteOperation{
+		Input:               input,
+		Source:              proto.String("delta"),
+		SaveType:            &sparkpb.WriteOperation_Path{Path: path},
+		Mode:                mode,
+		Options:             options,
+		PartitioningColumns: partitionBy,
+	}}}
+}
+
+// ReadDelta is the relation of Spark's spark.read.format("delta").options(options).load(path).
+func ReadDelta(path string, options map[string]string) *sparkpb.Relation {
+	return &sparkpb.Relation{RelType: &sparkpb.Relation_Read{Read: &sparkpb.Read{
+		ReadType: &sparkpb.Read_DataSource_{DataSource: &sparkpb.Read_DataSource{
+			Format: proto.String("delta"), Options: options, Paths: []string{path}}},
+	}}}
+}
+
 func (s *Session) outgoing(ctx context.Context) context.Context {
 	if s.token == "" {
 		return ctx

@@ -21,6 +21,7 @@ import (
 
 	"filecommit.io/client/go/filecommit"
 	fcpb "filecommit.io/client/go/gen/filecommit/v1"
+	sparkpb "filecommit.io/client/go/gen/spark/connect"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -166,6 +167,39 @@ func TestContract(t *testing.T) {
 	}
 	if got := filecommit.SQLState(err); got != "42P01" {
 		t.Fatalf("delete of a missing table: SQLSTATE %q", got)
+	}
+
+	// 6. The plain Spark Connect write (WriteOperation, source "delta", as any Spark Connect client
+	// sends df.write.format("delta")): a partitioned append, an overwrite of one partition with
+	// replaceWhere, and mode "error" on the existing table refused with Delta's class.
+	std := filepath.Join(dir, "standard")
+	save := filecommit.SaveDelta(filecommit.SQL("SELECT id, CAST(id % 2 AS INT) AS part FROM range(0, 20)"), std,
+		sparkpb.WriteOperation_SAVE_MODE_APPEND, nil, "part")
+	if _, err := s.ExecuteCommand(ctx, save); err != nil {
+		t.Fatalf("WriteOperation append: %v (class %s)", err, filecommit.ErrorClass(err))
+	}
+	replace := filecommit.SaveDelta(filecommit.SQL("SELECT id, CAST(0 AS INT) AS part FROM range(100, 105)"), std,
+		sparkpb.WriteOperation_SAVE_MODE_OVERWRITE, map[string]string{"replaceWhere": "part = 0"})
+	if _, err := s.ExecuteCommand(ctx, replace); err != nil {
+		t.Fatalf("WriteOperation replaceWhere: %v (class %s)", err, filecommit.ErrorClass(err))
+	}
+	_, err = s.ExecuteCommand(ctx, filecommit.SaveDelta(filecommit.SQL("SELECT 1 AS id, 1 AS part"), std,
+		sparkpb.WriteOperation_SAVE_MODE_ERROR_IF_EXISTS, nil))
+	if got := filecommit.ErrorClass(err); got != "DELTA_TABLE_ALREADY_EXISTS" {
+		t.Fatalf("WriteOperation mode error on a table: class %q, error %v", got, err)
+	}
+	// Read back through format("delta") on the server: version 0 (20 rows) copied by a contract
+	// write, whose summary counts the rows the standard reader returned.
+	r, err = s.Execute(ctx, &fcpb.WriteCommand{
+		Input: filecommit.ReadDelta(std, map[string]string{"versionAsOf": "0"}),
+		Path:  filepath.Join(dir, "standard_v0"),
+		Mode:  fcpb.SaveMode_SAVE_MODE_APPEND,
+	})
+	if err != nil {
+		t.Fatalf("copy of a format(\"delta\") read: %v (class %s)", err, filecommit.ErrorClass(err))
+	}
+	if r.Summary.GetNumOutputRows() != 20 {
+		t.Fatalf("format(\"delta\") read of version 0: %d rows, want 20", r.Summary.GetNumOutputRows())
 	}
 
 	data, err := json.MarshalIndent(out, "", " ")

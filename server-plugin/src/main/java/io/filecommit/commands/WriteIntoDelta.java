@@ -68,6 +68,14 @@ public final class WriteIntoDelta {
   public static final String MERGE_SCHEMA = "mergeSchema";
   /** Writer option: overwrite only the partitions matching this predicate on partition columns. */
   public static final String REPLACE_WHERE = "replaceWhere";
+  /** Writer option: {@code commitInfo.userMetadata} of the commit (Delta's {@code userMetadata}). */
+  public static final String USER_METADATA = "userMetadata";
+  /**
+   * Writer option {@code static} (default) or {@code dynamic}: a dynamic overwrite of a
+   * partitioned table removes only the files of the partitions the data writes into (Delta's
+   * {@code partitionOverwriteMode}).
+   */
+  public static final String PARTITION_OVERWRITE_MODE = "partitionOverwriteMode";
   /** The change types a change record may carry (protocol "Change Data Files"). */
   public static final List<String> CHANGE_TYPES = List.of("insert", "update_preimage", "update_postimage", "delete");
 
@@ -113,10 +121,12 @@ public final class WriteIntoDelta {
           + "got mode " + mode.sparkName() + (overwriteSchema ? " with overwriteSchema" : ""));
     }
     boolean mergeSchema = "true".equalsIgnoreCase(options.get(MERGE_SCHEMA));
+    boolean dynamic = dynamicOverwrite(options.get(PARTITION_OVERWRITE_MODE), mode, overwriteSchema, replaceWhere);
+    String userMetadata = options.get(USER_METADATA);
     Map<String, String> writerOptions = new LinkedHashMap<>(options);
-    writerOptions.remove(OVERWRITE_SCHEMA);
-    writerOptions.remove(MERGE_SCHEMA);
-    writerOptions.remove(REPLACE_WHERE);
+    for (String k : List.of(OVERWRITE_SCHEMA, MERGE_SCHEMA, REPLACE_WHERE, USER_METADATA, PARTITION_OVERWRITE_MODE)) {
+      writerOptions.remove(k);
+    }
 
     DeltaLog log = DeltaLog.forTable(session, path);
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
@@ -178,11 +188,13 @@ public final class WriteIntoDelta {
       txn.readPartitions(replaceWhere, replaced);
       checkRowsMatch(data, changeData ? changeTypeField.get().name() : null, replaceWhere, table);
     }
-    if (mode == WriteMode.OVERWRITE && replaceWhere == null && snapshot.exists()) {
+    dynamic = dynamic && !txn.metadata().partitionColumns().isEmpty();
+    if (mode == WriteMode.OVERWRITE && replaceWhere == null && !dynamic && snapshot.exists()) {
       txn.readWholeTable();
     }
+    CommitOptions commitOptions = new CommitOptions(userMetadata, dynamic);
     try {
-      return writeAndCommit(txn, data, writerOptions, changeData, mode, replaced, replaceWhere, start);
+      return writeAndCommit(txn, data, writerOptions, changeData, mode, replaced, replaceWhere, commitOptions, start);
     } catch (RuntimeException | Error e) {
       txn.abort();
       throw e;
@@ -225,11 +237,16 @@ public final class WriteIntoDelta {
   /** Writes the files and commits them; the caller aborts the transaction when this throws. */
   private static CommandResult writeAndCommit(OptimisticTransaction txn, Dataset<Row> data,
       Map<String, String> writerOptions, boolean changeData, WriteMode mode, Set<String> replaced, String replaceWhere,
-      long start) {
+      CommitOptions commitOptions, long start) {
     Snapshot snapshot = txn.snapshot();
     TransactionalWrite writer = new TransactionalWrite(txn);
     List<AddFile> adds = writer.writeFiles(data, writerOptions, changeData);
     List<AddCDCFile> cdc = writer.changeFiles();
+    if (commitOptions.dynamicPartitionOverwrite() && snapshot.exists()) {
+      Column written = writtenPartitions(txn.metadata(), adds);
+      replaced = PartitionPredicates.matching(txn.session(), snapshot.metadata(), snapshot.allFiles(), written, null);
+      txn.readPartitions(written, null, replaced);
+    }
     List<RemoveFile> removes = new ArrayList<>();
     long now = System.currentTimeMillis();
     if (mode == WriteMode.OVERWRITE && snapshot.exists()) {
@@ -243,14 +260,70 @@ public final class WriteIntoDelta {
     actions.addAll(cdc);
     actions.addAll(removes);
     long[] totals = CommandResult.rowsAndBytes(adds);
-    long version = txn.commit(actions, new Operation.Write(mode.sparkName(), txn.metadata().partitionColumns(),
-        replaceWhere, adds.size(), totals[0], totals[1], removes.size(), cdc.size()));
+    Operation op = new Operation.Write(mode.sparkName(), txn.metadata().partitionColumns(),
+        replaceWhere, adds.size(), totals[0], totals[1], removes.size(), cdc.size());
+    long version = txn.commit(actions, commitOptions.apply(op));
     if (!txn.committed()) {
       txn.abort();
       return CommandResult.nothingCommitted(version, txn.table(), start, txn.attempts());
     }
     return new CommandResult(version, true, txn.table(), adds, removes, cdc, totals[0], totals[1],
         System.currentTimeMillis() - start, txn.attempts(), RowMetrics.NONE, txn.staged());
+  }
+
+  /** What the commit carries besides its files: userMetadata, and whether only written partitions are replaced. */
+  private record CommitOptions(String userMetadata, boolean dynamicPartitionOverwrite) {
+    Operation apply(Operation op) {
+      return userMetadata == null ? op : new Operation.WithUserMetadata(op, userMetadata);
+    }
+  }
+
+  /**
+   * Whether an overwrite replaces only the partitions written (Delta's {@code
+   * partitionOverwriteMode=dynamic}).
+   *
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} for a value other
+   *     than static / dynamic; {@code DELTA_OVERWRITE_SCHEMA_WITH_DYNAMIC_PARTITION_OVERWRITE} /
+   *     {@code DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE} for dynamic with those options
+   */
+  private static boolean dynamicOverwrite(String value, WriteMode mode, boolean overwriteSchema, String replaceWhere) {
+    if (value == null || value.equalsIgnoreCase("static")) {
+      return false;
+    }
+    if (!value.equalsIgnoreCase("dynamic")) {
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Invalid value '" + value + "' for option '"
+          + PARTITION_OVERWRITE_MODE + "': must be 'STATIC' or 'DYNAMIC'",
+          Map.of("name", PARTITION_OVERWRITE_MODE, "input", value));
+    }
+    if (overwriteSchema) {
+      throw ErrorClass.DELTA_OVERWRITE_SCHEMA_WITH_DYNAMIC_PARTITION_OVERWRITE.error("overwriteSchema cannot be used "
+          + "with " + PARTITION_OVERWRITE_MODE + "=dynamic");
+    }
+    if (replaceWhere != null) {
+      throw ErrorClass.DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE.error("replaceWhere cannot be used "
+          + "with " + PARTITION_OVERWRITE_MODE + "=dynamic");
+    }
+    return mode == WriteMode.OVERWRITE;
+  }
+
+  /** The predicate matching exactly the partitions of {@code adds} (partition values cast as the log's readers do). */
+  private static Column writtenPartitions(Metadata md, List<AddFile> adds) {
+    Column any = functions.lit(false);
+    Set<Map<String, String>> seen = new java.util.HashSet<>();
+    for (AddFile f : adds) {
+      if (!seen.add(f.partitionValues())) {
+        continue;
+      }
+      Column all = functions.lit(true);
+      for (String p : md.partitionColumns()) {
+        org.apache.spark.sql.types.DataType type = SchemaUtils.findField(md.schema(), p).map(StructField::dataType)
+            .orElseThrow();
+        String value = f.partitionValues().get(io.filecommit.delta.ColumnMapping.physicalName(md, p));
+        all = all.and(functions.col(SchemaUtils.quote(p)).eqNullSafe(functions.lit(value).cast(type)));
+      }
+      any = any.or(all);
+    }
+    return any;
   }
 
   /**

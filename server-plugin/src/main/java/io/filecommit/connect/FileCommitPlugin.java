@@ -3,6 +3,8 @@ package io.filecommit.connect;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.filecommit.commands.CommandResult;
+import io.filecommit.errors.ClientExceptions;
+import io.filecommit.errors.FileCommitException;
 import io.filecommit.proto.v1.AbortStagedCommand;
 import io.filecommit.proto.v1.DeleteCommand;
 import io.filecommit.proto.v1.GetStagedCommand;
@@ -27,7 +29,9 @@ import org.apache.spark.sql.connect.plugin.CommandPlugin;
  * <p>Register on the server with {@code
  * spark.connect.extensions.command.classes=io.filecommit.connect.FileCommitPlugin} and the jar on
  * the server classpath. Errors reach the client as Spark Connect errors with their error class;
- * nothing is streamed before a command finished. A session that changed a server-owned setting
+ * nothing is streamed before a command finished. Each error class arrives as the JVM exception type
+ * Delta raises for it ({@link ClientExceptions}), so pyspark raises {@code AnalysisException},
+ * {@code IllegalArgumentException}, ... with the class. A session that changed a server-owned setting
  * is refused first ({@link ServerSettings}).
  */
 public final class FileCommitPlugin implements CommandPlugin {
@@ -48,6 +52,8 @@ public final class FileCommitPlugin implements CommandPlugin {
     // Writes register as in flight for the command's duration (VACUUM on this server keeps their files).
     try (InFlightWrites.Scope scope = InFlightWrites.openScope()) {
       return dispatch(command, planner);
+    } catch (FileCommitException e) {
+      throw ClientExceptions.rethrow(e);
     }
   }
 

@@ -88,6 +88,10 @@ public enum ErrorClass {
   DELTA_REPLACE_WHERE_MISMATCH("44000"),
   /** An invalid writer option or option combination. */
   DELTA_ILLEGAL_OPTION("42616"),
+  /** Option overwriteSchema together with partitionOverwriteMode=dynamic. */
+  DELTA_OVERWRITE_SCHEMA_WITH_DYNAMIC_PARTITION_OVERWRITE("42613"),
+  /** Option replaceWhere together with partitionOverwriteMode=dynamic. */
+  DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE("42613"),
   /** An unknown {@code delta.*} table property. */
   DELTA_UNKNOWN_CONFIGURATION("F0000"),
   /** Change records for a table without change data feed. */

@@ -1,8 +1,8 @@
 /**
  * The read side: the data source {@code spark.read.format("filecommit")} ({@link
  * FileCommitDataSource}, with Delta's read options as Delta's {@code DeltaDataSource} / {@code
- * DeltaOptions}; {@link DeltaFormatAlias} answers to {@code format("delta")} behind a server
- * setting), snapshots and time travel ({@code TimeTravel}, Delta's {@code DeltaTimeTravelSpec};
+ * DeltaOptions}; the registered data sources, which also write, are {@code
+ * connect.FileCommitSource} and {@code connect.DeltaFormatSource}), snapshots and time travel ({@code TimeTravel}, Delta's {@code DeltaTimeTravelSpec};
  * {@code CommitTimestamps}, Delta's {@code DeltaHistoryManager}), the change data feed ({@code
  * ChangeFeed}, Delta's {@code CDCReader}; protocol "Change Data Files"), history ({@code
  * HistoryRelation}, Delta's {@code DESCRIBE HISTORY}), and Spark's view of a scan's files ({@link

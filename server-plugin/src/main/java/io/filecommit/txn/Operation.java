@@ -21,9 +21,44 @@ public sealed interface Operation {
   /** {@return {@code commitInfo.operationMetrics} (empty: none written)} */
   Map<String, String> metrics();
 
+  /** {@return {@code commitInfo.userMetadata}, or null (Delta's writer option {@code userMetadata})} */
+  default String userMetadata() {
+    return null;
+  }
+
   /** {@return whether the operation only adds files without reading the table (a blind append)} */
   default boolean isBlindAppend() {
     return false;
+  }
+
+  /**
+   * An operation whose commit carries {@code commitInfo.userMetadata} (Delta's writer option
+   * {@code userMetadata}). Not a {@link Write}, so never grouped with other writes ({@link
+   * GroupCommit}): a group's one {@code commitInfo} cannot carry each member's text.
+   *
+   * @param operation the operation
+   * @param userMetadata the text, written as given
+   */
+  record WithUserMetadata(Operation operation, String userMetadata) implements Operation {
+    @Override
+    public String name() {
+      return operation.name();
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      return operation.parameters();
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      return operation.metrics();
+    }
+
+    @Override
+    public boolean isBlindAppend() {
+      return operation.isBlindAppend();
+    }
   }
 
   /**

@@ -482,7 +482,7 @@ public final class OptimisticTransaction {
   private CommitInfo commitInfo(Operation op, Long inCommitTimestamp, long timestamp, String isolation, boolean blind) {
     return new CommitInfo(inCommitTimestamp, timestamp, op.name(), new LinkedHashMap<>(op.parameters()),
         snapshot.exists() ? snapshot.version() : null, isolation, blind, op.metrics().isEmpty() ? null
-        : new LinkedHashMap<>(op.metrics()), CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId);
+        : new LinkedHashMap<>(op.metrics()), CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId, op.userMetadata());
   }
 
   /** Reads and records every active file (Delta's ADD CONSTRAINT scans the table in its transaction): an append

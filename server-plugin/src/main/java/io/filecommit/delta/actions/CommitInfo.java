@@ -24,11 +24,12 @@ import java.util.Map;
  * @param engineInfo the writer, e.g. {@code filecommit/0.1.0 Apache-Spark/4.3.0}
  * @param txnId the committing transaction's unique id (a UUID); lets a writer recognise its own
  *     commit when the answer of the store was lost
+ * @param userMetadata the writer's free text (Delta's writer option {@code userMetadata}), or null
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
 @JsonPropertyOrder({"inCommitTimestamp", "timestamp", "operation", "operationParameters", "readVersion",
-    "isolationLevel", "isBlindAppend", "operationMetrics", "engineInfo", "txnId"})
+    "isolationLevel", "isBlindAppend", "operationMetrics", "engineInfo", "txnId", "userMetadata"})
 public record CommitInfo(
     Long inCommitTimestamp,
     Long timestamp,
@@ -39,7 +40,20 @@ public record CommitInfo(
     @JsonProperty("isBlindAppend") Boolean isBlindAppend,
     Map<String, Object> operationMetrics,
     String engineInfo,
-    String txnId) implements Action {
+    String txnId,
+    String userMetadata) implements Action {
+
+  /** The canonical constructor, the one JSON is read with. */
+  @com.fasterxml.jackson.annotation.JsonCreator
+  public CommitInfo {}
+
+  /** A commitInfo without {@code userMetadata} (fields as the canonical constructor). */
+  public CommitInfo(Long inCommitTimestamp, Long timestamp, String operation, Map<String, Object> operationParameters,
+      Long readVersion, String isolationLevel, Boolean isBlindAppend, Map<String, Object> operationMetrics,
+      String engineInfo, String txnId) {
+    this(inCommitTimestamp, timestamp, operation, operationParameters, readVersion, isolationLevel, isBlindAppend,
+        operationMetrics, engineInfo, txnId, null);
+  }
 
   /** The writer name filecommit puts in {@code engineInfo}, before Spark's version. */
   public static final String ENGINE = "filecommit/0.1.0";

@@ -1,0 +1,72 @@
+package io.filecommit.connect;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+
+/**
+ * {@link FileCommitSource} under the name {@code delta}: {@code spark.read.format("delta")} and
+ * {@code df.write.format("delta")} reach filecommit on a server without delta-spark (no
+ * delta-spark build exists for this Spark), as Delta's own {@code DeltaDataSource} would answer
+ * them. Spark finds data sources by their {@code shortName} (Spark's {@code
+ * DataSource.lookupDataSource}).
+ *
+ * <p>The server's static setting {@value #SETTING} decides: unset or {@code true}, this source
+ * answers {@code delta}; {@code false}, it is named {@value #DISABLED_NAME} (no user asks for it)
+ * and {@code delta} is left to whatever else provides it. With the setting not {@code false} and
+ * delta-spark's {@code DeltaDataSource} on the classpath, two sources would claim {@code delta}:
+ * the server refuses to start ({@link ServerStartCheck}), and, on a server started without that
+ * check, every data source lookup fails with {@link IllegalStateException} naming the setting,
+ * instead of one of the two being picked silently.
+ */
+public final class DeltaFormatSource extends FileCommitSource {
+  /** The server's static setting (Spark conf, not a session's): answer to {@code format("delta")}. */
+  public static final String SETTING = "spark.filecommit.read.deltaFormat";
+  /** The name while the setting is {@code false}. */
+  public static final String DISABLED_NAME = "filecommit-delta-alias";
+  /** delta-spark's data source class. */
+  static final String DELTA_SPARK_SOURCE = "org.apache.spark.sql.delta.sources.DeltaDataSource";
+
+  /** Public no-arg constructor (Spark's {@code ServiceLoader} of data sources). */
+  public DeltaFormatSource() {}
+
+  @Override
+  public String shortName() {
+    SparkEnv env = SparkEnv.get();
+    return name(env == null ? null : env.conf(), deltaSparkPresent());
+  }
+
+  /**
+   * The short name for a server configuration.
+   *
+   * @param conf the server's Spark conf (null: the setting unset)
+   * @param deltaSparkPresent whether delta-spark's data source is on the classpath
+   * @return {@code delta} or {@value #DISABLED_NAME}
+   * @throws IllegalStateException when the setting is not {@code false} and delta-spark is present
+   */
+  static String name(SparkConf conf, boolean deltaSparkPresent) {
+    String value = conf == null ? null : conf.get(SETTING, null);
+    if (value != null && value.trim().equalsIgnoreCase("false")) {
+      return DISABLED_NAME;
+    }
+    if (value != null && !value.trim().equalsIgnoreCase("true")) {
+      throw new IllegalStateException(SETTING + " must be true or false, got '" + value + "'");
+    }
+    if (deltaSparkPresent) {
+      throw new IllegalStateException("filecommit answers to format(\"delta\") unless " + SETTING + "=false, but "
+          + "delta-spark (" + DELTA_SPARK_SOURCE + ") is on this server's classpath and answers to it too: set "
+          + SETTING + "=false in the server's configuration (delta-spark then answers format(\"delta\"), filecommit "
+          + "format(\"filecommit\")), or remove delta-spark from its classpath, and restart the server");
+    }
+    return "delta";
+  }
+
+  /** {@return whether delta-spark's data source class is on the context class loader} */
+  static boolean deltaSparkPresent() {
+    try {
+      Class.forName(DELTA_SPARK_SOURCE, false, Thread.currentThread().getContextClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,207 @@
+package io.filecommit.connect;
+
+import io.filecommit.commands.AutoCompact;
+import io.filecommit.commands.CommandResult;
+import io.filecommit.commands.WriteIntoDelta;
+import io.filecommit.commands.WriteMode;
+import io.filecommit.errors.ClientExceptions;
+import io.filecommit.errors.ErrorClass;
+import io.filecommit.errors.FileCommitException;
+import io.filecommit.read.FileCommitDataSource;
+import io.filecommit.txn.InFlightWrites;
+import io.filecommit.txn.TransactionId;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SQLContext;
+import org.apache.spark.sql.SaveMode;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.datasources.DataSourceUtils;
+import org.apache.spark.sql.sources.BaseRelation;
+import org.apache.spark.sql.sources.CreatableRelationProvider;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The data source {@code format("filecommit")} of Spark's standard reader and writer API, for any
+ * Spark Connect client: reads as {@link FileCommitDataSource}; {@code df.write.format(...)
+ * .mode(m).save(path)} (Spark's {@code CreatableRelationProvider}, which Spark's {@code
+ * SaveIntoDataSourceCommand} calls) runs the same {@link WriteIntoDelta} as the contract's {@code
+ * WriteCommand}: the same checks, invariants, group commit, conflict rules, error classes and
+ * auto compaction, after the same server checks (session settings and writer options, {@link
+ * ServerSettings}; allowed roots, {@link AllowedRoots}).
+ *
+ * <p>Writer options, as Delta's {@code DeltaOptions} names them (keys case-insensitive):
+ * {@code partitionBy} (Spark sends it as {@code __partition_columns}), {@code replaceWhere}, {@code
+ * mergeSchema}, {@code overwriteSchema}, {@code txnAppId} + {@code txnVersion} (an idempotent write,
+ * protocol "Transaction Identifiers"), {@code userMetadata} ({@code commitInfo.userMetadata}),
+ * {@code partitionOverwriteMode} ({@code static} or {@code dynamic}), {@code maxRecordsPerFile},
+ * {@code delta.*} table properties (as {@code table_properties} of the contract), and Parquet's
+ * options. Save modes: {@code append}, {@code overwrite}, {@code error} / {@code errorifexists}
+ * ({@code DELTA_TABLE_ALREADY_EXISTS} when the table exists), {@code ignore}.
+ *
+ * <p>Errors reach the client as the JVM types Delta raises for their classes ({@link
+ * ClientExceptions}). The standard API returns nothing (Spark's {@code DataFrameWriter.save}); the contract's
+ * {@code filecommit.write} returns the committed actions.
+ */
+public class FileCommitSource extends FileCommitDataSource implements CreatableRelationProvider {
+  /** Delta's writer option: the application id of an idempotent write (with {@link #TXN_VERSION}). */
+  public static final String TXN_APP_ID = "txnAppId";
+  /** Delta's writer option: the application's version of an idempotent write. */
+  public static final String TXN_VERSION = "txnVersion";
+
+  /** Public no-arg constructor (Spark's {@code ServiceLoader} of data sources). */
+  public FileCommitSource() {}
+
+  /**
+   * Runs a {@code save}.
+   *
+   * @param sqlContext the session's context
+   * @param mode Spark's save mode
+   * @param parameters the writer's options (case-insensitive), {@code path} the table root
+   * @param data the rows
+   * @return a relation over the written table's schema
+   * @throws io.filecommit.errors.FileCommitException with {@link WriteIntoDelta}'s classes, {@code
+   *     CANNOT_MODIFY_STATIC_CONFIG} for a server-owned setting or option, {@code
+   *     FILECOMMIT_PATH_NOT_ALLOWED} outside the allowed roots, {@code DELTA_ILLEGAL_OPTION} for
+   *     an option value Delta refuses
+   */
+  @Override
+  public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode,
+      scala.collection.immutable.Map<String, String> parameters, org.apache.spark.sql.Dataset<Row> data) {
+    SparkSession session = (SparkSession) sqlContext.sparkSession();
+    try (InFlightWrites.Scope scope = InFlightWrites.openScope()) {
+      write(session, mode, parameters, data);
+    } catch (FileCommitException e) {
+      throw ClientExceptions.rethrow(e);
+    }
+    StructType schema = data.schema();
+    return new BaseRelation() {
+      @Override
+      public SQLContext sqlContext() {
+        return sqlContext;
+      }
+
+      @Override
+      public StructType schema() {
+        return schema;
+      }
+    };
+  }
+
+  /**
+   * Resolves a read ({@link FileCommitDataSource#createRelation(SQLContext,
+   * scala.collection.immutable.Map)}), its errors of the JVM types their classes call for ({@link
+   * ClientExceptions}).
+   *
+   * @param sqlContext the session's context
+   * @param parameters the reader's options
+   * @return the relation
+   */
+  @Override
+  public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
+    try {
+      return super.createRelation(sqlContext, parameters);
+    } catch (FileCommitException e) {
+      throw ClientExceptions.rethrow(e);
+    }
+  }
+
+  private static void write(SparkSession session, SaveMode mode, scala.collection.immutable.Map<String, String> parameters,
+      org.apache.spark.sql.Dataset<Row> data) {
+    ServerSettings.check(session);
+    StandardWrite w = StandardWrite.parse(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
+    ServerSettings.options(session, w.options());
+    String path = AllowedRoots.allowedPath(w.path(), session);
+    CommandResult result = WriteIntoDelta.run(session, (Dataset<Row>) data, path, toMode(mode), w.partitionBy(),
+        w.options(), w.tableProperties(), false, w.txn(), null);
+    AutoCompact.afterCommit(session, result);
+  }
+
+  private static WriteMode toMode(SaveMode mode) {
+    return switch (mode) {
+      case Append -> WriteMode.APPEND;
+      case Overwrite -> WriteMode.OVERWRITE;
+      case ErrorIfExists -> WriteMode.ERROR_IF_EXISTS;
+      case Ignore -> WriteMode.IGNORE;
+    };
+  }
+
+  /**
+   * A standard-API write's parts, from its options.
+   *
+   * @param path the {@code path} option, or null
+   * @param partitionBy the partition columns ({@code partitionBy})
+   * @param options writer options for {@link WriteIntoDelta} (Delta's and Parquet's)
+   * @param tableProperties the {@code delta.*} options
+   * @param txn the idempotent write's transaction, or null
+   */
+  record StandardWrite(String path, List<String> partitionBy, Map<String, String> options,
+      Map<String, String> tableProperties, TransactionId txn) {
+    /**
+     * Splits the options of a {@code save}.
+     *
+     * @param parameters Spark's options (keys as the client wrote them)
+     * @return the parts
+     * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} for only one of
+     *     {@code txnAppId} / {@code txnVersion}, or a {@code txnVersion} that is not a number
+     */
+    static StandardWrite parse(Map<String, String> parameters) {
+      String path = null;
+      String appId = null;
+      String txnVersion = null;
+      List<String> partitionBy = List.of();
+      Map<String, String> options = new LinkedHashMap<>();
+      Map<String, String> properties = new LinkedHashMap<>();
+      for (Map.Entry<String, String> e : parameters.entrySet()) {
+        String key = e.getKey().toLowerCase(Locale.ROOT);
+        if (key.equals("path")) {
+          path = e.getValue();
+        } else if (key.equals(DataSourceUtils.PARTITIONING_COLUMNS_KEY().toLowerCase(Locale.ROOT))) {
+          partitionBy = new ArrayList<>(scala.jdk.javaapi.CollectionConverters.asJava(
+              DataSourceUtils.decodePartitioningColumns(e.getValue())));
+        } else if (key.equals(TXN_APP_ID.toLowerCase(Locale.ROOT))) {
+          appId = e.getValue();
+        } else if (key.equals(TXN_VERSION.toLowerCase(Locale.ROOT))) {
+          txnVersion = e.getValue();
+        } else if (key.startsWith("delta.")) {
+          properties.put(e.getKey(), e.getValue());
+        } else {
+          options.put(canonical(e.getKey()), e.getValue());
+        }
+      }
+      return new StandardWrite(path, partitionBy, options, properties, txn(appId, txnVersion));
+    }
+
+    /** Delta's option names in the spelling {@link WriteIntoDelta} reads; other keys unchanged. */
+    private static String canonical(String key) {
+      for (String known : List.of(WriteIntoDelta.OVERWRITE_SCHEMA, WriteIntoDelta.MERGE_SCHEMA,
+          WriteIntoDelta.REPLACE_WHERE, WriteIntoDelta.USER_METADATA, WriteIntoDelta.PARTITION_OVERWRITE_MODE)) {
+        if (known.equalsIgnoreCase(key)) {
+          return known;
+        }
+      }
+      return key;
+    }
+
+    private static TransactionId txn(String appId, String version) {
+      if (appId == null && version == null) {
+        return null;
+      }
+      if (appId == null || version == null || appId.isBlank()) {
+        throw ErrorClass.DELTA_ILLEGAL_OPTION.error("An idempotent write needs both options " + TXN_APP_ID + " and "
+            + TXN_VERSION + "; got " + TXN_APP_ID + "=" + appId + ", " + TXN_VERSION + "=" + version,
+            Map.of("name", appId == null || appId.isBlank() ? TXN_APP_ID : TXN_VERSION, "input", "null"));
+      }
+      try {
+        return new TransactionId(appId, Long.parseLong(version.trim()));
+      } catch (NumberFormatException e) {
+        throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Invalid value '" + version + "' for option '" + TXN_VERSION
+            + "': must be a number", Map.of("name", TXN_VERSION, "input", version));
+      }
+    }
+  }
+}
