@@ -87,17 +87,25 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
 
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
-    return load(ident, Map.of());
+    return guarded(ident, Map.of());
   }
 
   @Override
   public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
-    return load(ident, Map.of("versionAsOf", version));
+    return guarded(ident, Map.of("versionAsOf", version));
   }
 
   @Override
   public Table loadTable(Identifier ident, long timestampMicros) throws NoSuchTableException {
-    return load(ident, Map.of("timestampAsOf", timestamp(timestampMicros)));
+    return guarded(ident, Map.of("timestampAsOf", timestamp(timestampMicros)));
+  }
+
+  private Table guarded(Identifier ident, Map<String, String> readOptions) throws NoSuchTableException {
+    try {
+      return load(ident, readOptions);
+    } catch (io.filecommit.errors.FileCommitException e) {
+      throw io.filecommit.errors.ClientExceptions.rethrow(e);
+    }
   }
 
   /** A timestamp in microseconds since the epoch as the reader's option text, in the session time zone. */
@@ -163,7 +171,14 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     if (!ours(properties.get(TableCatalog.PROP_PROVIDER))) {
       return super.createTable(ident, columns, partitions, properties);
     }
-    TableCreation c = stage(ident, columns, partitions, properties, TableCreation.Kind.CREATE);
+    TableCreation c = Guard.errors(() -> {
+      try {
+        return stage(ident, columns, partitions, properties, TableCreation.Kind.CREATE);
+      } catch (TableAlreadyExistsException e) {
+        throw ErrorClass.DELTA_TABLE_ALREADY_EXISTS.error("Table " + ident + " already exists",
+            Map.of("tableName", ident.toString()));
+      }
+    });
     c.commitStagedChanges();
     try {
       return loadTable(ident);
@@ -220,6 +235,15 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
   }
 
   private TableCreation stage(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties, TableCreation.Kind kind) throws TableAlreadyExistsException {
+    try {
+      return stageChecked(ident, columns, partitions, properties, kind);
+    } catch (io.filecommit.errors.FileCommitException e) {
+      throw io.filecommit.errors.ClientExceptions.rethrow(e);
+    }
+  }
+
+  private TableCreation stageChecked(Identifier ident, Column[] columns, Transform[] partitions,
       Map<String, String> properties, TableCreation.Kind kind) throws TableAlreadyExistsException {
     String path = pathOf(ident);
     boolean registered = path == null && tableExists(ident);
@@ -313,7 +337,10 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     if (!(table instanceof FileCommitTable t)) {
       return super.alterTable(ident, changes);
     }
-    TableChanges.apply(session(), t, changes);
+    Guard.run(session(), Map.of(), () -> {
+      TableChanges.apply(session(), t, changes);
+      return null;
+    });
     return loadTable(ident);
   }
 

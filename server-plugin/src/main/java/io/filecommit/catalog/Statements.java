@@ -58,10 +58,10 @@ final class Statements {
     Set<ExprId> target = ids(d.table().output());
     Expression cond = d.condition();
     Column c = isTrue(cond) ? null : column(cond, target, Set.of(), null);
-    return node("DELETE FROM " + t.name(), List.of("num_affected_rows"), () -> {
+    return node("DELETE FROM " + t.name(), List.of("num_affected_rows"), () -> Guard.run(session, Map.of(), () -> {
       CommandResult r = DeleteCommand.run(session, t.path(), c, Map.of(), null, null);
       return List.of(RowFactory.create(r.rowMetrics().deleted()));
-    });
+    }));
   }
 
   /** UPDATE t SET ... [WHERE c]. */
@@ -71,10 +71,10 @@ final class Statements {
     Map<String, Column> set = assignments(u.assignments(), target, Set.of(), null);
     Column c = u.condition().isEmpty() || isTrue(u.condition().get()) ? null
         : column(u.condition().get(), target, Set.of(), null);
-    return node("UPDATE " + t.name(), List.of("num_affected_rows"), () -> {
+    return node("UPDATE " + t.name(), List.of("num_affected_rows"), () -> Guard.run(session, Map.of(), () -> {
       CommandResult r = UpdateCommand.run(session, t.path(), set, c, Map.of(), null, null);
       return List.of(RowFactory.create(r.rowMetrics().updated()));
-    });
+    }));
   }
 
   /** MERGE INTO t USING s ON ... WHEN ...; also pyspark's {@code DataFrame.mergeInto}. */
@@ -97,14 +97,38 @@ final class Statements {
     LogicalPlan sourcePlan = reads.apply(m.sourceTable());
     boolean evolve = m.withSchemaEvolution();
     return node("MERGE INTO " + t.name(), List.of("num_affected_rows", "num_updated_rows", "num_deleted_rows",
-        "num_inserted_rows"), () -> {
+        "num_inserted_rows"), () -> Guard.run(session, Map.of(), () -> {
           Dataset<Row> src = Dataset.ofRows(session, sourcePlan);
           CommandResult r = MergeIntoCommand.run(session, t.path(), src, SOURCE, TARGET, on, clauses, Map.of(), null,
               null, evolve);
           RowMetrics rm = r.rowMetrics();
           return List.of(RowFactory.create(rm.updated() + rm.deleted() + rm.inserted(), rm.updated(), rm.deleted(),
               rm.inserted()));
-        });
+        }));
+  }
+
+  /** INSERT OVERWRITE / {@code writeTo(..).overwritePartitions()} with dynamic partition overwrite. */
+  static LogicalPlan overwritePartitions(SparkSession session, FileCommitTable t,
+      org.apache.spark.sql.catalyst.plans.logical.OverwritePartitionsDynamic o, UnaryOperator<LogicalPlan> reads) {
+    refuseTimeTravel(t, "INSERT OVERWRITE");
+    LogicalPlan query = reads.apply(o.query());
+    Map<String, String> options = new java.util.HashMap<>(scala.jdk.javaapi.CollectionConverters.asJava(o.writeOptions()));
+    options.put(io.filecommit.commands.WriteIntoDelta.PARTITION_OVERWRITE_MODE, "dynamic");
+    return node("INSERT OVERWRITE " + t.name(), List.of(), () -> {
+      TableWrites.write(session, Dataset.ofRows(session, query), t.path(), io.filecommit.commands.WriteMode.OVERWRITE,
+          List.of(), options, Map.of());
+      return List.of();
+    });
+  }
+
+  /** ALTER TABLE t ADD CONSTRAINT name CHECK (expr): Delta's {@code delta.constraints.<name>}. */
+  static LogicalPlan addCheck(SparkSession session, FileCommitTable t, String name, String condition) {
+    return node("ALTER TABLE " + t.name() + " ADD CONSTRAINT " + name, List.of(), () -> Guard.run(session, Map.of(),
+        () -> {
+          io.filecommit.commands.SetTablePropertiesCommand.run(session, t.path(),
+              Map.of("delta.constraints." + name, condition), null, null);
+          return List.<Row>of();
+        }));
   }
 
   private static MergeClause clause(MergeAction a, MergeClause.Kind update, MergeClause.Kind delete,

@@ -34,7 +34,11 @@ import org.apache.spark.sql.types.StructField;
  *       become the plugin's {@code DeleteCommand}, {@code UpdateCommand} and {@code
  *       MergeIntoCommand} ({@link Statements});
  *   <li>the target of INSERT / {@code writeTo} stays the table (Spark's V1 fallback write, {@link
- *       TableWrites}); only the query's scans are replaced.
+ *       TableWrites}); only the query's scans are replaced; a dynamic partition overwrite (which
+ *       Spark has no V1 fallback for) runs {@code WriteIntoDelta} with {@code
+ *       partitionOverwriteMode=dynamic} directly;
+ *   <li>ALTER TABLE ADD CONSTRAINT ... CHECK sets Delta's {@code delta.constraints.<name>} through
+ *       {@code SetTablePropertiesCommand}, which checks the table's rows first.
  * </ul>
  */
 final class TableResolution extends Rule<LogicalPlan> {
@@ -60,10 +64,13 @@ final class TableResolution extends Rule<LogicalPlan> {
     if (plan instanceof MergeIntoTable m && table(m.targetTable()) != null) {
       return m.resolved() ? Statements.merge(session, table(m.targetTable()), m, this::reads) : plan;
     }
-    if (plan.getClass().getSimpleName().equals("AddCheckConstraint")) {
-      // ALTER TABLE ADD CONSTRAINT: Spark's own command over the table; the constraint is checked by
-      // SetTablePropertiesCommand when the catalog applies it (TableChanges).
-      return plan;
+    if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.AddCheckConstraint a && leafTable(a.child()) != null) {
+      return Statements.addCheck(session, leafTable(a.child()), a.checkConstraint().name(),
+          a.checkConstraint().condition());
+    }
+    if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.OverwritePartitionsDynamic o
+        && table(o.table()) != null) {
+      return o.resolved() ? Statements.overwritePartitions(session, table(o.table()), o, this::reads) : plan;
     }
     if (plan instanceof V2WriteCommand w && table(w.table()) != null) {
       LogicalPlan q = reads(w.query());
@@ -82,6 +89,12 @@ final class TableResolution extends Rule<LogicalPlan> {
       return t;
     }
     return null;
+  }
+
+  /** The table of our own that is the only leaf of a plan (ADD CONSTRAINT's filter over the table), or null. */
+  static FileCommitTable leafTable(LogicalPlan plan) {
+    List<LogicalPlan> leaves = scala.jdk.javaapi.CollectionConverters.asJava(plan.collectLeaves());
+    return leaves.size() == 1 ? table(leaves.get(0)) : null;
   }
 
   /** The same table when a plan is a write target (a {@link NamedRelation}). */
@@ -106,7 +119,7 @@ final class TableResolution extends Rule<LogicalPlan> {
   }
 
   private LogicalPlan fallback(DataSourceV2Relation r, FileCommitTable t) {
-    BaseRelation relation = FileCommitDataSource.relation(session, t.path(), t.readOptions());
+    BaseRelation relation = Guard.errors(() -> FileCommitDataSource.relation(session, t.path(), t.readOptions()));
     List<AttributeReference> scanned = new ArrayList<>();
     List<AttributeReference> out = scala.jdk.javaapi.CollectionConverters.asJava(r.output());
     for (StructField f : relation.schema().fields()) {

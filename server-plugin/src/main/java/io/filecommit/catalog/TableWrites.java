@@ -66,10 +66,12 @@ final class TableWrites {
    */
   static CommandResult write(SparkSession session, Dataset<Row> data, String path, WriteMode mode,
       List<String> partitionBy, Map<String, String> options, Map<String, String> properties) {
-    CommandResult r = WriteIntoDelta.run(session, data, path, mode, partitionBy, options, properties, false, null,
-        null);
-    AutoCompact.afterCommit(session, r);
-    return r;
+    return Guard.run(session, options, () -> {
+      CommandResult r = WriteIntoDelta.run(session, data, path, mode, partitionBy, options, properties, false, null,
+          null);
+      AutoCompact.afterCommit(session, r);
+      return r;
+    });
   }
 
   private static final class Builder implements WriteBuilder, SupportsTruncate, SupportsOverwriteV2,
@@ -107,7 +109,7 @@ final class TableWrites {
     @Override
     public WriteBuilder overwriteDynamicPartitions() {
       mode = WriteMode.OVERWRITE;
-      options.put("partitionOverwriteMode", "dynamic");
+      options.put(WriteIntoDelta.PARTITION_OVERWRITE_MODE, "dynamic");
       return this;
     }
 
