@@ -8,9 +8,8 @@ import scala.runtime.BoxedUnit;
  * The session extension of Delta tables by name and SQL (Delta's {@code
  * DeltaSparkSessionExtension}): set {@code spark.sql.extensions=io.filecommit.catalog.FileCommitExtensions}
  * (a static setting) together with the catalog {@link FileCommitCatalog}. It injects the analysis
- * rule {@link TableResolution} (reads of the catalog's tables, DELETE / UPDATE / MERGE INTO) and
- * the SQL parser {@link DeltaSqlParser} (Delta's statements Spark's grammar lacks: OPTIMIZE,
- * VACUUM, RESTORE, DESCRIBE HISTORY / DETAIL).
+ * rule {@code TableResolution} (reads of the catalog's tables, DELETE / UPDATE / MERGE INTO,
+ * dynamic partition overwrite, ADD CONSTRAINT).
  */
 public final class FileCommitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   /** The extension; Spark instantiates it by class name. */
