@@ -20,6 +20,11 @@ table paths must then be visible to both), and prints a table of four measuremen
              Verified: each append's files are in the version it was told (group commit may
              publish several appends as one version), the log has consecutive versions, and the
              delta-rs row count equals the expected total. Exits 1 otherwise.
+1b. standard the same flights write with Spark's own API, ``df.write.format("delta")
+             .partitionBy("origin", "month").mode("append").save(table)`` (the server runs the same
+             command; it returns nothing, so bytes and files are read from the table), interleaved
+             with (1) run by run; and ``--small-commits`` small appends the same way (client wall
+             ms per commit), next to (2).
 4. delta-rs  baseline: the same flights write with ``deltalake.write_deltalake`` from pyarrow in
              this process (no Spark), timed from reading the staged Parquet to the commit; median
              of ``--runs`` runs, rows/s and MB/s. Printed next to (1).
@@ -135,10 +140,12 @@ def fail(message):
     sys.exit(1)
 
 
-def bench_flights(spark, staging, out, runs, expected_rows, warmup=0):
+def bench_flights(spark, staging, out, runs, expected_rows, warmup=0, standard=None):
     """filecommit.write of the staged flights Parquet, partitioned by origin, month; one fresh table a run.
 
-    The first ``warmup`` runs are returned separately and left out of the statistics.
+    The first ``warmup`` runs are returned separately and left out of the statistics. With a list
+    as ``standard``, each run is followed by the same write through ``df.write.format("delta")``,
+    whose sample is appended to that list.
     """
     import filecommit
 
@@ -150,6 +157,8 @@ def bench_flights(spark, staging, out, runs, expected_rows, warmup=0):
         df = spark.read.parquet(staging)
         result = filecommit.write(df, table, partition_by=["origin", "month"], mode="append")
         wall = time.perf_counter() - t0
+        if standard is not None:
+            standard.append(_flights_standard(spark, staging, out, i, label, expected_rows))
         m = result.metrics
         version, rows = delta_count(table)
         if (version, rows, m.rows) != (0, expected_rows, expected_rows):
@@ -160,6 +169,38 @@ def bench_flights(spark, staging, out, runs, expected_rows, warmup=0):
         print(f"  flights/filecommit {label}: {wall:6.2f} s (server {m.duration_ms} ms), "
               f"{m.files} files, {m.bytes / MB:.2f} MB", flush=True)
     return samples[:warmup], samples[warmup:]
+
+
+def _flights_standard(spark, staging, out, i, label, expected_rows):
+    """One flights write with ``df.write.format("delta")``; bytes and files read from the table."""
+    table = os.path.join(out, f"flights_standard_{i}")
+    t0 = time.perf_counter()
+    spark.read.parquet(staging).write.format("delta").partitionBy("origin", "month").mode("append").save(table)
+    wall = time.perf_counter() - t0
+    version, rows = delta_count(table)
+    if (version, rows) != (0, expected_rows):
+        fail(f"flights standard run {i}: delta-rs version {version}, {rows} rows; expected 0 and {expected_rows}")
+    size = parquet_bytes(table)
+    files = sum(len([f for f in fs if f.endswith(".parquet")]) for _, _, fs in os.walk(table))
+    print(f"  flights/standard   {label}: {wall:6.2f} s, {files} files, {size / MB:.2f} MB", flush=True)
+    return {"wall_s": wall, "rows": rows, "bytes": size, "files": files}
+
+
+def bench_small_standard(spark, batches, out):
+    """The small appends of :func:`bench_small` with ``df.write.format("delta")``: client wall ms each."""
+    table = os.path.join(out, "small_appends_standard")
+    client_ms = []
+    for batch in batches:
+        df = spark.createDataFrame(batch)
+        t0 = time.perf_counter()
+        df.write.format("delta").mode("append").save(table)
+        client_ms.append((time.perf_counter() - t0) * 1000)
+    version, rows = delta_count(table)
+    expected = sum(b.num_rows for b in batches)
+    if (version, rows) != (len(batches) - 1, expected):
+        fail(f"small standard appends: delta-rs version {version}, {rows} rows; "
+             f"expected {len(batches) - 1}, {expected}")
+    return {"client_ms": client_ms}
 
 
 def bench_deltars(staging, out, runs, expected_rows, warmup=0):
@@ -320,8 +361,10 @@ def main(argv=None) -> int:
         spark = open_session(args.remote)
         print()
 
-        print("1. flights via filecommit")
-        fc_cold, fc = bench_flights(spark, staging, out, args.runs, EXPECTED_ROWS, args.warmup)
+        print("1. flights via filecommit.write, 1b. via df.write.format(\"delta\") (interleaved)")
+        standard_all = []
+        fc_cold, fc = bench_flights(spark, staging, out, args.runs, EXPECTED_ROWS, args.warmup, standard_all)
+        st_cold, st = standard_all[: args.warmup], standard_all[args.warmup:]
         print("4. flights via delta-rs (baseline)")
         dr_cold, dr = bench_deltars(staging, out, args.runs, EXPECTED_ROWS, args.warmup)
 
@@ -330,6 +373,7 @@ def main(argv=None) -> int:
         batches = [flights.slice((i * n) % (flights.num_rows - n), n) for i in range(count)]
         print(f"2. {args.small_commits} small appends of {n} rows", flush=True)
         small = bench_small(spark, batches[: args.small_commits], out)
+        small_standard = bench_small_standard(spark, batches[: args.small_commits], out)
         print(f"3. {args.threads} threads x {args.appends_per_thread} appends of {n} rows", flush=True)
         conc = bench_concurrent(spark, batches, args.threads, args.appends_per_thread, out, args.remote)
         spark.stop()
@@ -343,7 +387,7 @@ def main(argv=None) -> int:
     print("\n== flights write (336,776 rows; partitioned by origin, month; median of "
           f"{args.runs} run(s)) ==")
     print(f"{'method':<22}{'wall s':>9}{'rows/s':>12}{'MB/s':>8}{'MB':>8}{'files':>7}  all runs (s)")
-    for name, samples in (("filecommit (Spark)", fc), ("delta-rs (pyarrow)", dr)):
+    for name, samples in (("filecommit (Spark)", fc), ("format(delta) (Spark)", st), ("delta-rs (pyarrow)", dr)):
         wall = med(samples, "wall_s")
         size = med(samples, "bytes")
         files = samples[0]["files"]
@@ -353,6 +397,8 @@ def main(argv=None) -> int:
     if fc_cold:
         print(f"cold (first write after start, not in the median): filecommit {fc_cold[0]['wall_s']:.2f} s, "
               f"delta-rs {dr_cold[0]['wall_s']:.2f} s")
+    print(f"df.write.format(\"delta\") takes {med(st, 'wall_s') / med(fc, 'wall_s'):.3f}x filecommit.write's wall time"
+          + (f" (cold: {st_cold[0]['wall_s']:.2f} s)" if st_cold else ""))
     print(f"filecommit server duration_ms (median): {med(fc, 'server_ms'):.0f}; "
           f"delta-rs takes {med(dr, 'wall_s') / med(fc, 'wall_s'):.3f}x filecommit's wall time")
 
@@ -361,6 +407,9 @@ def main(argv=None) -> int:
     for label, key in (("client wall", "client_ms"), ("server duration_ms", "server_ms")):
         v = small[key]
         print(f"{label:<22}{statistics.median(v):>9.0f}{percentile(v, 95):>9.0f}{min(v):>9.0f}{max(v):>9.0f}")
+    v = small_standard["client_ms"]
+    print(f"{'format(delta) wall':<22}{statistics.median(v):>9.0f}{percentile(v, 95):>9.0f}"
+          f"{min(v):>9.0f}{max(v):>9.0f}")
 
     print(f"\n== concurrent appends ({args.threads} threads x {args.appends_per_thread} commits x {n} rows,"
           " one table) ==")
@@ -376,6 +425,7 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": info, "args": vars(args), "flights_filecommit": fc, "flights_deltars": dr,
+                       "flights_standard": st, "small_standard": small_standard,
                        "flights_warmup": {"filecommit": fc_cold, "deltars": dr_cold},
                        "small": small, "concurrent": conc}, f, indent=1)
         print(f"\nsamples written to {args.json}")

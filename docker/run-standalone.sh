@@ -68,6 +68,7 @@ server_args() {
     --master "$MASTER"
     --jars "$JAR"
     --conf "spark.connect.extensions.command.classes=$PLUGIN_CLASS"
+    --conf "spark.plugins=io.filecommit.connect.ServerStartCheck"
     --conf "spark.connect.grpc.binding.address=$BIND"
     --conf "spark.connect.grpc.binding.port=$PORT"
     --conf spark.ui.enabled=false

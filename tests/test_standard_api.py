@@ -14,11 +14,11 @@ import threading
 
 import pytest
 from deltalake import DeltaTable
+from helpers import adds_in_log, canonical, delta_rows, log_actions, second_session
 from pyspark.errors import AnalysisException, IllegalArgumentException
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 import filecommit
-from helpers import adds_in_log, canonical, delta_rows, log_actions, second_session
 
 pytestmark = pytest.mark.slow
 
@@ -99,7 +99,7 @@ def test_partitions_replace_where_and_dynamic_overwrite(plain, delta_spark, tabl
     cols = ["id", "name", "part"]
     w = _rows(plain, [(1, "a", "x"), (2, "b", "y"), (3, "c", "z")]).write.format("delta")
     w.mode("overwrite").partitionBy("part").save(table_path)
-    md = [a["metaData"] for a in log_actions(table_path)[0] if "metaData" in a][0]
+    md = next(a["metaData"] for a in log_actions(table_path)[0] if "metaData" in a)
     assert md["partitionColumns"] == ["part"]
     (_rows(plain, [(10, "r", "x")]).write.format("delta").mode("overwrite")
      .option("replaceWhere", "part = 'x'").save(table_path))
@@ -157,7 +157,7 @@ def test_idempotent_writes_user_metadata_and_file_size(plain, table_path):
     dt = DeltaTable(table_path)
     assert dt.version() == 0
     assert dt.history()[0]["userMetadata"] == "nightly load"
-    assert [a["txn"] for a in log_actions(table_path)[0] if "txn" in a][0]["appId"] == "app"
+    assert next(a["txn"] for a in log_actions(table_path)[0] if "txn" in a)["appId"] == "app"
     assert sorted(a["stats"] and int(__import__("json").loads(a["stats"])["numRecords"])
                   for a in adds_in_log(table_path, 0)) == [1, 2, 2]
     (df.write.format("delta").mode("append").option("txnAppId", "app").option("txnVersion", "2")
@@ -238,3 +238,41 @@ def test_contract_errors_are_typed_too(spark, table_path):
         filecommit.write(df, table_path, mode="overwrite")
     assert _condition(e) == filecommit.errors.DELTA_CANNOT_MODIFY_APPEND_ONLY
     assert type(e.value).__name__ == "UnsupportedOperationException"
+
+
+def test_conflict_arrives_as_deltas_conflict_type(spark, plain, table_path):
+    """A format("delta") overwrite that loses the race to an append into the partition it read
+    (Serializable) fails with DELTA_CONCURRENT_APPEND, committing nothing: a Java
+    ConcurrentModificationException as Delta's, which filecommit's client raises as
+    ``filecommit.conflicts.ConcurrentAppendException`` and plain pyspark as UnknownException."""
+    import time
+
+    from pyspark.sql.connect import functions as F
+
+    import filecommit.conflicts
+
+    (_rows(plain, [(1, "a", "x")]).write.format("delta").partitionBy("part")
+     .option("delta.isolationLevel", "Serializable").save(table_path))
+    slow = (_rows(spark, [(2, "b", "x")]).repartition(1)
+            .withColumn("id", F.expr("id + 0 * length(coalesce(reflect('java.lang.Thread', 'sleep', "
+                                     "cast(4000 as bigint)), ''))")))
+    errors = []
+
+    def overwrite():
+        try:
+            slow.write.format("delta").mode("overwrite").option("replaceWhere", "part = 'x'").save(table_path)
+        except Exception as e:  # noqa: BLE001 - checked below
+            errors.append(e)
+
+    t = threading.Thread(target=overwrite)
+    t.start()
+    time.sleep(1.5)
+    _rows(plain, [(3, "c", "x")]).write.format("delta").mode("append").save(table_path)
+    t.join(timeout=300)
+    assert len(errors) == 1, errors
+    e = errors[0]
+    assert isinstance(e, filecommit.conflicts.ConcurrentAppendException), type(e).__mro__
+    assert isinstance(e, filecommit.conflicts.CommitConflict)
+    assert e.getCondition() == "DELTA_CONCURRENT_APPEND" and e.getSqlState() == "2D521"
+    assert DeltaTable(table_path).version() == 1
+    assert sorted(delta_rows(table_path)["id"]) == [1.0, 3.0]

@@ -27,7 +27,11 @@ raises ImportError for another release.
 """
 
 # _connect first: it refuses an unsupported pyspark before anything else imports pyspark modules.
-from filecommit import _connect, errors  # noqa: F401
+from filecommit import (  # noqa: F401
+    _connect,
+    conflicts,
+    errors,
+)
 from filecommit._typing import SaveMode
 from filecommit.actions import AddCDCFile, AddFile, DeletionVector, RemoveFile
 from filecommit.history import Commit, history
@@ -65,6 +69,7 @@ __all__ = [
     "WriteMetrics",
     "abort",
     "commit",
+    "conflicts",
     "delete",
     "errors",
     "find_plugin_jar",

@@ -19,6 +19,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SQLContext;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.datasources.DataSourceUtils;
 import org.apache.spark.sql.sources.BaseRelation;
@@ -113,7 +114,10 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
   private static void write(SparkSession session, SaveMode mode, scala.collection.immutable.Map<String, String> parameters,
       org.apache.spark.sql.Dataset<Row> data) {
     ServerSettings.check(session);
-    StandardWrite w = StandardWrite.parse(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
+    // Spark passes a CaseInsensitiveMap, whose keys iterate lower-cased: read the keys as written.
+    scala.collection.Map<String, String> written = parameters instanceof CaseInsensitiveMap<?> ci
+        ? (scala.collection.Map<String, String>) ci.originalMap() : parameters;
+    StandardWrite w = StandardWrite.parse(scala.jdk.javaapi.CollectionConverters.asJava(written));
     ServerSettings.options(session, w.options());
     String path = AllowedRoots.allowedPath(w.path(), session);
     CommandResult result = WriteIntoDelta.run(session, (Dataset<Row>) data, path, toMode(mode), w.partitionBy(),
