@@ -188,3 +188,16 @@ def test_allowed_roots_apply_to_locations_and_paths(spark, tmp_path):
     with pytest.raises(SparkConnectGrpcException) as e:
         spark.sql(f"SELECT * FROM delta.`{tmp_path}/missing`").collect()
     assert _condition(e) == "DELTA_MISSING_DELTA_TABLE"
+
+
+def test_client_write_by_table_name(spark, table_path):
+    import filecommit
+
+    name = _name()
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING delta LOCATION '{table_path}'").collect()
+    result = filecommit.write(spark.createDataFrame([(1,), (2,)], "id long"), table=f"default.{name}")
+    assert result.version == 1 and len(result.add_files) >= 1
+    pd.testing.assert_frame_equal(delta_rows(table_path, ["id"]), _expect([(1,), (2,)], ["id"]))
+    with pytest.raises(SparkConnectGrpcException) as e:
+        filecommit.write(spark.range(1), table=f"no_such_{name}")
+    assert _condition(e) == "DELTA_TABLE_NOT_FOUND"
