@@ -11,8 +11,10 @@ must have been started with the jar and ``spark.connect.extensions.command.class
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -170,7 +172,7 @@ def local_session(
         verbose_logs: keep Spark's default server logging instead of the quiet configuration.
         metastore_dir: directory of the server's table names (:func:`metastore_conf`: Hive
             metastore on embedded Derby, warehouse of managed tables); None (default) makes a
-            fresh temporary directory. Ignored when ``conf`` sets
+            fresh temporary directory (deleted when this process exits). Ignored when ``conf`` sets
             ``spark.sql.catalogImplementation`` (the caller configures the catalog itself).
 
     Returns:
@@ -207,7 +209,11 @@ def local_session(
         "spark.pyspark.python": python_exec,
     }
     if "spark.sql.catalogImplementation" not in extra:
-        directory = metastore_dir or tempfile.mkdtemp(prefix="filecommit-metastore-")
+        directory = metastore_dir
+        if directory is None:
+            # A fresh directory per server, removed when this process exits (after the server).
+            directory = tempfile.mkdtemp(prefix="filecommit-metastore-")
+            atexit.register(shutil.rmtree, directory, True)
         server_conf.update(metastore_conf(directory))
         derby_home = f"-Dderby.system.home={os.path.abspath(directory)}"
         options = extra.get("spark.driver.extraJavaOptions", "")
