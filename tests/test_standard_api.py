@@ -217,12 +217,15 @@ def test_failures_carry_classes_and_pyspark_types(plain, table_path, tmp_path):
     with pytest.raises(AnalysisException) as e:
         plain.read.format("delta").load(str(tmp_path / "nothing_here")).collect()
     assert _condition(e) == "DELTA_MISSING_DELTA_TABLE"
-    # Tables by name need the catalog: a class, not INTERNAL_ERROR.
+    # Tables by name (the server's catalog, tests/test_catalog.py): a second creation of a name
+    # fails with a class, not INTERNAL_ERROR.
+    df.write.format("delta").saveAsTable("t_standard_api")
     for attempt in [lambda: df.write.format("delta").saveAsTable("t_standard_api"),
-                    lambda: df.writeTo("t_standard_api2").using("delta").create()]:
+                    lambda: df.writeTo("t_standard_api").using("delta").create()]:
         with pytest.raises(SparkConnectGrpcException) as e:
             attempt()
         assert _condition(e) not in (None, "INTERNAL_ERROR"), e.value
+    plain.sql("DROP TABLE t_standard_api").collect()
 
 
 def test_contract_errors_are_typed_too(spark, table_path):

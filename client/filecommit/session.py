@@ -11,9 +11,12 @@ must have been started with the jar and ``spark.connect.extensions.command.class
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +28,43 @@ if TYPE_CHECKING:
 
 PLUGIN_CLASS = "io.filecommit.connect.FileCommitPlugin"
 """Fully qualified class name of the server-side command plugin."""
+
+CATALOG_CLASS = "io.filecommit.catalog.FileCommitCatalog"
+"""The ``spark_catalog`` plugin of Delta tables by name (``spark.sql.catalog.spark_catalog``)."""
+
+EXTENSIONS_CLASS = "io.filecommit.catalog.FileCommitExtensions"
+"""The session extension of SQL on Delta tables (``spark.sql.extensions``)."""
+
+
+def metastore_conf(directory: str) -> dict[str, str]:
+    """Server settings of tables by name with Spark's Hive metastore on embedded Derby.
+
+    The metastore database (``<directory>/metastore_db``), Derby's log (``derby.log``) and the
+    warehouse of managed tables (``<directory>/warehouse``) all live in ``directory``, so a server
+    keeps its table names across restarts when given the same directory, and several servers with
+    different directories do not share names (embedded Derby allows one JVM per database; servers
+    that share names use a metastore on a database server, docs/operators.md).
+
+    Args:
+        directory: an absolute directory, created if missing.
+
+    Returns:
+        Spark settings (str -> str): the catalog plugin, the session extension, the Hive catalog,
+        the Derby connection URL and the warehouse directory.
+    """
+    directory = os.path.abspath(directory)
+    os.makedirs(directory, exist_ok=True)
+    return {
+        "spark.sql.catalog.spark_catalog": CATALOG_CLASS,
+        "spark.sql.extensions": EXTENSIONS_CLASS,
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": os.path.join(directory, "warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL":
+            f"jdbc:derby:;databaseName={os.path.join(directory, 'metastore_db')};create=true",
+        "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
+        "spark.hadoop.hive.metastore.schema.verification": "false",
+    }
+
 
 START_CHECK_CLASS = "io.filecommit.connect.ServerStartCheck"
 """The server's start-time configuration check (a ``spark.plugins`` entry): a server where both
@@ -100,6 +140,7 @@ def local_session(
     conf: Mapping[str, str] | None = None,
     port: int = 0,
     verbose_logs: bool = False,
+    metastore_dir: str | None = None,
 ) -> SparkSession:
     """Start (or reuse) an embedded Spark Connect server with the filecommit plugin.
 
@@ -139,6 +180,10 @@ def local_session(
         conf: extra Spark configuration for the server (str -> str).
         port: gRPC port; 0 (default) picks a free ephemeral port, so several servers can coexist.
         verbose_logs: keep Spark's default server logging instead of the quiet configuration.
+        metastore_dir: directory of the server's table names (:func:`metastore_conf`: Hive
+            metastore on embedded Derby, warehouse of managed tables); None (default) makes a
+            fresh temporary directory (deleted when this process exits). Ignored when ``conf`` sets
+            ``spark.sql.catalogImplementation`` (the caller configures the catalog itself).
 
     Returns:
         A Spark Connect ``SparkSession`` (``pyspark.sql.connect.session.SparkSession``).
@@ -157,6 +202,8 @@ def local_session(
     extra = _checks.string_map("conf", conf)
     _checks.int_in_range("port", port, 0, 65535)
     _checks.flag("verbose_logs", verbose_logs)
+    if metastore_dir is not None:
+        _checks.non_empty_str("metastore_dir", metastore_dir)
     python_exec = extra.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
     server_conf = {
         "spark.master": master,
@@ -171,6 +218,16 @@ def local_session(
         "spark.sql.shuffle.partitions": "4",
         "spark.pyspark.python": python_exec,
     }
+    if "spark.sql.catalogImplementation" not in extra:
+        directory = metastore_dir
+        if directory is None:
+            # A fresh directory per server, removed when this process exits (after the server).
+            directory = tempfile.mkdtemp(prefix="filecommit-metastore-")
+            atexit.register(shutil.rmtree, directory, True)
+        server_conf.update(metastore_conf(directory))
+        derby_home = f"-Dderby.system.home={os.path.abspath(directory)}"
+        options = extra.get("spark.driver.extraJavaOptions", "")
+        extra = {**extra, "spark.driver.extraJavaOptions": f"{options} {derby_home}".strip()}
     server_conf.update(extra)
     # The start-time check of the server's configuration (format("delta") vs delta-spark), next to
     # any spark.plugins of the caller's.

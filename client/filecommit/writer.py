@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyspark.errors import PySparkValueError
+
 from filecommit import _checks, _wire
 from filecommit._typing import PartitionBy, SaveMode, StrMap, WriteTxn
 from filecommit.proto.v1 import commands_pb2 as pb
@@ -39,8 +41,9 @@ def _save_mode(mode: object) -> Any:
 
 def build_write_command(
     df: DataFrame,
-    path: str,
+    path: str | None = None,
     *,
+    table: str | None = None,
     mode: SaveMode = "append",
     partition_by: PartitionBy = None,
     options: StrMap | None = None,
@@ -64,9 +67,18 @@ def build_write_command(
             DataFrame, options / properties that are not str -> str maps, a non-bool change_data,
             a txn that is not an (app_id, version) pair or a non-int version.
     """
-    _checks.check_path(path)
+    if table is not None:
+        _checks.non_empty_str("table", table)
+        if path is not None:
+            raise PySparkValueError(
+                errorClass="CANNOT_SET_TOGETHER",
+                messageParameters={"arg_list": "path, table"},
+            )
+    else:
+        _checks.check_path(path)
     command = pb.WriteCommand(
-        path=path,
+        path=path or "",
+        table=table or "",
         mode=_save_mode(mode),
         partition_by=_checks.partition_columns(partition_by),
         options=_checks.string_map("options", options),
@@ -80,8 +92,9 @@ def build_write_command(
 
 def write(
     df: DataFrame,
-    path: str,
+    path: str | None = None,
     *,
+    table: str | None = None,
     mode: SaveMode = "append",
     partition_by: PartitionBy = None,
     options: StrMap | None = None,
@@ -99,6 +112,10 @@ def write(
         df: a Spark Connect DataFrame (``pyspark.sql.connect.dataframe.DataFrame``); its plan runs
             on the server.
         path: table root as the server sees it (local path, ``file:``, ``hdfs:``, ...).
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (``"db.t"``; ``CREATE TABLE ... USING delta`` or ``saveAsTable`` made it): the write
+            goes to its location. ``DELTA_TABLE_NOT_FOUND`` from the server for an unknown name;
+            ``CANNOT_SET_TOGETHER`` (a ``ValueError``) when both are given.
         mode: "append" | "overwrite" | "error" (alias "errorifexists") | "ignore", as in Spark
             (case-insensitive).
         partition_by: partition columns, in directory order (new tables; must match on append);
@@ -149,6 +166,7 @@ def write(
     command = build_write_command(
         df,
         path,
+        table=table,
         mode=mode,
         partition_by=partition_by,
         options=options,

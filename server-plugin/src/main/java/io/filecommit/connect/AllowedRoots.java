@@ -132,7 +132,7 @@ public final class AllowedRoots {
    * @throws io.filecommit.errors.FileCommitException {@code CANNOT_MODIFY_STATIC_CONFIG} for a
    *     session that changed a server-owned setting, and what {@link #resolve} throws
    */
-  static String allowedPath(String path, org.apache.spark.sql.classic.SparkSession session) {
+  public static String allowedPath(String path, org.apache.spark.sql.classic.SparkSession session) {
     if (path == null || path.isBlank()) {
       return path;
     }

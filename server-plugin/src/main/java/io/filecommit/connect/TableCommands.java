@@ -19,10 +19,62 @@ final class TableCommands {
     java.util.Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
     return withAutoCompact(planner, WriteIntoDelta.run(planner.session(),
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
-        CommandInput.path(cmd.getPath(), planner), ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
+        CommandInput.path(tablePath(cmd.getPath(), cmd.getTable(), planner), planner),
+        ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
         options, cmd.getTablePropertiesMap(), cmd.getChangeData(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner)));
+  }
+
+  /**
+   * The table root of a command that names a table of the server's catalog instead of a path: the
+   * location the session catalog ({@code spark_catalog}) has for that Delta table.
+   *
+   * @param path the command's path ("" when it names a table)
+   * @param table the command's table name ("" when it gives a path)
+   * @param planner the session's planner
+   * @return the path to use (not yet checked against the allowed roots)
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} when both
+   *     or neither are given, {@code DELTA_TABLE_NOT_FOUND} for an unknown name or a table that
+   *     is not a Delta table
+   */
+  static String tablePath(String path, String table, SparkConnectPlanner planner) {
+    if (table == null || table.isEmpty()) {
+      return path;
+    }
+    if (path != null && !path.isEmpty()) {
+      throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Give either a path or a table name, not "
+          + "both (path '" + path + "', table '" + table + "')");
+    }
+    org.apache.spark.sql.classic.SparkSession session = planner.session();
+    java.util.List<String> parts;
+    try {
+      parts = scala.jdk.javaapi.CollectionConverters.asJava(session.sessionState().sqlParser()
+          .parseMultipartIdentifier(table));
+    } catch (org.apache.spark.sql.catalyst.parser.ParseException e) {
+      throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Not a table name: '" + table + "'");
+    }
+    String name = parts.get(parts.size() - 1);
+    String[] ns = parts.subList(0, parts.size() - 1).toArray(new String[0]);
+    if (ns.length == 0) {
+      ns = session.sessionState().catalogManager().currentNamespace();
+    }
+    java.util.Map<String, String> notFound = java.util.Map.of("tableName", table);
+    try {
+      org.apache.spark.sql.connector.catalog.Table t = ((org.apache.spark.sql.connector.catalog.TableCatalog) session
+          .sessionState().catalogManager().catalog("spark_catalog"))
+          .loadTable(org.apache.spark.sql.connector.catalog.Identifier.of(ns, name));
+      String location = t.properties().get(org.apache.spark.sql.connector.catalog.TableCatalog.PROP_LOCATION);
+      String provider = t.properties().get(org.apache.spark.sql.connector.catalog.TableCatalog.PROP_PROVIDER);
+      if (location == null || provider == null || !(provider.equalsIgnoreCase("delta")
+          || provider.equalsIgnoreCase("filecommit"))) {
+        throw io.filecommit.errors.ErrorClass.DELTA_TABLE_NOT_FOUND.error("Table " + table + " is not a Delta table",
+            notFound);
+      }
+      return location;
+    } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException e) {
+      throw io.filecommit.errors.ErrorClass.DELTA_TABLE_NOT_FOUND.error("Table " + table + " not found", notFound);
+    }
   }
 
   /**

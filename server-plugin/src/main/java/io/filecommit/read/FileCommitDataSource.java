@@ -34,13 +34,76 @@ import org.apache.spark.unsafe.types.UTF8String;
  * any Spark Connect client reaches it with the standard reader API. The snapshot is fixed when the
  * DataFrame is analysed, as Delta's is. Errors carry Delta's error classes.
  */
-public class FileCommitDataSource implements DataSourceRegister, RelationProvider {
+public class FileCommitDataSource implements DataSourceRegister, RelationProvider,
+    org.apache.spark.sql.connector.catalog.TableProvider {
   /** The short name of the format. */
   public static final String NAME = "filecommit";
 
   @Override
   public String shortName() {
     return NAME;
+  }
+
+  /**
+   * The schema Spark asks a table provider for: none (the name {@code delta} is a table provider,
+   * as Delta's data source is, so that {@code CREATE TABLE ... USING delta} goes to the catalog;
+   * reads and path writes go through this class's V1 interfaces, since {@link #getTable}'s table
+   * offers no V2 read or write).
+   *
+   * @param options the reader's options
+   * @return an empty schema
+   */
+  @Override
+  public org.apache.spark.sql.types.StructType inferSchema(
+      org.apache.spark.sql.util.CaseInsensitiveStringMap options) {
+    return new org.apache.spark.sql.types.StructType();
+  }
+
+  /**
+   * A placeholder table without V2 capabilities: Spark then falls back to this class's V1 read
+   * ({@link #createRelation}) and write.
+   *
+   * @param schema ignored
+   * @param partitioning ignored
+   * @param properties ignored
+   * @return a table with no capabilities
+   */
+  @Override
+  public org.apache.spark.sql.connector.catalog.Table getTable(org.apache.spark.sql.types.StructType schema,
+      org.apache.spark.sql.connector.expressions.Transform[] partitioning, Map<String, String> properties) {
+    return new org.apache.spark.sql.connector.catalog.Table() {
+      @Override
+      public String name() {
+        return shortName();
+      }
+
+      @Override
+      @SuppressWarnings("deprecation")
+      public org.apache.spark.sql.types.StructType schema() {
+        return schema;
+      }
+
+      @Override
+      public java.util.Set<org.apache.spark.sql.connector.catalog.TableCapability> capabilities() {
+        return java.util.Set.of();
+      }
+    };
+  }
+
+  /**
+   * The relation of a table read by path with reader options (the catalog's tables read through it).
+   *
+   * @param session the session
+   * @param path the table root
+   * @param options reader options ({@code versionAsOf}, {@code timestampAsOf}, ...)
+   * @return the relation
+   * @throws io.filecommit.errors.FileCommitException as {@link #createRelation}
+   */
+  public static BaseRelation relation(SparkSession session, String path, Map<String, String> options) {
+    Map<String, String> all = new HashMap<>(options);
+    all.put("path", path);
+    return new FileCommitDataSource().createRelation(session.sqlContext(),
+        scala.collection.immutable.Map.from(scala.jdk.javaapi.CollectionConverters.asScala(all)));
   }
 
   /**

@@ -1,0 +1,365 @@
+package io.filecommit.catalog;
+
+import io.filecommit.commands.SetTablePropertiesCommand;
+import io.filecommit.connect.AllowedRoots;
+import io.filecommit.errors.ErrorClass;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.V1Table;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The {@code spark_catalog} plugin (Delta's {@code DeltaCatalog}): Spark's session catalog (Hive
+ * metastore or in-memory) keeps the names, the Delta log keeps everything else. Set it with {@code
+ * spark.sql.catalog.spark_catalog=io.filecommit.catalog.FileCommitCatalog} (a static setting).
+ *
+ * <ul>
+ *   <li>A table whose provider is {@code delta} or {@code filecommit} loads as a {@link
+ *       FileCommitTable} at its location; other tables load as the session catalog has them.
+ *   <li>{@code delta.`/path`} (and {@code filecommit.`/path`}) name the table at that path; the
+ *       path goes through the server's allowed roots ({@code spark.filecommit.allowedRoots}).
+ *   <li>{@code name@v3} (Delta's time-travel suffix), {@code VERSION AS OF} and {@code TIMESTAMP AS
+ *       OF} load the table pinned to that version or timestamp.
+ *   <li>CREATE TABLE / CTAS / REPLACE / CREATE OR REPLACE with {@code USING delta} write the table's
+ *       first (or replacing) commit with the plugin's {@code WriteIntoDelta} ({@link TableCreation}),
+ *       and register the name with the provider and, when {@code LOCATION} was given, the location
+ *       (an external table), else the session catalog's default location (a managed table, whose
+ *       files {@code DROP TABLE} deletes, as Spark does for managed tables).
+ *   <li>ALTER TABLE ... SET TBLPROPERTIES (and Spark's ADD CONSTRAINT ... CHECK, stored as Delta's
+ *       {@code delta.constraints.<name>}) commit through {@code SetTablePropertiesCommand}; ADD
+ *       COLUMNS commits a schema change through {@code WriteIntoDelta}'s schema evolution ({@link
+ *       TableChanges}).
+ * </ul>
+ *
+ * Errors carry the plugin's (Delta's) error classes: {@code DELTA_TABLE_ALREADY_EXISTS}, {@code
+ * FILECOMMIT_PATH_NOT_ALLOWED}, {@code DELTA_MISSING_DELTA_TABLE}, ...
+ */
+public class FileCommitCatalog extends DelegatingCatalogExtension implements StagingTableCatalog {
+  private static final Pattern VERSION_SUFFIX = Pattern.compile("^(.+)@v(\\d+)$");
+  private static final Pattern TIMESTAMP_SUFFIX = Pattern.compile("^(.+)@(\\d{17})$");
+
+  /** A catalog; Spark creates it and sets the session catalog as its delegate. */
+  public FileCommitCatalog() {}
+
+  static SparkSession session() {
+    return (SparkSession) org.apache.spark.sql.classic.SparkSession.active();
+  }
+
+  /**
+   * Whether a provider name is this plugin's.
+   *
+   * @param provider a table's provider, or null
+   * @return true for {@code delta} and {@code filecommit} (any case)
+   */
+  static boolean ours(String provider) {
+    return provider != null && (provider.equalsIgnoreCase("delta") || provider.equalsIgnoreCase("filecommit"));
+  }
+
+  /** The table root of a path identifier ({@code delta.`/path`}), or null for a catalog name. */
+  static String pathOf(Identifier ident) {
+    String[] ns = ident.namespace();
+    if (ns.length == 1 && ours(ns[0]) && (ident.name().startsWith("/") || ident.name().contains(":/"))) {
+      return AllowedRoots.allowedPath(ident.name(), session());
+    }
+    return null;
+  }
+
+  @Override
+  public Table loadTable(Identifier ident) throws NoSuchTableException {
+    return guarded(ident, Map.of());
+  }
+
+  @Override
+  public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+    return guarded(ident, Map.of("versionAsOf", version));
+  }
+
+  @Override
+  public Table loadTable(Identifier ident, long timestampMicros) throws NoSuchTableException {
+    return guarded(ident, Map.of("timestampAsOf", timestamp(timestampMicros)));
+  }
+
+  private Table guarded(Identifier ident, Map<String, String> readOptions) throws NoSuchTableException {
+    try {
+      return load(ident, readOptions);
+    } catch (io.filecommit.errors.FileCommitException e) {
+      throw io.filecommit.errors.ClientExceptions.rethrow(e);
+    }
+  }
+
+  /** A timestamp in microseconds since the epoch as the reader's option text, in the session time zone. */
+  private static String timestamp(long micros) {
+    Instant at = Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L);
+    return LocalDateTime.ofInstant(at, java.time.ZoneId.of(session().sessionState().conf().sessionLocalTimeZone()))
+        .toString().replace('T', ' ');
+  }
+
+  private Table load(Identifier ident, Map<String, String> readOptions) throws NoSuchTableException {
+    String path = pathOf(ident);
+    if (path != null) {
+      FileCommitTable t = new FileCommitTable(session(), path, ident, readOptions);
+      if (!t.exists()) {
+        throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error(path + " is not a Delta table (no _delta_log commits)",
+            Map.of("tableName", path));
+      }
+      return t;
+    }
+    Table table;
+    try {
+      table = super.loadTable(ident);
+    } catch (NoSuchTableException e) {
+      Matcher v = VERSION_SUFFIX.matcher(ident.name());
+      if (readOptions.isEmpty() && v.matches()) {
+        return load(Identifier.of(ident.namespace(), v.group(1)), Map.of("versionAsOf", v.group(2)));
+      }
+      Matcher ts = TIMESTAMP_SUFFIX.matcher(ident.name());
+      if (readOptions.isEmpty() && ts.matches()) {
+        String d = ts.group(2);
+        String text = d.substring(0, 4) + "-" + d.substring(4, 6) + "-" + d.substring(6, 8) + " " + d.substring(8, 10)
+            + ":" + d.substring(10, 12) + ":" + d.substring(12, 14) + "." + d.substring(14);
+        return load(Identifier.of(ident.namespace(), ts.group(1)), Map.of("timestampAsOf", text));
+      }
+      throw e;
+    }
+    String location = locationOf(table);
+    if (location == null) {
+      if (!readOptions.isEmpty()) {
+        return readOptions.containsKey("versionAsOf") ? super.loadTable(ident, readOptions.get("versionAsOf"))
+            : super.loadTable(ident);
+      }
+      return table;
+    }
+    return new FileCommitTable(session(), location, ident, readOptions);
+  }
+
+  /** The location of a table of ours in the session catalog, or null for any other table. */
+  static String locationOf(Table table) {
+    if (table instanceof V1Table v1 && v1.v1Table().provider().isDefined() && ours(v1.v1Table().provider().get())
+        && v1.v1Table().storage().locationUri().isDefined()) {
+      return new org.apache.hadoop.fs.Path(v1.v1Table().storage().locationUri().get()).toString();
+    }
+    if (table instanceof FileCommitTable t) {
+      return t.path();
+    }
+    return null;
+  }
+
+  @Override
+  public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    if (!ours(properties.get(TableCatalog.PROP_PROVIDER))) {
+      return super.createTable(ident, columns, partitions, properties);
+    }
+    TableCreation c = Guard.errors(() -> {
+      try {
+        return stage(ident, columns, partitions, properties, TableCreation.Kind.CREATE);
+      } catch (TableAlreadyExistsException e) {
+        throw ErrorClass.DELTA_TABLE_ALREADY_EXISTS.error("Table " + ident + " already exists",
+            Map.of("tableName", ident.toString()));
+      }
+    });
+    c.commitStagedChanges();
+    try {
+      return loadTable(ident);
+    } catch (NoSuchTableException e) {
+      throw new IllegalStateException("table " + ident + " vanished right after its creation", e);
+    }
+  }
+
+  @Override
+  public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return createTable(ident, org.apache.spark.sql.connector.catalog.CatalogV2Util.structTypeToV2Columns(schema, false),
+        partitions, properties);
+  }
+
+  @Override
+  public StagedTable stageCreate(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties) throws TableAlreadyExistsException, NoSuchNamespaceException {
+    if (!ours(properties.get(TableCatalog.PROP_PROVIDER))) {
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("CREATE TABLE AS SELECT through this catalog is "
+          + "supported for Delta tables only (USING delta), not for provider " + properties.get(TableCatalog.PROP_PROVIDER),
+          Map.of("operation", "CREATE TABLE AS SELECT"));
+    }
+    return stage(ident, columns, partitions, properties, TableCreation.Kind.CREATE);
+  }
+
+  @Override
+  public StagedTable stageReplace(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties) throws NoSuchNamespaceException, NoSuchTableException {
+    if (!tableExists(ident)) {
+      throw new NoSuchTableException(ident);
+    }
+    return stageOrRefuse(ident, columns, partitions, properties, TableCreation.Kind.REPLACE);
+  }
+
+  @Override
+  public StagedTable stageCreateOrReplace(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties) throws NoSuchNamespaceException {
+    return stageOrRefuse(ident, columns, partitions, properties, TableCreation.Kind.CREATE_OR_REPLACE);
+  }
+
+  private StagedTable stageOrRefuse(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties, TableCreation.Kind kind) {
+    if (!ours(properties.get(TableCatalog.PROP_PROVIDER))) {
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("REPLACE TABLE is supported for Delta tables only "
+          + "(USING delta), not for provider " + properties.get(TableCatalog.PROP_PROVIDER),
+          Map.of("operation", "REPLACE TABLE"));
+    }
+    try {
+      return stage(ident, columns, partitions, properties, kind);
+    } catch (TableAlreadyExistsException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private TableCreation stage(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties, TableCreation.Kind kind) throws TableAlreadyExistsException {
+    try {
+      return stageChecked(ident, columns, partitions, properties, kind);
+    } catch (io.filecommit.errors.FileCommitException e) {
+      throw io.filecommit.errors.ClientExceptions.rethrow(e);
+    }
+  }
+
+  private TableCreation stageChecked(Identifier ident, Column[] columns, Transform[] partitions,
+      Map<String, String> properties, TableCreation.Kind kind) throws TableAlreadyExistsException {
+    String path = pathOf(ident);
+    boolean registered = path == null && tableExists(ident);
+    if (kind == TableCreation.Kind.CREATE && registered) {
+      throw new TableAlreadyExistsException(ident);
+    }
+    String explicit = properties.get(TableCatalog.PROP_LOCATION);
+    String location;
+    if (path != null) {
+      location = path;
+    } else if (registered) {
+      location = existingLocation(ident);
+    } else if (explicit != null) {
+      location = AllowedRoots.allowedPath(explicit, session());
+    } else {
+      location = AllowedRoots.allowedPath(session().sessionState().catalog().defaultTablePath(
+          new org.apache.spark.sql.catalyst.TableIdentifier(ident.name(),
+              scala.Option.apply(ident.namespace().length == 0 ? null : ident.namespace()[ident.namespace().length - 1])))
+          .toString(), session());
+    }
+    List<String> partitionBy = new ArrayList<>();
+    for (Transform t : partitions) {
+      if (!"identity".equals(t.name()) || t.references().length != 1) {
+        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Delta tables are partitioned by columns only, not by "
+            + t.describe(), Map.of("operation", "PARTITIONED BY " + t.describe()));
+      }
+      partitionBy.add(String.join(".", t.references()[0].fieldNames()));
+    }
+    return new TableCreation(this, ident, path != null, registered, explicit != null, location,
+        org.apache.spark.sql.connector.catalog.CatalogV2Util.v2ColumnsToStructType(columns), partitionBy,
+        tableProperties(properties), kind);
+  }
+
+  private String existingLocation(Identifier ident) {
+    try {
+      String l = locationOf(super.loadTable(ident));
+      if (l == null) {
+        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error(ident + " is not a Delta table: REPLACE needs one",
+            Map.of("operation", "REPLACE TABLE"));
+      }
+      return l;
+    } catch (NoSuchTableException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The table properties a CREATE gives the Delta table: its TBLPROPERTIES and OPTIONS, without Spark's reserved keys. */
+  static Map<String, String> tableProperties(Map<String, String> properties) {
+    Map<String, String> out = new LinkedHashMap<>();
+    properties.forEach((k, v) -> {
+      String key = k.toLowerCase(Locale.ROOT);
+      if (org.apache.spark.sql.connector.catalog.CatalogV2Util.TABLE_RESERVED_PROPERTIES().contains(key)
+          || key.startsWith("option.") || key.equals("is_managed_location")) {
+        return;
+      }
+      out.put(k, v);
+    });
+    return out;
+  }
+
+  /**
+   * Registers a Delta table's name in the session catalog: provider {@code delta}, no columns
+   * (the log has the schema, as Delta registers its tables), the location when it was given.
+   *
+   * @param ident the name
+   * @param location the explicit location, or null for a managed table
+   * @throws TableAlreadyExistsException when the name is taken
+   */
+  void register(Identifier ident, String location) throws TableAlreadyExistsException {
+    Map<String, String> props = new HashMap<>();
+    props.put(TableCatalog.PROP_PROVIDER, "delta");
+    if (location != null) {
+      props.put(TableCatalog.PROP_LOCATION, location);
+    }
+    try {
+      super.createTable(ident, new Column[0], new Transform[0], props);
+    } catch (NoSuchNamespaceException e) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("No such schema for table " + ident + ": "
+          + e.getMessage());
+    }
+  }
+
+  /** Drops a name from the session catalog (a managed table's directory with it), for a failed creation. */
+  void unregister(Identifier ident) {
+    super.dropTable(ident);
+  }
+
+  @Override
+  public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+    Table table = loadTable(ident);
+    if (!(table instanceof FileCommitTable t)) {
+      return super.alterTable(ident, changes);
+    }
+    Guard.run(session(), Map.of(), () -> {
+      TableChanges.apply(session(), t, changes);
+      return null;
+    });
+    return loadTable(ident);
+  }
+
+  @Override
+  public boolean dropTable(Identifier ident) {
+    if (pathOf(ident) != null) {
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("DROP TABLE needs a table name, not a path: "
+          + ident, Map.of("operation", "DROP TABLE"));
+    }
+    return super.dropTable(ident);
+  }
+
+  /**
+   * Sets table properties through the plugin's command.
+   *
+   * @param path the table root
+   * @param properties the properties
+   */
+  static void setProperties(String path, Map<String, String> properties) {
+    SetTablePropertiesCommand.run(session(), path, properties, null, null);
+  }
+}
