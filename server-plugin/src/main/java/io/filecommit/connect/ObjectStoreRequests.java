@@ -12,7 +12,7 @@ import org.apache.hadoop.fs.statistics.IOStatisticsSupport;
 /**
  * The object-store requests of one command: the growth of the request counters of the table's
  * Hadoop file system ({@code IOStatisticsSource.getIOStatistics()}, Hadoop's IOStatistics API; for
- * S3A the counters of {@code org.apache.hadoop.fs.s3a.Statistic}, e.g. {@code object_put_request},
+ * S3A the counters of S3A's {@code Statistic} enum, e.g. {@code object_put_request},
  * {@code object_list_request}, {@code object_metadata_request} (HEAD), {@code
  * action_http_get_request} (GET), {@code object_delete_request}) from when the command resolved its
  * table path to when it answers.

@@ -79,8 +79,32 @@ public final class ClientExceptions {
     }
   }
 
+  /**
+   * A client-facing exception that answers Spark's {@link SparkThrowable} questions (error class,
+   * SQLSTATE, message parameters) from the server error it carries.
+   */
+  public interface Carrying extends SparkThrowable {
+    /** {@return the server error this exception carries} */
+    FileCommitException error();
+
+    @Override
+    default String getCondition() {
+      return error().getCondition();
+    }
+
+    @Override
+    default String getSqlState() {
+      return error().getSqlState();
+    }
+
+    @Override
+    default Map<String, String> getMessageParameters() {
+      return error().getMessageParameters();
+    }
+  }
+
   /** An invalid argument ({@code java.lang.IllegalArgumentException}, as Delta's {@code DeltaIllegalArgumentException}). */
-  public static final class IllegalArgument extends IllegalArgumentException implements SparkThrowable {
+  public static final class IllegalArgument extends IllegalArgumentException implements Carrying {
     private static final long serialVersionUID = 1L;
     /** The server error this exception carries to the client (class, SQLSTATE, parameters). */
     private final FileCommitException error;
@@ -91,23 +115,13 @@ public final class ClientExceptions {
     }
 
     @Override
-    public String getCondition() {
-      return error.getCondition();
-    }
-
-    @Override
-    public String getSqlState() {
-      return error.getSqlState();
-    }
-
-    @Override
-    public Map<String, String> getMessageParameters() {
-      return error.getMessageParameters();
+    public FileCommitException error() {
+      return error;
     }
   }
 
   /** An unsupported operation ({@code java.lang.UnsupportedOperationException}, as Delta's {@code DeltaUnsupportedOperationException}). */
-  public static final class UnsupportedOperation extends UnsupportedOperationException implements SparkThrowable {
+  public static final class UnsupportedOperation extends UnsupportedOperationException implements Carrying {
     private static final long serialVersionUID = 1L;
     /** The server error this exception carries to the client (class, SQLSTATE, parameters). */
     private final FileCommitException error;
@@ -118,24 +132,14 @@ public final class ClientExceptions {
     }
 
     @Override
-    public String getCondition() {
-      return error.getCondition();
-    }
-
-    @Override
-    public String getSqlState() {
-      return error.getSqlState();
-    }
-
-    @Override
-    public Map<String, String> getMessageParameters() {
-      return error.getMessageParameters();
+    public FileCommitException error() {
+      return error;
     }
   }
 
   /** A commit conflict ({@code java.util.ConcurrentModificationException}, as Delta's {@code io.delta.exceptions}). */
   public static final class ConcurrentModification extends java.util.ConcurrentModificationException
-      implements SparkThrowable {
+      implements Carrying {
     private static final long serialVersionUID = 1L;
     /** The server error this exception carries to the client (class, SQLSTATE, parameters). */
     private final FileCommitException error;
@@ -146,18 +150,8 @@ public final class ClientExceptions {
     }
 
     @Override
-    public String getCondition() {
-      return error.getCondition();
-    }
-
-    @Override
-    public String getSqlState() {
-      return error.getSqlState();
-    }
-
-    @Override
-    public Map<String, String> getMessageParameters() {
-      return error.getMessageParameters();
+    public FileCommitException error() {
+      return error;
     }
   }
 }
