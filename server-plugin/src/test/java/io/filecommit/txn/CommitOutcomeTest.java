@@ -262,12 +262,16 @@ class CommitOutcomeTest {
     String id0 = ((CommitInfo) log().readCommit(0).get(0)).txnId();
     String id1 = ((CommitInfo) log().readCommit(1).get(0)).txnId();
     assertTrue(id0 != null && id1 != null && !id0.equals(id1), id0 + " " + id1);
+    // Checksum files are written by post-commit work in the background, through a temporary file of their own.
+    assertTrue(PostCommitHooks.awaitIdle(log().tablePath().toString(), 30_000), "post-commit work still running");
     try (var files = Files.list(tmp.resolve("_delta_log"))) {
       assertTrue(files.noneMatch(p -> p.getFileName().toString().endsWith(".tmp")), "no temporary files left");
     }
   }
 
   private void assertNoTemporaryFiles() throws IOException {
+    // Checksum files are written by post-commit work in the background, through a temporary file of their own.
+    assertTrue(PostCommitHooks.awaitIdle(log().tablePath().toString(), 30_000), "post-commit work still running");
     try (var files = Files.list(tmp.resolve("_delta_log"))) {
       assertEquals(List.of(), files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".tmp")).toList(),
           "no temporary file left in _delta_log");
