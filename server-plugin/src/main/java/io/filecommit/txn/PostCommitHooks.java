@@ -5,6 +5,7 @@ import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.VersionChecksums;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -141,6 +142,28 @@ final class PostCommitHooks {
    * @param timeoutMs longest wait, ms
    * @return true when idle, false on timeout
    */
+  /**
+   * Waits until no table has background hooks queued or running (tests wait here before deleting
+   * a table's directory, which a checksum file being written would otherwise race).
+   *
+   * @param timeoutMs longest wait, ms
+   * @return true when idle, false on timeout
+   */
+  static boolean awaitAllIdle(long timeoutMs) {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (!TAILS.isEmpty()) {
+      for (String table : List.copyOf(TAILS.keySet())) {
+        if (!awaitIdle(table, Math.max(1, deadline - System.currentTimeMillis()))) {
+          return false;
+        }
+      }
+      if (System.currentTimeMillis() >= deadline) {
+        return TAILS.isEmpty();
+      }
+    }
+    return true;
+  }
+
   static boolean awaitIdle(String table, long timeoutMs) {
     CompletableFuture<Void> tail = TAILS.get(table);
     if (tail == null) {
