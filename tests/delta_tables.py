@@ -358,8 +358,9 @@ class DeltaSpark:
 
 
 def log_file_names(path: str) -> list:
-    """The names in ``_delta_log`` (sorted), for "nothing new was committed" checks."""
-    return sorted(os.listdir(os.path.join(path, "_delta_log")))
+    """The names in ``_delta_log`` (sorted), for "nothing new was committed" checks; without the
+    ``<version>.crc`` checksum files, which the server writes in the background after a commit."""
+    return sorted(n for n in os.listdir(os.path.join(path, "_delta_log")) if not n.endswith(".crc"))
 
 
 def commit_versions(path: str) -> list:

@@ -277,7 +277,22 @@ DELTA_FILE_NOT_FOUND_DETAILED = "DELTA_FILE_NOT_FOUND_DETAILED"
 after it was staged: ``commit`` refuses to publish it; nothing was committed (Delta's class for a
 missing file the log would reference). Abort the staged commit and stage again."""
 
+DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED = "DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED"
+"""SQLSTATE 42000. A column named like a table's hidden row tracking column (its materialized row
+ID or row commit version column): refused, so data can never set row IDs of its own."""
+
+DELTA_CLUSTERING_WITH_ZORDER_BY = "DELTA_CLUSTERING_WITH_ZORDER_BY"
+"""SQLSTATE 42613. OPTIMIZE with Z-order columns on a clustered table (its clustering columns
+decide the layout)."""
+
+DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS = "DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS"
+"""SQLSTATE 22000. A file added to a row tracking table has no ``numRecords`` statistic, so no
+row IDs can be assigned to it."""
+
 TABLE_SCHEMA_OPTIONS = frozenset({
+    DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED,
+    DELTA_CLUSTERING_WITH_ZORDER_BY,
+    DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS,
     PATH_NOT_FOUND,
     DELTA_FILE_NOT_FOUND_DETAILED,
     DELTA_TABLE_ALREADY_EXISTS,
@@ -503,6 +518,10 @@ CANNOT_BE_EMPTY = "CANNOT_BE_EMPTY"
 """SQLSTATE none; ``PySparkValueError``. No table property, no assignment in ``set`` /
 ``values``, or a MERGE without WHEN clause."""
 
+CANNOT_SET_TOGETHER = "CANNOT_SET_TOGETHER"
+"""SQLSTATE none; ``PySparkValueError``. Two arguments that exclude each other, e.g. both a path
+and a table name."""
+
 NOT_EXPECTED_TYPE = "NOT_EXPECTED_TYPE"
 """SQLSTATE 42K09; ``PySparkTypeError``. An argument of the wrong type, e.g. a DataFrame that is
 not a Spark Connect one, a non-bool flag, a bool where an int is needed."""
@@ -513,6 +532,7 @@ CLIENT = frozenset({
     NEGATIVE_VALUE,
     VALUE_OUT_OF_BOUNDS,
     CANNOT_BE_EMPTY,
+    CANNOT_SET_TOGETHER,
     NOT_EXPECTED_TYPE,
 })
 """Every class the client's own argument checks raise."""

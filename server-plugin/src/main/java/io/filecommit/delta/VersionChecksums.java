@@ -171,7 +171,9 @@ public final class VersionChecksums {
   }
 
   /** Writes a new file in one step: a hidden temporary file renamed into place (never over another). */
-  private static void writeAtomically(FileSystem fs, Path target, String content) throws IOException {
+  private static void writeAtomically(FileSystem fileSystem, Path target, String content) throws IOException {
+    // Hadoop's local file system would add a ".<name>.crc" sidecar of its own next to the file.
+    FileSystem fs = fileSystem instanceof org.apache.hadoop.fs.ChecksumFileSystem c ? c.getRawFileSystem() : fileSystem;
     Path tmp = new Path(target.getParent(), "." + target.getName() + "." + UUID.randomUUID() + ".tmp");
     try (OutputStream out = fs.create(tmp, false)) {
       out.write(content.getBytes(StandardCharsets.UTF_8));
