@@ -170,10 +170,18 @@ public final class VersionChecksums {
     return VersionChecksum.of(files, p, md, txns, KernelInternals.activeDomainMetadata(ks), ict);
   }
 
-  /** Writes a new file in one step: a hidden temporary file renamed into place (never over another). */
+  /** Writes a new file in one step: on a local file system a hidden temporary file renamed into place (never over
+   * another); on an object store one PUT. */
   private static void writeAtomically(FileSystem fileSystem, Path target, String content) throws IOException {
     // Hadoop's local file system would add a ".<name>.crc" sidecar of its own next to the file.
     FileSystem fs = fileSystem instanceof org.apache.hadoop.fs.ChecksumFileSystem c ? c.getRawFileSystem() : fileSystem;
+    if (!"file".equals(fs.getScheme())) {
+      // An object store shows a PUT whole or not at all: one request, no temporary object and copy.
+      try (OutputStream out = fs.create(target, true)) {
+        out.write(content.getBytes(StandardCharsets.UTF_8));
+      }
+      return;
+    }
     Path tmp = new Path(target.getParent(), "." + target.getName() + "." + UUID.randomUUID() + ".tmp");
     try (OutputStream out = fs.create(tmp, false)) {
       out.write(content.getBytes(StandardCharsets.UTF_8));

@@ -56,18 +56,13 @@ final class PostCommitHooks {
         // the next snapshot asks Kernel anyway when the cache is not provably current
       }
     }
+    // The checksum file is written before the command answers (not in the background), so a client
+    // that lists the log after its answer sees a settled directory; it never fails the landed write.
     try {
-      inBackground(log, () -> {
-        try {
-          VersionChecksums.write(log, version);
-        } catch (Throwable e) {
-          rethrowIfFatal(e);
-          LOG.warn("filecommit: checksum file of " + log.tablePath() + " at version " + version + " not written: " + e, e);
-        }
-      });
+      VersionChecksums.write(log, version);
     } catch (Throwable e) {
       notFatalHere(e);
-      LOG.warn("filecommit: checksum file of " + log.tablePath() + " at version " + version + " not scheduled: " + e);
+      LOG.warn("filecommit: checksum file of " + log.tablePath() + " at version " + version + " not written: " + e, e);
     }
     try {
       int interval = TableConfig.CHECKPOINT_INTERVAL.fromMetadata(metadata);
