@@ -175,7 +175,7 @@ public final class VersionChecksums {
   private static void writeAtomically(FileSystem fileSystem, Path target, String content) throws IOException {
     // Hadoop's local file system would add a ".<name>.crc" sidecar of its own next to the file.
     FileSystem fs = fileSystem instanceof org.apache.hadoop.fs.ChecksumFileSystem c ? c.getRawFileSystem() : fileSystem;
-    if (!"file".equals(fs.getScheme())) {
+    if (!"file".equals(fs.getUri().getScheme())) {
       // An object store shows a PUT whole or not at all: one request, no temporary object and copy.
       try (OutputStream out = fs.create(target, true)) {
         out.write(content.getBytes(StandardCharsets.UTF_8));
