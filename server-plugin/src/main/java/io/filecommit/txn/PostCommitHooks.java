@@ -58,10 +58,17 @@ final class PostCommitHooks {
     }
     // The checksum file is written before the command answers (not in the background), so a client
     // that lists the log after its answer sees a settled directory; it never fails the landed write.
+    // A cancelled command (interrupted thread) skips it: the file is optional, and its I/O would
+    // swallow the interrupt the command must keep.
     try {
-      VersionChecksums.write(log, version);
+      if (!Thread.currentThread().isInterrupted()) {
+        VersionChecksums.write(log, version);
+      }
     } catch (Throwable e) {
       notFatalHere(e);
+      if (e instanceof java.io.InterruptedIOException || e instanceof java.nio.channels.ClosedByInterruptException) {
+        Thread.currentThread().interrupt();
+      }
       LOG.warn("filecommit: checksum file of " + log.tablePath() + " at version " + version + " not written: " + e, e);
     }
     try {
