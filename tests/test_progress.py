@@ -62,9 +62,12 @@ def test_multi_stage_write_reports_stage_progress(spark, table_path, progress):
 
     stages = progress.stages()
     finished = {sid: num for sid, (num, completed, done) in stages.items() if done and completed == num > 0}
-    # Two stages ran to the end and were reported done: the 4 map tasks of the shuffle and the 3
-    # tasks that read it and write the files.
-    assert {3, 4} <= set(finished.values()), progress.calls
+    # The map stage of the shuffle (4 tasks) ran to the end and was reported done while the command
+    # ran; the writing stage (3 tasks) was reported. Whether the writing stage's own completion
+    # reaches a report before the final one is a race inside Spark: the listener bus delivers
+    # onStageCompleted asynchronously, possibly after the command has answered.
+    assert 4 in finished.values(), progress.calls
+    assert 3 in {num for num, _, _ in stages.values()}, progress.calls
     operation_ids = {op for _, _, op, _ in progress.calls}
     assert len(operation_ids) == 1 and None not in operation_ids
     assert progress.calls[-1][3] is True  # the final call says done
