@@ -45,7 +45,12 @@ $(DELTA_VENV)/s3a-jars/.installed: $(DELTA_VENV)/.installed server-plugin/s3a/po
 	    -DexcludeArtifactIds=commons-codec,commons-logging,httpclient,httpcore
 	touch $@
 
-$(DELTA_VENV)/.installed: Makefile
+# The reader is rebuilt when its pins change, not on every edit of this Makefile: the pins are kept
+# in $(DELTA_VENV)/.pins, rewritten only when they differ.
+DELTA_PINS_STAMP := $(DELTA_VENV)/.pins
+$(shell mkdir -p $(DELTA_VENV) && { echo '$(DELTA_PINS) $(DELTA_JARS)' | cmp -s - $(DELTA_PINS_STAMP) || echo '$(DELTA_PINS) $(DELTA_JARS)' > $(DELTA_PINS_STAMP); })
+
+$(DELTA_VENV)/.installed: $(DELTA_PINS_STAMP)
 	test -x $(DELTA_VENV)/bin/python || $(PYTHON) -m venv $(DELTA_VENV)
 	$(DELTA_VENV)/bin/python -m pip install -q --upgrade pip
 	$(DELTA_VENV)/bin/python -m pip install -q $(DELTA_PINS)
