@@ -51,6 +51,25 @@ def check_path(path: object) -> str:
     return non_empty_str("path", path)
 
 
+def path_or_table(path: object, table: object) -> tuple[str, str]:
+    """The ``(path, table)`` wire fields of a command given a table root or a catalog table name.
+
+    Exactly one of them: ``table`` (a non-empty str) names a table of the server's catalog, else
+    ``path`` is checked as :func:`check_path`; an unset one is ``""``.
+
+    Raises:
+        pyspark.errors.PySparkValueError: ``CANNOT_SET_TOGETHER`` when both are given,
+            ``VALUE_NOT_NON_EMPTY_STR`` for an empty (or missing) path or an empty table name.
+        pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` for a non-str path or table.
+    """
+    if table is None:
+        return check_path(path), ""
+    name = non_empty_str("table", table)
+    if path is not None:
+        raise PySparkValueError(errorClass="CANNOT_SET_TOGETHER", messageParameters={"arg_list": "path, table"})
+    return "", name
+
+
 def flag(arg_name: str, value: object) -> bool:
     """A bool argument (True or False exactly, not a truthy value): ``NOT_EXPECTED_TYPE`` otherwise."""
     if not isinstance(value, bool):

@@ -5,7 +5,8 @@ with option ``history = true``), which lists every JSON commit still in ``_delta
 ``DESCRIBE HISTORY`` does (Delta's ``DeltaHistoryManager.getHistory``; PROTOCOL.md "Commit
 Provenance Information"). Reading a table needs nothing from this package: any Spark Connect
 client can use ``spark.read.format("filecommit").load(path)`` with Delta's options
-(``versionAsOf``, ``timestampAsOf``, ``readChangeFeed`` + ``startingVersion`` ...).
+(``versionAsOf``, ``timestampAsOf``, ``readChangeFeed`` + ``startingVersion`` ...), and with
+``option("table", "db.t").load()`` instead of a path, the catalog table of that name.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
-from filecommit._checks import check_path, int64_at_least_zero
+from filecommit._checks import int64_at_least_zero, path_or_table
 
 FORMAT = "filecommit"
 """The short name of the plugin's data source."""
@@ -51,12 +52,18 @@ class Commit:
     engine_info: str | None = None
 
 
-def history(spark: SparkSession, path: str, limit: int | None = None) -> list[Commit]:
-    """The commits of the Delta table at ``path``, newest first.
+def history(
+    spark: SparkSession, path: str | None = None, limit: int | None = None, *, table: str | None = None
+) -> list[Commit]:
+    """The commits of the Delta table at ``path`` (or of the catalog table ``table``), newest first.
 
     Args:
         spark: a Spark Connect session to a server with the filecommit plugin.
         path: the table root as the server sees it.
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (e.g. ``"db.t"``; the reader's ``table`` option, resolved on the server to its
+            location); give exactly one of ``path`` and ``table`` (``CANNOT_SET_TOGETHER``
+            otherwise; ``DELTA_TABLE_NOT_FOUND`` from the server for an unknown name).
         limit: at most this many commits (the newest), or all when None.
 
     Returns:
@@ -70,10 +77,11 @@ def history(spark: SparkSession, path: str, limit: int | None = None) -> list[Co
         pyspark.errors.exceptions.connect.AnalysisException: (or another pyspark exception) with
             error class ``DELTA_MISSING_DELTA_TABLE`` when ``path`` holds no Delta table.
     """
-    check_path(path)
+    path, table = path_or_table(path, table)
     if limit is not None:
         int64_at_least_zero("limit", limit)
-    df = spark.read.format(FORMAT).option("history", "true").load(path)
+    reader = spark.read.format(FORMAT).option("history", "true")
+    df = reader.option("table", table).load() if table else reader.load(path)
     if limit is not None:
         df = df.limit(limit)
     out = []

@@ -22,7 +22,12 @@ if TYPE_CHECKING:
 
 
 def vacuum(
-    spark: SparkSession, path: str, *, retention_hours: float | None = None, dry_run: bool = False
+    spark: SparkSession,
+    path: str | None = None,
+    *,
+    table: str | None = None,
+    retention_hours: float | None = None,
+    dry_run: bool = False,
 ) -> VacuumResult:
     """Delete the files of the Delta table at ``path`` that no version inside the retention window
     references (Delta's ``VACUUM ... RETAIN n HOURS [DRY RUN]``).
@@ -35,6 +40,10 @@ def vacuum(
     Args:
         spark: a Spark Connect session whose server has the plugin.
         path: table root as the server sees it.
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (e.g. ``"db.t"``), resolved on the server to its location; give exactly one of ``path``
+            and ``table`` (``CANNOT_SET_TOGETHER`` otherwise; ``DELTA_TABLE_NOT_FOUND`` from the server
+            for an unknown name).
         retention_hours: hours (>= 0); None: the table's ``delta.deletedFileRetentionDuration``
             (default 7 days), or the server's retention floor
             (``spark.filecommit.retention.minimum``, default 168 hours) when that is longer. Less
@@ -52,8 +61,8 @@ def vacuum(
             ``DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT``, ``DELTA_MISSING_DELTA_TABLE``,
             ``FILECOMMIT_INVALID_ARGUMENT`` (negative retention), ``DELTA_UNSUPPORTED_FEATURES_FOR_WRITE``.
     """
-    _checks.check_path(path)
-    command = pb.VacuumCommand(path=path, dry_run=_checks.flag("dry_run", dry_run))
+    path, table = _checks.path_or_table(path, table)
+    command = pb.VacuumCommand(path=path, table=table, dry_run=_checks.flag("dry_run", dry_run))
     if retention_hours is not None:
         if isinstance(retention_hours, bool) or not isinstance(retention_hours, (int, float)):
             _checks.type_error("retention_hours", "a number of hours", retention_hours)
@@ -92,10 +101,12 @@ def _committed(result: object) -> CommitResult:
 
 def optimize(
     spark: SparkSession,
-    path: str,
+    path: str | None = None,
     where: str | Iterable[str] | None = None,
     target_file_size: int | None = None,
     zorder_by: str | Iterable[str] | None = None,
+    *,
+    table: str | None = None,
 ) -> CommitResult:
     """Compact the small files of the Delta table at ``path`` (Delta's ``OPTIMIZE ... [WHERE]
     [ZORDER BY]``), as one commit of ``remove`` + ``add`` actions with ``dataChange=false``
@@ -115,6 +126,10 @@ def optimize(
     Args:
         spark: a Spark Connect session whose server has the plugin.
         path: table root as the server sees it.
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (e.g. ``"db.t"``), resolved on the server to its location; give exactly one of ``path``
+            and ``table`` (``CANNOT_SET_TOGETHER`` otherwise; ``DELTA_TABLE_NOT_FOUND`` from the server
+            for an unknown name).
         where: SQL predicate(s) on partition columns (all must hold); None: the whole table.
         target_file_size: target file size in bytes (> 0); None: the table property
             ``delta.targetFileSize``, else the server's ``spark.filecommit.optimize.maxFileSize``
@@ -137,8 +152,10 @@ def optimize(
             ``DELTA_MISSING_DELTA_TABLE``, ``FILECOMMIT_INVALID_ARGUMENT``,
             ``DELTA_UNSUPPORTED_FEATURES_FOR_WRITE``, ``DELTA_CONCURRENT_DELETE_READ``.
     """
-    _checks.check_path(path)
-    command = pb.OptimizeCommand(path=path, where=_names("where", where), zorder_by=_names("zorder_by", zorder_by))
+    path, table = _checks.path_or_table(path, table)
+    command = pb.OptimizeCommand(
+        path=path, table=table, where=_names("where", where), zorder_by=_names("zorder_by", zorder_by)
+    )
     if target_file_size is not None:
         command.target_file_size = _checks.int_in_range("target_file_size", target_file_size, 1, _checks.INT64_MAX)
     return _committed(_wire.execute_commit(spark, command))
@@ -146,9 +163,11 @@ def optimize(
 
 def restore(
     spark: SparkSession,
-    path: str,
+    path: str | None = None,
     version: int | None = None,
     timestamp: str | datetime.datetime | datetime.date | None = None,
+    *,
+    table: str | None = None,
 ) -> CommitResult:
     """Bring the Delta table at ``path`` back to an earlier version (Delta's ``RESTORE TABLE ... TO
     VERSION AS OF`` / ``TO TIMESTAMP AS OF``) in one commit (commitInfo operation ``RESTORE``).
@@ -160,6 +179,10 @@ def restore(
     Args:
         spark: a Spark Connect session whose server has the plugin.
         path: table root as the server sees it.
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (e.g. ``"db.t"``), resolved on the server to its location; give exactly one of ``path``
+            and ``table`` (``CANNOT_SET_TOGETHER`` otherwise; ``DELTA_TABLE_NOT_FOUND`` from the server
+            for an unknown name).
         version: a version before the latest (exactly one of ``version`` and ``timestamp``).
         timestamp: a timestamp or date (str in the server session's time zone, or
             ``datetime``): the latest version committed at or before it.
@@ -180,10 +203,10 @@ def restore(
             than the table's ``delta.deletedFileRetentionDuration``), ``DELTA_MISSING_DELTA_TABLE``,
             conflict classes (a concurrent commit).
     """
-    _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     if (version is None) == (timestamp is None):
         _checks.not_allowed("version/timestamp", "exactly one of version and timestamp")
-    command = pb.RestoreCommand(path=path)
+    command = pb.RestoreCommand(path=path, table=table)
     if version is not None:
         command.version = _checks.int64_at_least_zero("version", version)
     elif isinstance(timestamp, (datetime.datetime, datetime.date)):

@@ -69,9 +69,10 @@ def _assignments(spark: SparkSession, arg_name: str, values: object) -> list[Any
 
 def delete(
     spark: SparkSession,
-    path: str,
+    path: str | None = None,
     condition: ColumnOrSql | None = None,
     *,
+    table: str | None = None,
     options: StrMap | None = None,
     txn: WriteTxn | None = None,
     stage: bool | Stage = False,
@@ -86,6 +87,10 @@ def delete(
     Args:
         spark: a Spark Connect session whose server has the plugin.
         path: table root as the server sees it; the table must exist.
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (e.g. ``"db.t"``), resolved on the server to its location; give exactly one of ``path``
+            and ``table`` (``CANNOT_SET_TOGETHER`` otherwise; ``DELTA_TABLE_NOT_FOUND`` from the server
+            for an unknown name).
         condition: SQL string or Spark Connect column over the table's columns; None deletes
             every row.
         options: Spark Parquet writer options for rewritten files (str -> str).
@@ -108,8 +113,8 @@ def delete(
             Spark's ``UNRESOLVED_COLUMN...`` for an unknown column, conflict classes
             (``DELTA_CONCURRENT_DELETE_READ``, ...). Nothing is committed then.
     """
-    _checks.check_path(path)
-    command = rl.DeleteCommand(path=path, options=_checks.string_map("options", options))
+    path, table = _checks.path_or_table(path, table)
+    command = rl.DeleteCommand(path=path, table=table, options=_checks.string_map("options", options))
     return _execute(spark, command, condition, txn, stage)
 
 
@@ -126,10 +131,11 @@ def _execute(
 
 def update(
     spark: SparkSession,
-    path: str,
-    set: Mapping[str, ColumnOrSql],
+    path: str | None = None,
+    set: Mapping[str, ColumnOrSql] | None = None,
     condition: ColumnOrSql | None = None,
     *,
+    table: str | None = None,
     options: StrMap | None = None,
     txn: WriteTxn | None = None,
     stage: bool | Stage = False,
@@ -145,6 +151,10 @@ def update(
     Args:
         spark: a Spark Connect session whose server has the plugin.
         path: table root; the table must exist.
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (e.g. ``"db.t"``), resolved on the server to its location; give exactly one of ``path``
+            and ``table`` (``CANNOT_SET_TOGETHER`` otherwise; ``DELTA_TABLE_NOT_FOUND`` from the server
+            for an unknown name).
         set: ``{column: value}``, values SQL strings or Spark Connect columns; at least one.
         condition: SQL string or column; None updates every row. Rows where it is NULL stay.
         options: Spark Parquet writer options for rewritten files.
@@ -164,9 +174,10 @@ def update(
             ``DELTA_CANNOT_MODIFY_APPEND_ONLY``, ``INVALID_NON_DETERMINISTIC_EXPRESSIONS``, conflict
             classes (:mod:`filecommit.errors`). Nothing is committed then.
     """
-    _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     command = rl.UpdateCommand(
         path=path,
+        table=table,
         assignments=_assignments(spark, "set", set),
         options=_checks.string_map("options", options),
     )
@@ -189,12 +200,14 @@ class MergeBuilder:
     """
 
     def __init__(
-        self, source: DataFrame, path: str, on: ColumnOrSql, source_alias: str | None, target_alias: str
+        self, source: DataFrame, path: str, on: ColumnOrSql | None, source_alias: str | None, target_alias: str,
+        table: str = "",
     ) -> None:
-        """Use :func:`merge`; arguments as there (already checked)."""
+        """Use :func:`merge`; arguments as there (already checked; ``path`` or ``table`` is "")."""
         self._source = source
         self._spark: SparkSession = source.sparkSession
         self._path = path
+        self._table = table
         self._on = _expression(self._spark, "on", on)
         self._source_alias = source_alias
         self._target_alias = target_alias
@@ -268,6 +281,7 @@ class MergeBuilder:
         _checks.not_empty("WHEN clause of the merge", self._clauses)
         command = rl.MergeCommand(
             path=self._path,
+            table=self._table,
             clauses=self._clauses,
             source_alias=self._source_alias or "",
             target_alias=self._target_alias,
@@ -308,9 +322,10 @@ class MergeBuilder:
 
 def merge(
     source: DataFrame,
-    path: str,
-    on: ColumnOrSql,
+    path: str | None = None,
+    on: ColumnOrSql | None = None,
     *,
+    table: str | None = None,
     source_alias: str | None = None,
     target_alias: str = "target",
 ) -> MergeBuilder:
@@ -320,6 +335,10 @@ def merge(
     Args:
         source: a Spark Connect DataFrame (its plan runs on the server).
         path: table root; the table must exist.
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (e.g. ``"db.t"``), resolved on the server to its location; give exactly one of ``path``
+            and ``table`` (``CANNOT_SET_TOGETHER`` otherwise; ``DELTA_TABLE_NOT_FOUND`` from the server
+            for an unknown name).
         on: the ON condition, e.g. ``"target.id = source.id"``.
         source_alias: the source's name in expressions (the source is re-aliased to it). None (the
             default): the source DataFrame's own alias (``source.alias("s")``, Delta's
@@ -336,9 +355,9 @@ def merge(
             ``on`` that is neither str nor Column.
     """
     _wire.relation(source)  # type check first
-    _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     s = None if source_alias is None else _checks.non_empty_str("source_alias", source_alias)
     t = _checks.non_empty_str("target_alias", target_alias)
     if s is not None and s.lower() == t.lower():
         _checks.not_allowed("source_alias", f"a name other than target_alias '{t}'")
-    return MergeBuilder(source, path, on, s, t)
+    return MergeBuilder(source, path, on, s, t, table)

@@ -28,7 +28,7 @@ StagedRef = StagedCommit | str
 """A staged commit or its id."""
 
 
-def _ids(staged: StagedRef | Sequence[StagedRef]) -> list[str]:
+def _ids(staged: StagedRef | Sequence[StagedRef] | None) -> list[str]:
     """The ids of one or several staged commits (StagedCommit objects or id strings); ids of
     StagedCommits with nothing staged (``id`` None) are left out."""
     items = [staged] if isinstance(staged, (str, StagedCommit)) else staged
@@ -47,7 +47,12 @@ def _ids(staged: StagedRef | Sequence[StagedRef]) -> list[str]:
 
 
 def commit(
-    spark: SparkSession, path: str, staged: StagedRef | Sequence[StagedRef], *, txn: WriteTxn | None = None
+    spark: SparkSession,
+    path: str | None = None,
+    staged: StagedRef | Sequence[StagedRef] | None = None,
+    *,
+    txn: WriteTxn | None = None,
+    table: str | None = None,
 ) -> CommitResult:
     """Publish staged commits of the table at ``path`` as ONE new table version.
 
@@ -60,6 +65,10 @@ def commit(
         spark: a Spark Connect session whose server has the plugin (any client, not only the one
             that staged).
         path: the table root the commits were staged for.
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (e.g. ``"db.t"``), resolved on the server to its location; give exactly one of ``path``
+            and ``table`` (``CANNOT_SET_TOGETHER`` otherwise; ``DELTA_TABLE_NOT_FOUND`` from the server
+            for an unknown name).
         staged: a :class:`~filecommit.StagedCommit`, an id, or a sequence of them (distinct).
         txn: ``(app_id, version)`` the commit carries, as in :func:`filecommit.write`.
 
@@ -75,13 +84,13 @@ def commit(
             published with others), ``FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE``, the conflict classes
             (``DELTA_CONCURRENT_APPEND``, ...). Nothing is committed then.
     """
-    _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     ids = _ids(staged)
     if not ids:
         return CommitResult(
             version=-1, committed=False, table_path=path, add_files=[], remove_files=[], metrics=_empty_metrics()
         )
-    command = staging_pb2.PublishStagedCommand(path=path, staged_ids=ids)
+    command = staging_pb2.PublishStagedCommand(path=path, table=table, staged_ids=ids)
     _wire.set_txn(command, txn)
     result = _wire.execute_commit(spark, command)
     assert isinstance(result, CommitResult)
@@ -94,9 +103,19 @@ def _empty_metrics() -> Any:
     return WriteMetrics(rows=0, files=0, bytes=0, removed_files=0, duration_ms=0, attempts=0)
 
 
-def abort(spark: SparkSession, path: str, staged: StagedRef | Sequence[StagedRef]) -> int:
+def abort(
+    spark: SparkSession,
+    path: str | None = None,
+    staged: StagedRef | Sequence[StagedRef] | None = None,
+    *,
+    table: str | None = None,
+) -> int:
     """Abort staged commits: the files the server wrote for them are deleted and they can no longer
     be published (staging.proto ``AbortStagedCommand``). Aborting one twice does nothing.
+
+    ``path`` (the table root) or ``table`` (a table name of the server's catalog, resolved on the
+    server to its location; exactly one, ``CANNOT_SET_TOGETHER`` otherwise) name the table, as in
+    :func:`commit`.
 
     Returns:
         The number of files deleted.
@@ -106,33 +125,49 @@ def abort(spark: SparkSession, path: str, staged: StagedRef | Sequence[StagedRef
             ``FILECOMMIT_STAGED_COMMIT_NOT_FOUND``, ``FILECOMMIT_STAGED_COMMIT_PUBLISHED`` (a version
             holds it), ``FILECOMMIT_STAGED_COMMIT_BUSY`` (a publish of it is running).
     """
-    _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     ids = _ids(staged)
     if not ids:
         return 0
-    response = _one(spark, staging_pb2.AbortStagedCommand(path=path, staged_ids=ids))
+    response = _one(spark, staging_pb2.AbortStagedCommand(path=path, table=table, staged_ids=ids))
     return int(response.aborted.num_deleted_files)
 
 
-def get_staged(spark: SparkSession, path: str, staged_id: str) -> StagedCommit:
+def get_staged(
+    spark: SparkSession, path: str | None = None, staged_id: str | None = None, *, table: str | None = None
+) -> StagedCommit:
     """Fetch a staged commit by id (staging.proto ``GetStagedCommand``), e.g. in another process.
+
+    ``path`` (the table root) or ``table`` (a table name of the server's catalog, resolved on the
+    server to its location; exactly one, ``CANNOT_SET_TOGETHER`` otherwise) name the table, as in
+    :func:`commit`.
 
     Raises:
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass):
             ``FILECOMMIT_STAGED_COMMIT_NOT_FOUND``, ``FILECOMMIT_STAGED_COMMIT_ABORTED``.
     """
-    _checks.check_path(path)
-    command = staging_pb2.GetStagedCommand(path=path, staged_id=_checks.non_empty_str("staged_id", staged_id))
+    path, table = _checks.path_or_table(path, table)
+    staged_id = _checks.non_empty_str("staged_id", staged_id)
+    command = staging_pb2.GetStagedCommand(path=path, table=table, staged_id=staged_id)
     result = _wire.execute_commit(spark, command)
     assert isinstance(result, StagedCommit)
     return result
 
 
 def read_staged(
-    spark: SparkSession, path: str, staged: StagedRef | Sequence[StagedRef], *, table_after: bool = False
+    spark: SparkSession,
+    path: str | None = None,
+    staged: StagedRef | Sequence[StagedRef] | None = None,
+    *,
+    table_after: bool = False,
+    table: str | None = None,
 ) -> DataFrame:
     """The rows of staged commits as a DataFrame, for an audit before publishing
     (staging.proto ``ReadStagedCommand``; read on the server as Delta readers will read them).
+
+    ``path`` (the table root) or ``table`` (a table name of the server's catalog, resolved on the
+    server to its location; exactly one, ``CANNOT_SET_TOGETHER`` otherwise) name the table, as in
+    :func:`commit`.
 
     Args:
         table_after: False: the rows of the data files the staged commits add that are not yet in
@@ -146,21 +181,22 @@ def read_staged(
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): as
             :func:`get_staged`.
     """
-    _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     ids = _checks.not_empty("staged commit", _ids(staged))
     command = staging_pb2.ReadStagedCommand(
-        path=path, staged_ids=ids, table_after=_checks.flag("table_after", table_after)
+        path=path, table=table, staged_ids=ids, table_after=_checks.flag("table_after", table_after)
     )
     return cast("DataFrame", spark.table(_one(spark, command).read.view_name))
 
 
 def stage_files(
     spark: SparkSession,
-    path: str,
-    files: Sequence[str | tuple[str, Mapping[str, str | None]]],
+    path: str | None = None,
+    files: Sequence[str | tuple[str, Mapping[str, str | None]]] | None = None,
     *,
     txn: WriteTxn | None = None,
     stage: bool | Stage = True,
+    table: str | None = None,
 ) -> StagedCommit:
     """Stage Parquet files that another process (pyarrow, delta-rs, a loader in any language)
     wrote under the table root, as a staged append (staging.proto ``StageFilesCommand``).
@@ -170,6 +206,10 @@ def stage_files(
     table data columns with the table's types, partition values for exactly the partition columns,
     and the table's constraints for its rows; it fills in size, modification time and statistics.
     Abort and expiry do not delete such files (the server did not write them).
+
+    ``path`` (the table root) or ``table`` (a table name of the server's catalog, resolved on the
+    server to its location; exactly one, ``CANNOT_SET_TOGETHER`` otherwise) name the table, as in
+    :func:`commit`.
 
     Args:
         files: paths relative to the table root (or absolute under it), each optionally with its
@@ -183,8 +223,10 @@ def stage_files(
             ``FILECOMMIT_INVALID_STAGED_FILE``, ``PATH_NOT_FOUND``, ``DELTA_METADATA_MISMATCH``,
             ``DELTA_TABLE_NOT_FOUND``, the table's constraint classes. Nothing is staged then.
     """
-    _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     items = []
+    if files is None:
+        _checks.type_error("files", "a sequence of path str or (path, partition values) tuples", files)
     for f in _checks.not_empty("file", list(files)):
         if isinstance(f, str):
             items.append(staging_pb2.ExternalFile(path=_checks.non_empty_str("file path", f)))
@@ -200,7 +242,7 @@ def stage_files(
             )
         else:
             _checks.type_error("files", "a sequence of path str or (path, partition values) tuples", f)
-    command = staging_pb2.StageFilesCommand(path=path, files=items)
+    command = staging_pb2.StageFilesCommand(path=path, table=table, files=items)
     _wire.set_txn(command, txn)
     _wire.set_stage(command, Stage() if stage is True else stage)
     result = _wire.execute_commit(spark, command)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyspark.errors import PySparkValueError
-
 from filecommit import _checks, _wire
 from filecommit._typing import PartitionBy, SaveMode, StrMap, WriteTxn
 from filecommit.proto.v1 import commands_pb2 as pb
@@ -67,18 +65,10 @@ def build_write_command(
             DataFrame, options / properties that are not str -> str maps, a non-bool change_data,
             a txn that is not an (app_id, version) pair or a non-int version.
     """
-    if table is not None:
-        _checks.non_empty_str("table", table)
-        if path is not None:
-            raise PySparkValueError(
-                errorClass="CANNOT_SET_TOGETHER",
-                messageParameters={"arg_list": "path, table"},
-            )
-    else:
-        _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     command = pb.WriteCommand(
-        path=path or "",
-        table=table or "",
+        path=path,
+        table=table,
         mode=_save_mode(mode),
         partition_by=_checks.partition_columns(partition_by),
         options=_checks.string_map("options", options),
@@ -180,9 +170,10 @@ def write(
 
 def set_table_properties(
     spark: SparkSession,
-    path: str,
-    properties: StrMap,
+    path: str | None = None,
+    properties: StrMap | None = None,
     *,
+    table: str | None = None,
     txn: WriteTxn | None = None,
     stage: bool | Stage = False,
 ) -> CommitResult | StagedCommit:
@@ -196,6 +187,10 @@ def set_table_properties(
         spark: a Spark Connect session (``pyspark.sql.connect.session.SparkSession``) whose server
             has the plugin.
         path: table root as the server sees it.
+        table: instead of ``path``, the name of an existing Delta table of the server's catalog
+            (e.g. ``"db.t"``), resolved on the server to its location; give exactly one of ``path``
+            and ``table`` (``CANNOT_SET_TOGETHER`` otherwise; ``DELTA_TABLE_NOT_FOUND`` from the server
+            for an unknown name).
         properties: str -> str properties to add or change (bools are written "true"/"false",
             numbers with ``str``); at least one.
         txn: ``(app_id, version)`` for an idempotent change, as in :func:`write`: when the
@@ -221,9 +216,9 @@ def set_table_properties(
             ``DELTA_ILLEGAL_OPTION`` (an invalid ``delta.*`` value), ``DELTA_METADATA_CHANGED``
             (a concurrent metadata change).
     """
-    _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     props = _checks.not_empty("table property in `properties`", _checks.string_map("properties", properties))
-    command = pb.SetTablePropertiesCommand(path=path, properties=props)
+    command = pb.SetTablePropertiesCommand(path=path, table=table, properties=props)
     _wire.set_txn(command, txn)
     _wire.set_stage(command, stage)
     return _wire.execute_commit(spark, command)

@@ -27,7 +27,7 @@ from pyspark.sql.connect.proto import expressions_pb2 as spark_dot_connect_dot_e
 from pyspark.sql.connect.proto import relations_pb2 as spark_dot_connect_dot_relations__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66ilecommit/v1/rowlevel.proto\x12\rfilecommit.v1\x1a\x1c\x66ilecommit/v1/commands.proto\x1a\x1fspark/connect/expressions.proto\x1a\x1dspark/connect/relations.proto\"F\n\nAssignment\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12(\n\x05value\x18\x02 \x01(\x0b\x32\x19.spark.connect.Expression\"\xb4\x02\n\rDeleteCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x31\n\tcondition\x18\x02 \x01(\x0b\x32\x19.spark.connect.ExpressionH\x00\x88\x01\x01\x12:\n\x07options\x18\x03 \x03(\x0b\x32).filecommit.v1.DeleteCommand.OptionsEntry\x12,\n\x03txn\x18\x04 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x01\x88\x01\x01\x12(\n\x05stage\x18\x05 \x01(\x0b\x32\x14.filecommit.v1.StageH\x02\x88\x01\x01\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x0c\n\n_conditionB\x06\n\x04_txnB\x08\n\x06_stage\"\xe4\x02\n\rUpdateCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x31\n\tcondition\x18\x02 \x01(\x0b\x32\x19.spark.connect.ExpressionH\x00\x88\x01\x01\x12.\n\x0b\x61ssignments\x18\x03 \x03(\x0b\x32\x19.filecommit.v1.Assignment\x12:\n\x07options\x18\x04 \x03(\x0b\x32).filecommit.v1.UpdateCommand.OptionsEntry\x12,\n\x03txn\x18\x05 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x01\x88\x01\x01\x12(\n\x05stage\x18\x06 \x01(\x0b\x32\x14.filecommit.v1.StageH\x02\x88\x01\x01\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x0c\n\n_conditionB\x06\n\x04_txnB\x08\n\x06_stage\"\xe5\x02\n\x0bMergeClause\x12-\n\x04kind\x18\x01 \x01(\x0e\x32\x1f.filecommit.v1.MergeClause.Kind\x12\x31\n\tcondition\x18\x02 \x01(\x0b\x32\x19.spark.connect.ExpressionH\x00\x88\x01\x01\x12.\n\x0b\x61ssignments\x18\x03 \x03(\x0b\x32\x19.filecommit.v1.Assignment\x12\x13\n\x0b\x61ll_columns\x18\x04 \x01(\x08\"\xa0\x01\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eMATCHED_UPDATE\x10\x01\x12\x12\n\x0eMATCHED_DELETE\x10\x02\x12\x16\n\x12NOT_MATCHED_INSERT\x10\x03\x12 \n\x1cNOT_MATCHED_BY_SOURCE_UPDATE\x10\x04\x12 \n\x1cNOT_MATCHED_BY_SOURCE_DELETE\x10\x05\x42\x0c\n\n_condition\"\xbb\x03\n\x0cMergeCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\'\n\x06source\x18\x02 \x01(\x0b\x32\x17.spark.connect.Relation\x12,\n\tcondition\x18\x03 \x01(\x0b\x32\x19.spark.connect.Expression\x12+\n\x07\x63lauses\x18\x04 \x03(\x0b\x32\x1a.filecommit.v1.MergeClause\x12\x14\n\x0csource_alias\x18\x05 \x01(\t\x12\x14\n\x0ctarget_alias\x18\x06 \x01(\t\x12\x39\n\x07options\x18\x07 \x03(\x0b\x32(.filecommit.v1.MergeCommand.OptionsEntry\x12,\n\x03txn\x18\x08 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x12(\n\x05stage\x18\t \x01(\x0b\x32\x14.filecommit.v1.StageH\x01\x88\x01\x01\x12\x18\n\x10schema_evolution\x18\n \x01(\x08\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x06\n\x04_txnB\x08\n\x06_stageB)\n\x16io.filecommit.proto.v1B\rRowLevelProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66ilecommit/v1/rowlevel.proto\x12\rfilecommit.v1\x1a\x1c\x66ilecommit/v1/commands.proto\x1a\x1fspark/connect/expressions.proto\x1a\x1dspark/connect/relations.proto\"F\n\nAssignment\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12(\n\x05value\x18\x02 \x01(\x0b\x32\x19.spark.connect.Expression\"\xc3\x02\n\rDeleteCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x31\n\tcondition\x18\x02 \x01(\x0b\x32\x19.spark.connect.ExpressionH\x00\x88\x01\x01\x12:\n\x07options\x18\x03 \x03(\x0b\x32).filecommit.v1.DeleteCommand.OptionsEntry\x12,\n\x03txn\x18\x04 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x01\x88\x01\x01\x12(\n\x05stage\x18\x05 \x01(\x0b\x32\x14.filecommit.v1.StageH\x02\x88\x01\x01\x12\r\n\x05table\x18\x06 \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x0c\n\n_conditionB\x06\n\x04_txnB\x08\n\x06_stage\"\xf3\x02\n\rUpdateCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x31\n\tcondition\x18\x02 \x01(\x0b\x32\x19.spark.connect.ExpressionH\x00\x88\x01\x01\x12.\n\x0b\x61ssignments\x18\x03 \x03(\x0b\x32\x19.filecommit.v1.Assignment\x12:\n\x07options\x18\x04 \x03(\x0b\x32).filecommit.v1.UpdateCommand.OptionsEntry\x12,\n\x03txn\x18\x05 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x01\x88\x01\x01\x12(\n\x05stage\x18\x06 \x01(\x0b\x32\x14.filecommit.v1.StageH\x02\x88\x01\x01\x12\r\n\x05table\x18\x07 \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x0c\n\n_conditionB\x06\n\x04_txnB\x08\n\x06_stage\"\xe5\x02\n\x0bMergeClause\x12-\n\x04kind\x18\x01 \x01(\x0e\x32\x1f.filecommit.v1.MergeClause.Kind\x12\x31\n\tcondition\x18\x02 \x01(\x0b\x32\x19.spark.connect.ExpressionH\x00\x88\x01\x01\x12.\n\x0b\x61ssignments\x18\x03 \x03(\x0b\x32\x19.filecommit.v1.Assignment\x12\x13\n\x0b\x61ll_columns\x18\x04 \x01(\x08\"\xa0\x01\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eMATCHED_UPDATE\x10\x01\x12\x12\n\x0eMATCHED_DELETE\x10\x02\x12\x16\n\x12NOT_MATCHED_INSERT\x10\x03\x12 \n\x1cNOT_MATCHED_BY_SOURCE_UPDATE\x10\x04\x12 \n\x1cNOT_MATCHED_BY_SOURCE_DELETE\x10\x05\x42\x0c\n\n_condition\"\xca\x03\n\x0cMergeCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\'\n\x06source\x18\x02 \x01(\x0b\x32\x17.spark.connect.Relation\x12,\n\tcondition\x18\x03 \x01(\x0b\x32\x19.spark.connect.Expression\x12+\n\x07\x63lauses\x18\x04 \x03(\x0b\x32\x1a.filecommit.v1.MergeClause\x12\x14\n\x0csource_alias\x18\x05 \x01(\t\x12\x14\n\x0ctarget_alias\x18\x06 \x01(\t\x12\x39\n\x07options\x18\x07 \x03(\x0b\x32(.filecommit.v1.MergeCommand.OptionsEntry\x12,\n\x03txn\x18\x08 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x12(\n\x05stage\x18\t \x01(\x0b\x32\x14.filecommit.v1.StageH\x01\x88\x01\x01\x12\x18\n\x10schema_evolution\x18\n \x01(\x08\x12\r\n\x05table\x18\x0b \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x06\n\x04_txnB\x08\n\x06_stageB)\n\x16io.filecommit.proto.v1B\rRowLevelProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,19 +44,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ASSIGNMENT']._serialized_start=141
   _globals['_ASSIGNMENT']._serialized_end=211
   _globals['_DELETECOMMAND']._serialized_start=214
-  _globals['_DELETECOMMAND']._serialized_end=522
-  _globals['_DELETECOMMAND_OPTIONSENTRY']._serialized_start=444
-  _globals['_DELETECOMMAND_OPTIONSENTRY']._serialized_end=490
-  _globals['_UPDATECOMMAND']._serialized_start=525
-  _globals['_UPDATECOMMAND']._serialized_end=881
-  _globals['_UPDATECOMMAND_OPTIONSENTRY']._serialized_start=444
-  _globals['_UPDATECOMMAND_OPTIONSENTRY']._serialized_end=490
-  _globals['_MERGECLAUSE']._serialized_start=884
-  _globals['_MERGECLAUSE']._serialized_end=1241
-  _globals['_MERGECLAUSE_KIND']._serialized_start=1067
-  _globals['_MERGECLAUSE_KIND']._serialized_end=1227
-  _globals['_MERGECOMMAND']._serialized_start=1244
-  _globals['_MERGECOMMAND']._serialized_end=1687
-  _globals['_MERGECOMMAND_OPTIONSENTRY']._serialized_start=444
-  _globals['_MERGECOMMAND_OPTIONSENTRY']._serialized_end=490
+  _globals['_DELETECOMMAND']._serialized_end=537
+  _globals['_DELETECOMMAND_OPTIONSENTRY']._serialized_start=459
+  _globals['_DELETECOMMAND_OPTIONSENTRY']._serialized_end=505
+  _globals['_UPDATECOMMAND']._serialized_start=540
+  _globals['_UPDATECOMMAND']._serialized_end=911
+  _globals['_UPDATECOMMAND_OPTIONSENTRY']._serialized_start=459
+  _globals['_UPDATECOMMAND_OPTIONSENTRY']._serialized_end=505
+  _globals['_MERGECLAUSE']._serialized_start=914
+  _globals['_MERGECLAUSE']._serialized_end=1271
+  _globals['_MERGECLAUSE_KIND']._serialized_start=1097
+  _globals['_MERGECLAUSE_KIND']._serialized_end=1257
+  _globals['_MERGECOMMAND']._serialized_start=1274
+  _globals['_MERGECOMMAND']._serialized_end=1732
+  _globals['_MERGECOMMAND_OPTIONSENTRY']._serialized_start=459
+  _globals['_MERGECOMMAND_OPTIONSENTRY']._serialized_end=505
 # @@protoc_insertion_point(module_scope)

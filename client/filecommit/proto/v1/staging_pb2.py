@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from filecommit.proto.v1 import commands_pb2 as filecommit_dot_v1_dot_commands__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x66ilecommit/v1/staging.proto\x12\rfilecommit.v1\x1a\x1c\x66ilecommit/v1/commands.proto\"n\n\x14PublishStagedCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nstaged_ids\x18\x02 \x03(\t\x12,\n\x03txn\x18\x03 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x42\x06\n\x04_txn\"6\n\x12\x41\x62ortStagedCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nstaged_ids\x18\x02 \x03(\t\"3\n\x10GetStagedCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tstaged_id\x18\x02 \x01(\t\"]\n\x11ReadStagedCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nstaged_ids\x18\x02 \x03(\t\x12\x13\n\x0btable_after\x18\x03 \x01(\x08\x12\x11\n\tview_name\x18\x04 \x01(\t\"U\n\x0c\x45xternalFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\"\xb7\x01\n\x11StageFilesCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12*\n\x05\x66iles\x18\x02 \x03(\x0b\x32\x1b.filecommit.v1.ExternalFile\x12,\n\x03txn\x18\x03 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x12(\n\x05stage\x18\x04 \x01(\x0b\x32\x14.filecommit.v1.StageH\x01\x88\x01\x01\x42\x06\n\x04_txnB\x08\n\x06_stage\"=\n\x0c\x41\x62ortSummary\x12\x12\n\nstaged_ids\x18\x01 \x03(\t\x12\x19\n\x11num_deleted_files\x18\x02 \x01(\x03\"&\n\x11ReadStagedSummary\x12\x11\n\tview_name\x18\x01 \x01(\t\"{\n\x0fStagingResponse\x12.\n\x07\x61\x62orted\x18\x01 \x01(\x0b\x32\x1b.filecommit.v1.AbortSummaryH\x00\x12\x30\n\x04read\x18\x02 \x01(\x0b\x32 .filecommit.v1.ReadStagedSummaryH\x00\x42\x06\n\x04kindB(\n\x16io.filecommit.proto.v1B\x0cStagingProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x66ilecommit/v1/staging.proto\x12\rfilecommit.v1\x1a\x1c\x66ilecommit/v1/commands.proto\"}\n\x14PublishStagedCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nstaged_ids\x18\x02 \x03(\t\x12,\n\x03txn\x18\x03 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x12\r\n\x05table\x18\x04 \x01(\tB\x06\n\x04_txn\"E\n\x12\x41\x62ortStagedCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nstaged_ids\x18\x02 \x03(\t\x12\r\n\x05table\x18\x03 \x01(\t\"B\n\x10GetStagedCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tstaged_id\x18\x02 \x01(\t\x12\r\n\x05table\x18\x03 \x01(\t\"l\n\x11ReadStagedCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nstaged_ids\x18\x02 \x03(\t\x12\x13\n\x0btable_after\x18\x03 \x01(\x08\x12\x11\n\tview_name\x18\x04 \x01(\t\x12\r\n\x05table\x18\x05 \x01(\t\"U\n\x0c\x45xternalFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x37\n\x10partition_values\x18\x02 \x03(\x0b\x32\x1d.filecommit.v1.PartitionValue\"\xc6\x01\n\x11StageFilesCommand\x12\x0c\n\x04path\x18\x01 \x01(\t\x12*\n\x05\x66iles\x18\x02 \x03(\x0b\x32\x1b.filecommit.v1.ExternalFile\x12,\n\x03txn\x18\x03 \x01(\x0b\x32\x1a.filecommit.v1.TransactionH\x00\x88\x01\x01\x12(\n\x05stage\x18\x04 \x01(\x0b\x32\x14.filecommit.v1.StageH\x01\x88\x01\x01\x12\r\n\x05table\x18\x05 \x01(\tB\x06\n\x04_txnB\x08\n\x06_stage\"=\n\x0c\x41\x62ortSummary\x12\x12\n\nstaged_ids\x18\x01 \x03(\t\x12\x19\n\x11num_deleted_files\x18\x02 \x01(\x03\"&\n\x11ReadStagedSummary\x12\x11\n\tview_name\x18\x01 \x01(\t\"{\n\x0fStagingResponse\x12.\n\x07\x61\x62orted\x18\x01 \x01(\x0b\x32\x1b.filecommit.v1.AbortSummaryH\x00\x12\x30\n\x04read\x18\x02 \x01(\x0b\x32 .filecommit.v1.ReadStagedSummaryH\x00\x42\x06\n\x04kindB(\n\x16io.filecommit.proto.v1B\x0cStagingProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,21 +34,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\026io.filecommit.proto.v1B\014StagingProtoP\001'
   _globals['_PUBLISHSTAGEDCOMMAND']._serialized_start=76
-  _globals['_PUBLISHSTAGEDCOMMAND']._serialized_end=186
-  _globals['_ABORTSTAGEDCOMMAND']._serialized_start=188
-  _globals['_ABORTSTAGEDCOMMAND']._serialized_end=242
-  _globals['_GETSTAGEDCOMMAND']._serialized_start=244
-  _globals['_GETSTAGEDCOMMAND']._serialized_end=295
-  _globals['_READSTAGEDCOMMAND']._serialized_start=297
-  _globals['_READSTAGEDCOMMAND']._serialized_end=390
-  _globals['_EXTERNALFILE']._serialized_start=392
-  _globals['_EXTERNALFILE']._serialized_end=477
-  _globals['_STAGEFILESCOMMAND']._serialized_start=480
-  _globals['_STAGEFILESCOMMAND']._serialized_end=663
-  _globals['_ABORTSUMMARY']._serialized_start=665
-  _globals['_ABORTSUMMARY']._serialized_end=726
-  _globals['_READSTAGEDSUMMARY']._serialized_start=728
-  _globals['_READSTAGEDSUMMARY']._serialized_end=766
-  _globals['_STAGINGRESPONSE']._serialized_start=768
-  _globals['_STAGINGRESPONSE']._serialized_end=891
+  _globals['_PUBLISHSTAGEDCOMMAND']._serialized_end=201
+  _globals['_ABORTSTAGEDCOMMAND']._serialized_start=203
+  _globals['_ABORTSTAGEDCOMMAND']._serialized_end=272
+  _globals['_GETSTAGEDCOMMAND']._serialized_start=274
+  _globals['_GETSTAGEDCOMMAND']._serialized_end=340
+  _globals['_READSTAGEDCOMMAND']._serialized_start=342
+  _globals['_READSTAGEDCOMMAND']._serialized_end=450
+  _globals['_EXTERNALFILE']._serialized_start=452
+  _globals['_EXTERNALFILE']._serialized_end=537
+  _globals['_STAGEFILESCOMMAND']._serialized_start=540
+  _globals['_STAGEFILESCOMMAND']._serialized_end=738
+  _globals['_ABORTSUMMARY']._serialized_start=740
+  _globals['_ABORTSUMMARY']._serialized_end=801
+  _globals['_READSTAGEDSUMMARY']._serialized_start=803
+  _globals['_READSTAGEDSUMMARY']._serialized_end=841
+  _globals['_STAGINGRESPONSE']._serialized_start=843
+  _globals['_STAGINGRESPONSE']._serialized_end=966
 # @@protoc_insertion_point(module_scope)

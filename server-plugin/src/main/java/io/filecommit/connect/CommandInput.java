@@ -71,4 +71,13 @@ final class CommandInput {
     ObjectStoreRequests.watch(allowed, io.filecommit.delta.DeltaLogCache.sessionHadoopConf(planner.session()));
     return allowed;
   }
+
+  /**
+   * The path of a command that gives either a table root ({@code path}) or a table name of the
+   * server's catalog ({@code table}, resolved by {@link TableCommands#tablePath}), then checked as
+   * {@link #path(String, SparkConnectPlanner)}.
+   */
+  static String path(String path, String table, SparkConnectPlanner planner) {
+    return path(TableCommands.tablePath(path, table, planner), planner);
+  }
 }

@@ -96,7 +96,8 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
   /**
    * Resolves a read ({@link FileCommitDataSource#createRelation(SQLContext,
    * scala.collection.immutable.Map)}), its errors of the JVM types their classes call for ({@link
-   * ClientExceptions}).
+   * ClientExceptions}). A {@code table} option instead of a path reads the catalog table of that
+   * name at its location.
    *
    * @param sqlContext the session's context
    * @param parameters the reader's options
@@ -105,10 +106,33 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
   @Override
   public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
     try {
-      return super.createRelation(sqlContext, parameters);
+      return super.createRelation(sqlContext, byName((SparkSession) sqlContext.sparkSession(), parameters));
     } catch (FileCommitException e) {
       throw ClientExceptions.rethrow(e);
     }
+  }
+
+  /**
+   * A read of a table by name: the reader's {@code table} option (a table name of the server's
+   * catalog, {@link TableCommands#tablePath}) becomes the {@code path} option of its location.
+   */
+  private static scala.collection.immutable.Map<String, String> byName(SparkSession session,
+      scala.collection.immutable.Map<String, String> parameters) {
+    Map<String, String> options = new LinkedHashMap<>(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
+    String table = null;
+    String path = null;
+    for (Map.Entry<String, String> e : Map.copyOf(options).entrySet()) {
+      if (e.getKey().equalsIgnoreCase("table")) {
+        table = options.remove(e.getKey());
+      } else if (e.getKey().equalsIgnoreCase("path")) {
+        path = options.remove(e.getKey());
+      }
+    }
+    if (table == null) {
+      return parameters;
+    }
+    options.put("path", TableCommands.tablePath(path, table, session));
+    return scala.collection.immutable.Map.from(scala.jdk.javaapi.CollectionConverters.asScala(options));
   }
 
   private static void write(SparkSession session, SaveMode mode, scala.collection.immutable.Map<String, String> parameters,

@@ -19,7 +19,7 @@ final class TableCommands {
     java.util.Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
     return withAutoCompact(planner, WriteIntoDelta.run(planner.session(),
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
-        CommandInput.path(tablePath(cmd.getPath(), cmd.getTable(), planner), planner),
+        CommandInput.path(cmd.getPath(), cmd.getTable(), planner),
         ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
         options, cmd.getTablePropertiesMap(), cmd.getChangeData(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
@@ -39,6 +39,11 @@ final class TableCommands {
    *     is not a Delta table
    */
   static String tablePath(String path, String table, SparkConnectPlanner planner) {
+    return tablePath(path, table, planner.session());
+  }
+
+  /** {@link #tablePath(String, String, SparkConnectPlanner)} in {@code session}. */
+  static String tablePath(String path, String table, org.apache.spark.sql.classic.SparkSession session) {
     if (table == null || table.isEmpty()) {
       return path;
     }
@@ -46,7 +51,6 @@ final class TableCommands {
       throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Give either a path or a table name, not "
           + "both (path '" + path + "', table '" + table + "')");
     }
-    org.apache.spark.sql.classic.SparkSession session = planner.session();
     java.util.List<String> parts;
     try {
       parts = scala.jdk.javaapi.CollectionConverters.asJava(session.sessionState().sqlParser()
@@ -89,7 +93,7 @@ final class TableCommands {
   /** Runs a {@code SetTablePropertiesCommand}. */
   static CommandResult setTableProperties(io.filecommit.proto.v1.SetTablePropertiesCommand cmd,
       SparkConnectPlanner planner) {
-    return SetTablePropertiesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), planner),
+    return SetTablePropertiesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner),
         cmd.getPropertiesMap(), ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
@@ -97,7 +101,7 @@ final class TableCommands {
   /** Runs an {@code OptimizeCommand} and answers like a write, with the OPTIMIZE metrics. */
   static void optimize(io.filecommit.proto.v1.OptimizeCommand cmd, SparkConnectPlanner planner) {
     io.filecommit.commands.OptimizeCommand.Result r = io.filecommit.commands.OptimizeCommand.run(planner.session(),
-        CommandInput.path(cmd.getPath(), planner), cmd.getWhereList(),
+        CommandInput.path(cmd.getPath(), cmd.getTable(), planner), cmd.getWhereList(),
         cmd.hasTargetFileSize() ? cmd.getTargetFileSize() : null, cmd.getZorderByList());
     ResponseStream.respond(r.commit(), false, ResponseStream.of(planner), r.operationMetrics());
   }
@@ -105,14 +109,14 @@ final class TableCommands {
   /** Runs a {@code RestoreCommand} and answers like a write, with the RESTORE metrics. */
   static void restore(io.filecommit.proto.v1.RestoreCommand cmd, SparkConnectPlanner planner) {
     io.filecommit.commands.OptimizeCommand.Result r = io.filecommit.commands.RestoreCommand.run(planner.session(),
-        CommandInput.path(cmd.getPath(), planner), cmd.hasVersion() ? cmd.getVersion() : null,
+        CommandInput.path(cmd.getPath(), cmd.getTable(), planner), cmd.hasVersion() ? cmd.getVersion() : null,
         cmd.hasTimestamp() ? cmd.getTimestamp() : null);
     ResponseStream.respond(r.commit(), false, ResponseStream.of(planner), r.operationMetrics());
   }
 
   /** Runs a {@code VacuumCommand}: the files in batches of 10,000, then the summary. */
   static void vacuum(io.filecommit.proto.v1.VacuumCommand cmd, SparkConnectPlanner planner) {
-    String path = CommandInput.path(cmd.getPath(), planner);
+    String path = CommandInput.path(cmd.getPath(), cmd.getTable(), planner);
     io.filecommit.commands.VacuumCommand.Result r = io.filecommit.commands.VacuumCommand.run(planner.session(), path,
         cmd.hasRetentionHours() ? cmd.getRetentionHours() : null, cmd.getDryRun());
     java.util.function.Consumer<io.filecommit.proto.v1.VacuumResponse> out = ResponseStream.of(planner);
