@@ -11,7 +11,7 @@ MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
 .PHONY: setup build run test docs test-java test-python proto proto-check docker-check lint javadoc bench clean delta-reader \
-	tools minio s3a-jars spark-proto go-gen proto-lint proto-breaking proto-release contract-check \
+	tools minio s3a-jars pg-jdbc-jar spark-proto go-gen proto-lint proto-breaking proto-release contract-check \
 	test-containers test-containers-if-podman test-containers-memory
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
@@ -117,7 +117,7 @@ javadoc: setup
 test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}
 
-test-python: build delta-reader go-gen minio s3a-jars
+test-python: build delta-reader go-gen minio s3a-jars pg-jdbc-jar
 	$(VPY) -m pytest -q -rs $(PYTEST_ARGS)
 
 proto: setup
@@ -170,6 +170,19 @@ $(S3A_JARS)/.installed: server-plugin/s3a/pom.xml
 	mvn -q -B -f server-plugin/s3a/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(S3A_JARS) \
 	  -DincludeScope=runtime -DexcludeGroupIds=io.netty,org.slf4j \
 	  -DexcludeArtifactIds=commons-codec,commons-logging,httpclient,httpcore
+	touch $@
+
+## pg-jdbc-jar: the PostgreSQL JDBC driver fetched by Maven into .build/jdbc-jars, for servers whose Hive metastore
+## is a PostgreSQL database (filecommit.local_session(metastore_url=...); the suite's shared-metastore tests, which
+## also need Debian's postgresql package)
+PG_JDBC_VERSION := 42.7.8
+JDBC_JARS := .build/jdbc-jars
+
+pg-jdbc-jar: $(JDBC_JARS)/.installed-$(PG_JDBC_VERSION)
+
+$(JDBC_JARS)/.installed-$(PG_JDBC_VERSION):
+	rm -rf $(JDBC_JARS) && mkdir -p $(JDBC_JARS)
+	mvn -q -B dependency:copy -Dartifact=org.postgresql:postgresql:$(PG_JDBC_VERSION) -DoutputDirectory=$(CURDIR)/$(JDBC_JARS)
 	touch $@
 
 ## spark-proto: the spark/connect/*.proto files of the pinned pyspark's spark-connect jar (buf.yaml's

@@ -33,7 +33,46 @@ def minio(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory, minio):
+def postgres(tmp_path_factory):
+    """The session's PostgreSQL server (``tests/postgres.py``; Debian's ``postgresql`` and
+    ``make pg-jdbc-jar``), the Hive metastore the session's server shares with other servers
+    (tests/test_shared_metastore.py). Yields a namespace: ``server`` (a started
+    ``PostgresServer``, or None), ``jars`` (the JDBC driver), ``warehouse`` (the managed tables'
+    directory every server of the metastore uses) and ``error`` (why there is no server: PostgreSQL
+    or the driver is missing, with the make target to run). Without a server the session's server
+    keeps its own Derby metastore; only the tests that need the shared one fail."""
+    import types
+
+    if os.environ.get("FILECOMMIT_REMOTE"):
+        yield types.SimpleNamespace(server=None, jars=[], warehouse=None,
+                                    error="FILECOMMIT_REMOTE is set: the remote server's metastore is not known here")
+        return
+    import subprocess
+
+    import postgres as pg
+
+    warehouse = str(tmp_path_factory.mktemp("shared_metastore"))
+    try:
+        jars = pg.jdbc_jars()
+        server = pg.PostgresServer()
+    except FileNotFoundError as e:
+        yield types.SimpleNamespace(server=None, jars=[], warehouse=warehouse, error=str(e))
+        return
+    try:
+        server.start()
+    except (OSError, RuntimeError, subprocess.CalledProcessError) as e:
+        server.stop()
+        yield types.SimpleNamespace(server=None, jars=[], warehouse=warehouse,
+                                    error=f"PostgreSQL did not start ({e!r}): {pg.SETUP_HINT}")
+        return
+    try:
+        yield types.SimpleNamespace(server=server, jars=jars, warehouse=warehouse, error=None)
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory, minio, postgres):
     """The pytest session's Spark Connect session.
 
     ``FILECOMMIT_REMOTE=sc://host:15002`` runs the suite against an existing server (started with
@@ -46,6 +85,8 @@ def spark(tmp_path_factory, minio):
     of the suite is committed through ``FaultInjectingLogStore`` and every sink log through
     ``FaultInjectingCheckpointFileManager``, which are plain delegates until a test arms a fault, so
     the whole suite also checks that they are transparent.
+
+    Its Hive metastore is the session's PostgreSQL database (:func:`postgres`) when one runs.
 
     It also has Hadoop S3A (``make s3a-jars``) pointed at the session's :func:`minio` server, and
     that server's bucket among the allowed roots, for the object-storage tests (``s3_table_path``).
@@ -72,7 +113,12 @@ def spark(tmp_path_factory, minio):
         conf.update(s3.server_conf(minio.endpoint))
         conf["spark.jars"] = ",".join([conf["spark.jars"], *s3.s3a_jars()])
         conf["spark.filecommit.allowedRoots"] += f",s3a://{minio.bucket}/,s3a://{minio.roots_bucket}/prefix"
-        session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"), conf=conf)
+        # Its table names live in the session's PostgreSQL metastore when there is one (shared with
+        # the servers of tests/test_shared_metastore.py), else in a Derby metastore of its own.
+        metastore = {} if postgres.server is None else {
+            "metastore_dir": postgres.warehouse, "metastore_url": postgres.server.url, "metastore_jars": postgres.jars}
+        session = filecommit.local_session(master=os.environ.get("FILECOMMIT_TEST_MASTER", "local[2]"), conf=conf,
+                                           **metastore)
     yield session
     session.stop()
 

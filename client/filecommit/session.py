@@ -17,7 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,25 +36,54 @@ EXTENSIONS_CLASS = "io.filecommit.catalog.FileCommitExtensions"
 """The session extension of SQL on Delta tables (``spark.sql.extensions``)."""
 
 
-def metastore_conf(directory: str) -> dict[str, str]:
-    """Server settings of tables by name with Spark's Hive metastore on embedded Derby.
+JDBC_DRIVERS = {
+    "jdbc:postgresql:": "org.postgresql.Driver",
+    "jdbc:mysql:": "com.mysql.cj.jdbc.Driver",
+    "jdbc:mariadb:": "org.mariadb.jdbc.Driver",
+    "jdbc:derby:": "org.apache.derby.jdbc.EmbeddedDriver",
+}
+"""JDBC driver class by URL prefix, for :func:`metastore_conf` (Hive's
+``javax.jdo.option.ConnectionDriverName``)."""
 
-    The metastore database (``<directory>/metastore_db``), Derby's log (``derby.log``) and the
-    warehouse of managed tables (``<directory>/warehouse``) all live in ``directory``, so a server
-    keeps its table names across restarts when given the same directory, and several servers with
-    different directories do not share names (embedded Derby allows one JVM per database; servers
-    that share names use a metastore on a database server, docs/operators.md).
+
+def metastore_conf(
+    directory: str, url: str | None = None, jdbc_jars: Sequence[str] = (), driver: str | None = None
+) -> dict[str, str]:
+    """Server settings of tables by name with Spark's Hive metastore, on embedded Derby or on a
+    database server.
+
+    Without ``url``, the metastore database (``<directory>/metastore_db``), Derby's log
+    (``derby.log``) and the warehouse of managed tables (``<directory>/warehouse``) all live in
+    ``directory``, so a server keeps its table names across restarts when given the same directory,
+    and several servers with different directories do not share names (embedded Derby allows one
+    JVM per database).
+
+    With ``url`` (a JDBC URL such as ``jdbc:postgresql://host:5432/metastore?user=hive&password=...``;
+    Hive's ``javax.jdo.option.ConnectionURL``), the metastore lives in that database: every server
+    given the same URL shares the same table names (docs/operators.md, "Shared metastore"). Its
+    tables are created on first use (``datanucleus.schema.autoCreateAll``; Hive's schema version is
+    not checked); managed tables still go to ``<directory>/warehouse``, which servers that share
+    names should share too. A user and password outside the URL go into
+    ``spark.hadoop.javax.jdo.option.ConnectionUserName`` / ``ConnectionPassword`` of the conf.
 
     Args:
         directory: an absolute directory, created if missing.
+        url: JDBC URL of the metastore database; None: embedded Derby in ``directory``.
+        jdbc_jars: the JDBC driver's jar files, put on the server driver's class path
+            (``spark.driver.extraClassPath``, where Hive's DataNucleus finds the driver).
+        driver: JDBC driver class; None: from the URL's prefix (:data:`JDBC_DRIVERS`).
 
     Returns:
         Spark settings (str -> str): the catalog plugin, the session extension, the Hive catalog,
-        the Derby connection URL and the warehouse directory.
+        the connection URL (and driver) and the warehouse directory.
+
+    Raises:
+        pyspark.errors.PySparkValueError: (a ``ValueError``) ``VALUE_NOT_ALLOWED`` for a URL that is
+            not ``jdbc:...`` or whose driver is not known (give ``driver``).
     """
     directory = os.path.abspath(directory)
     os.makedirs(directory, exist_ok=True)
-    return {
+    conf = {
         "spark.sql.catalog.spark_catalog": CATALOG_CLASS,
         "spark.sql.extensions": EXTENSIONS_CLASS,
         "spark.sql.catalogImplementation": "hive",
@@ -64,6 +93,48 @@ def metastore_conf(directory: str) -> dict[str, str]:
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         "spark.hadoop.hive.metastore.schema.verification": "false",
     }
+    if url is not None:
+        _checks.non_empty_str("metastore_url", url)
+        if driver is None:
+            driver = next((d for prefix, d in JDBC_DRIVERS.items() if url.startswith(prefix)), None)
+        if not url.startswith("jdbc:") or driver is None:
+            _checks.not_allowed("metastore_url", "a jdbc: URL of " + ", ".join(JDBC_DRIVERS) + " (or give the driver)")
+        conf["spark.hadoop.javax.jdo.option.ConnectionURL"] = url
+        conf["spark.hadoop.javax.jdo.option.ConnectionDriverName"] = _checks.non_empty_str("driver", driver)
+        classes = _hive_model_classes()
+        if classes:
+            # Every metastore table is created when the server first opens the metastore: created
+            # lazily (DataNucleus's default), the DDL of a table runs on a second connection while
+            # the first holds locks in its transaction, and PostgreSQL makes the two wait forever.
+            conf["spark.hadoop.datanucleus.autoStartMechanism"] = "Classes"
+            conf["spark.hadoop.datanucleus.autoStartClassNames"] = ",".join(classes)
+    jars = [os.path.abspath(_checks.non_empty_str("JDBC jar", j)) for j in jdbc_jars]
+    if jars:
+        conf["spark.driver.extraClassPath"] = os.pathsep.join(jars)
+    return conf
+
+
+def _hive_model_classes() -> list[str]:
+    """The persistent classes of the Hive metastore that pyspark ships (``package.jdo`` of its
+    ``hive-metastore`` jar), for DataNucleus's ``Classes`` start-up; [] when it is not found."""
+    import re
+    import zipfile
+
+    try:
+        import pyspark
+    except ImportError:
+        return []
+    jars = sorted(glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "hive-metastore-*.jar")))
+    if not jars:
+        return []
+    with zipfile.ZipFile(jars[-1]) as z:
+        if "package.jdo" not in z.namelist():
+            return []
+        jdo = z.read("package.jdo").decode("utf-8", "replace")
+    out = []
+    for package, body in re.findall(r'<package name="([^"]+)">(.*?)</package>', jdo, re.S):
+        out += [f"{package}.{name}" for name in re.findall(r'<class name="([A-Za-z0-9_]+)"', body)]
+    return out
 
 
 START_CHECK_CLASS = "io.filecommit.connect.ServerStartCheck"
@@ -141,6 +212,8 @@ def local_session(
     port: int = 0,
     verbose_logs: bool = False,
     metastore_dir: str | None = None,
+    metastore_url: str | None = None,
+    metastore_jars: Sequence[str] = (),
 ) -> SparkSession:
     """Start (or reuse) an embedded Spark Connect server with the filecommit plugin.
 
@@ -184,6 +257,11 @@ def local_session(
             metastore on embedded Derby, warehouse of managed tables); None (default) makes a
             fresh temporary directory (deleted when this process exits). Ignored when ``conf`` sets
             ``spark.sql.catalogImplementation`` (the caller configures the catalog itself).
+        metastore_url: JDBC URL of a metastore database shared by several servers (e.g.
+            ``jdbc:postgresql://db:5432/metastore?user=hive``; :func:`metastore_conf`); None: embedded
+            Derby in ``metastore_dir``. ``metastore_dir`` then holds the warehouse only.
+        metastore_jars: the JDBC driver's jar files for ``metastore_url`` (e.g. the PostgreSQL
+            driver of ``make pg-jdbc-jar``, in ``.build/jdbc-jars``).
 
     Returns:
         A Spark Connect ``SparkSession`` (``pyspark.sql.connect.session.SparkSession``).
@@ -224,10 +302,12 @@ def local_session(
             # A fresh directory per server, removed when this process exits (after the server).
             directory = tempfile.mkdtemp(prefix="filecommit-metastore-")
             atexit.register(shutil.rmtree, directory, True)
-        server_conf.update(metastore_conf(directory))
+        server_conf.update(metastore_conf(directory, metastore_url, metastore_jars))
         derby_home = f"-Dderby.system.home={os.path.abspath(directory)}"
         options = extra.get("spark.driver.extraJavaOptions", "")
         extra = {**extra, "spark.driver.extraJavaOptions": f"{options} {derby_home}".strip()}
+        if "spark.driver.extraClassPath" in extra and "spark.driver.extraClassPath" in server_conf:
+            extra["spark.driver.extraClassPath"] += os.pathsep + server_conf["spark.driver.extraClassPath"]
     server_conf.update(extra)
     # The start-time check of the server's configuration (format("delta") vs delta-spark), next to
     # any spark.plugins of the caller's.
