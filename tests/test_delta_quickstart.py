@@ -186,7 +186,9 @@ def failing_table(spark, tmp_path_factory):
     spark.sql(f"CREATE TABLE {name} (id BIGINT, part STRING) USING DELTA PARTITIONED BY (part) LOCATION '{path}'")\
         .collect()
     spark.sql(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b')").collect()
-    return name, path
+    parquet = f"p_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {parquet} (id BIGINT) USING parquet").collect()
+    return name, path, parquet
 
 
 _FAILURES = {
@@ -196,7 +198,7 @@ _FAILURES = {
     "read_both_time_travel_options": ("read_both", None),
     "save_error_if_exists": ("save_exists", "DELTA_TABLE_ALREADY_EXISTS"),
     # saveAsTable / SQL DML
-    "save_as_table_existing": ("save_as_table", None),
+    "save_as_table_existing": ("save_as_table", "TABLE_OR_VIEW_ALREADY_EXISTS"),
     "insert_missing_table": ("sql:INSERT INTO no_such_table_xyz VALUES (1)", "TABLE_OR_VIEW_NOT_FOUND"),
     "delete_bad_predicate": ("sql:DELETE FROM {name} WHERE nope = 1", "UNRESOLVED_COLUMN.WITH_SUGGESTION"),
     "update_time_travel": ("sql:UPDATE {name} VERSION AS OF 0 SET id = 1", None),
@@ -213,21 +215,39 @@ _FAILURES = {
     "restore_bad_timestamp": ("sql:RESTORE TABLE {name} TO TIMESTAMP AS OF 'not a time'", "DELTA_TIMESTAMP_INVALID"),
     "history_missing_table": ("sql:DESCRIBE HISTORY no_such_table_xyz", "TABLE_OR_VIEW_NOT_FOUND"),
     "detail_missing_path": ("sql:DESCRIBE DETAIL '{missing}'", "DELTA_MISSING_DELTA_TABLE"),
-    "table_changes_no_cdf": ("sql:SELECT * FROM table_changes('{name}', 0)", None),
-    "table_changes_bad_range": ("sql:SELECT * FROM table_changes('{name}', 1, 0)", None),
+    "table_changes_no_cdf": ("sql:SELECT * FROM table_changes('{name}', 0)", "DELTA_MISSING_CHANGE_DATA"),
+    "table_changes_bad_range": ("sql:SELECT * FROM table_changes('{name}', 1, 0)", "DELTA_INVALID_CDC_RANGE"),
     "optimize_syntax": ("sql:OPTIMIZE {name} ZORDER (id", "PARSE_SYNTAX_ERROR"),
+    "optimize_unparsable_where": ("sql:OPTIMIZE {name} WHERE part = = 'a'", "FILECOMMIT_INVALID_ARGUMENT"),
+    "history_negative_limit": ("sql:DESCRIBE HISTORY {name} LIMIT -1", None),
+    "restore_non_delta_table": ("sql:RESTORE TABLE {parquet} TO VERSION AS OF 0", "DELTA_MISSING_DELTA_TABLE"),
+    "detail_non_delta_table": ("sql:DESCRIBE DETAIL {parquet}", "DELTA_MISSING_DELTA_TABLE"),
+    "table_changes_one_argument": ("sql:SELECT * FROM table_changes('{name}')", None),
+    "table_changes_missing_table": ("sql:SELECT * FROM table_changes('no_such_table_xyz', 0)",
+                                    "TABLE_OR_VIEW_NOT_FOUND"),
+    "table_changes_not_constant": ("sql:SELECT * FROM table_changes('{name}', rand())", "FILECOMMIT_INVALID_ARGUMENT"),
+    "read_version_not_a_number": ("read_version_text", None),
+    "read_timestamp_garbage": ("read_timestamp_garbage", None),
+    "write_replace_where_and_dynamic": ("write_conflicting", None),
+    "save_as_table_schema_mismatch": ("save_as_table_mismatch", None),
+    "insert_wrong_arity": ("sql:INSERT INTO {name} VALUES (1, 'a', 3)",
+                           "INSERT_COLUMN_ARITY_MISMATCH.TOO_MANY_DATA_COLUMNS"),
+    "update_type_mismatch": ("sql:UPDATE {name} SET id = 'x' || id", None),
+    "merge_multiple_matches": ("sql:MERGE INTO {name} t USING (SELECT 1L AS id UNION ALL SELECT 1L) s ON t.id = s.id "
+                               "WHEN MATCHED THEN UPDATE SET part = 'z'",
+                               "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(_FAILURES))
 def test_standard_api_failures_carry_an_error_class(spark, failing_table, tmp_path, case):
-    name, path = failing_table
+    name, path, parquet = failing_table
     what, expected = _FAILURES[case]
     missing = str(tmp_path / "missing")
     before = DeltaTable(path).version()
     with pytest.raises(SparkConnectGrpcException) as e:
         if what.startswith("sql:"):
-            spark.sql(what[4:].format(name=name, missing=missing)).collect()
+            spark.sql(what[4:].format(name=name, missing=missing, parquet=parquet)).collect()
         elif what == "read_missing":
             spark.read.format("delta").load(missing).collect()
         elif what == "read_version":
@@ -239,6 +259,15 @@ def test_standard_api_failures_carry_an_error_class(spark, failing_table, tmp_pa
             spark.range(1).write.format("delta").mode("error").save(path)
         elif what == "save_as_table":
             spark.range(1).write.format("delta").saveAsTable(name)
+        elif what == "save_as_table_mismatch":
+            spark.range(1).selectExpr("'x' AS id").write.format("delta").mode("append").saveAsTable(name)
+        elif what == "read_version_text":
+            spark.read.format("delta").option("versionAsOf", "abc").load(path).collect()
+        elif what == "read_timestamp_garbage":
+            spark.read.format("delta").option("timestampAsOf", "garbage").load(path).collect()
+        elif what == "write_conflicting":
+            spark.createDataFrame([(3, "a")], "id long, part string").write.format("delta").mode("overwrite")\
+                .option("replaceWhere", "part = 'a'").option("partitionOverwriteMode", "dynamic").save(path)
     condition = _condition(e)
     assert condition is not None and condition != "INTERNAL_ERROR", (case, condition, str(e.value)[:400])
     if expected is not None:
