@@ -25,9 +25,8 @@ import uuid
 import pandas as pd
 import pytest
 from deltalake import DeltaTable
-from pyspark.errors.exceptions.connect import SparkConnectGrpcException
-
 from helpers import canonical, delta_rows, log_actions
+from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +91,7 @@ def test_quickstart_sql_examples(spark, delta_spark, tmp_path):
     for v, ids in expected.items():
         assert _rs_ids(path, version=v) == ids, v
     reads = delta_spark.read([{"kind": "table", "path": path, "version": v} for v in expected])
-    for (v, ids), out in zip(expected.items(), reads):
+    for (v, ids), out in zip(expected.items(), reads, strict=True):
         assert _spark_ids(out) == ids, v
     assert reads[0]["latest_version"] == 4
 
