@@ -170,6 +170,11 @@ def test_utility_statements_answer_as_delta(spark, delta_spark, tmp_path):
     assert sorted(key(x) for x in _rows_by_column(changes)) == sorted(key(x) for x in cdf["rows"])
     by_path = spark.sql(f"SELECT count(*) FROM table_changes('delta.`{path}`', 2)").collect()[0][0]
     assert by_path == sum(1 for x in _rows_by_column(spark.sql(f"SELECT * FROM table_changes('{name}', 2)")))
+    # a timestamp bound, as a string and as a TIMESTAMP value: version 1's commit timestamp starts at 1
+    at = hrows[-2]["timestamp"].isoformat(sep=" ")
+    from_one = spark.sql(f"SELECT count(*) FROM table_changes('{name}', 1, 3)").collect()[0][0]
+    for start in (f"'{at}'", f"TIMESTAMP '{at}'"):
+        assert spark.sql(f"SELECT count(*) FROM table_changes('{name}', {start}, 3)").collect()[0][0] == from_one
 
 
 def _condition(excinfo):

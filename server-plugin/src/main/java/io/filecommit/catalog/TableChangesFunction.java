@@ -17,7 +17,8 @@ import scala.runtime.AbstractFunction1;
  * 'delta.`/path`'}) between two commits, both included, as the reader's {@code readChangeFeed}
  * read returns it (the table's columns and {@code _change_type}, {@code _commit_version}, {@code
  * _commit_timestamp}). An integral bound is a version ({@code startingVersion} / {@code
- * endingVersion}), a string bound a timestamp ({@code startingTimestamp} / {@code endingTimestamp}).
+ * endingVersion}), a string or timestamp bound a timestamp ({@code startingTimestamp} / {@code
+ * endingTimestamp}; a timestamp value in the session's time zone).
  * Errors: {@code FILECOMMIT_INVALID_ARGUMENT} for a wrong number of arguments or a bound that is not
  * a constant; the reader's change data feed classes ({@code DELTA_MISSING_CHANGE_DATA}, {@code
  * DELTA_CDC_START_VERSION_AFTER_LATEST}, {@code DELTA_INVALID_CDC_RANGE}, ...);
@@ -68,7 +69,19 @@ final class TableChangesFunction extends AbstractFunction1<scala.collection.immu
       throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error(NAME + ": the " + prefix + " bound is null",
           Map.of("function", NAME));
     }
-    options.put(e.dataType() instanceof IntegralType ? prefix + "Version" : prefix + "Timestamp", v.toString());
+    if (e.dataType() instanceof IntegralType) {
+      options.put(prefix + "Version", v.toString());
+    } else if (e.dataType() instanceof org.apache.spark.sql.types.TimestampType
+        || e.dataType() instanceof org.apache.spark.sql.types.TimestampNTZType) {
+      // microseconds since the epoch: the reader's timestamp text in the session's time zone
+      java.time.Instant at = java.time.Instant.EPOCH.plus((Long) v, java.time.temporal.ChronoUnit.MICROS);
+      java.time.ZoneId zone = e.dataType() instanceof org.apache.spark.sql.types.TimestampType
+          ? java.time.ZoneId.of(FileCommitCatalog.session().sessionState().conf().sessionLocalTimeZone())
+          : java.time.ZoneOffset.UTC;
+      options.put(prefix + "Timestamp", java.time.LocalDateTime.ofInstant(at, zone).toString().replace('T', ' '));
+    } else {
+      options.put(prefix + "Timestamp", v.toString());
+    }
   }
 
   private static Object constant(Expression e) {
