@@ -9,7 +9,9 @@ import scala.runtime.BoxedUnit;
  * DeltaSparkSessionExtension}): set {@code spark.sql.extensions=io.filecommit.catalog.FileCommitExtensions}
  * (a static setting) together with the catalog {@link FileCommitCatalog}. It injects the analysis
  * rule {@code TableResolution} (reads of the catalog's tables, DELETE / UPDATE / MERGE INTO,
- * dynamic partition overwrite, ADD CONSTRAINT).
+ * dynamic partition overwrite, ADD CONSTRAINT), the parser of Delta's maintenance statements
+ * ({@code DeltaSqlParser}: OPTIMIZE, VACUUM, RESTORE, DESCRIBE HISTORY / DETAIL) around Spark's, and
+ * the table-valued function {@code table_changes} ({@code TableChangesFunction}).
  */
 public final class FileCommitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   /** The extension; Spark instantiates it by class name. */
@@ -23,6 +25,18 @@ public final class FileCommitExtensions extends AbstractFunction1<SparkSessionEx
         return new TableResolution((org.apache.spark.sql.classic.SparkSession) session);
       }
     });
+    extensions.injectParser(new scala.runtime.AbstractFunction2<>() {
+      @Override
+      public org.apache.spark.sql.catalyst.parser.ParserInterface apply(org.apache.spark.sql.SparkSession session,
+          org.apache.spark.sql.catalyst.parser.ParserInterface delegate) {
+        return new DeltaSqlParser((org.apache.spark.sql.classic.SparkSession) session, delegate);
+      }
+    });
+    extensions.injectTableFunction(new scala.Tuple3<>(
+        new org.apache.spark.sql.catalyst.FunctionIdentifier(TableChangesFunction.NAME),
+        new org.apache.spark.sql.catalyst.expressions.ExpressionInfo(TableChangesFunction.class.getName(),
+            TableChangesFunction.NAME),
+        new TableChangesFunction()));
     return BoxedUnit.UNIT;
   }
 }

@@ -1,0 +1,344 @@
+package io.filecommit.catalog;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The Delta SQL statements Spark's own grammar does not know, recognised by a small parser of their
+ * own (the statements of Delta's {@code DeltaSqlBase.g4} grammar that this server runs; Delta's
+ * {@code DeltaSqlParser} tries its grammar first and hands everything else to Spark's parser, as
+ * {@link DeltaSqlParser} does):
+ *
+ * <pre>
+ * OPTIMIZE (table | 'path') [WHERE predicate] [ZORDER BY (col [, ...]) | ZORDER BY col [, ...]]
+ * VACUUM (table | 'path') [RETAIN number HOURS] [DRY RUN]
+ * RESTORE [TABLE] (table | 'path') [TO] (VERSION | SYSTEM_VERSION) AS OF (integer | 'integer')
+ * RESTORE [TABLE] (table | 'path') [TO] (TIMESTAMP | SYSTEM_TIME) AS OF 'timestamp'
+ * (DESCRIBE | DESC) HISTORY (table | 'path') [LIMIT integer]
+ * (DESCRIBE | DESC) DETAIL (table | 'path')
+ * </pre>
+ *
+ * where {@code table} is a (possibly qualified, possibly back-quoted) name, {@code delta.`/path`}
+ * included. Keywords are case-insensitive; one trailing {@code ;} is allowed.
+ *
+ * @param kind which statement
+ * @param table the table's name parts, or null when {@code path} is given
+ * @param path the table's path given as a string literal, or null
+ * @param where OPTIMIZE's predicate as SQL text, or null
+ * @param zOrderBy OPTIMIZE's Z-order columns, empty for none
+ * @param retainHours VACUUM's retention in hours, or null
+ * @param dryRun VACUUM's DRY RUN
+ * @param version RESTORE's version, or null
+ * @param timestamp RESTORE's timestamp text, or null
+ * @param limit DESCRIBE HISTORY's LIMIT, or null
+ */
+record DeltaStatement(Kind kind, List<String> table, String path, String where, List<String> zOrderBy,
+    Double retainHours, boolean dryRun, Long version, String timestamp, Integer limit) {
+
+  /** The statements. */
+  enum Kind { OPTIMIZE, VACUUM, RESTORE, HISTORY, DETAIL }
+
+  /** The statement's target for plans and messages: the name or the quoted path. */
+  String target() {
+    return table != null ? String.join(".", table) : "'" + path + "'";
+  }
+
+  /**
+   * Parses one statement.
+   *
+   * @param sql the statement's text
+   * @return the statement, or null when the text is not one of these statements (Spark's parser
+   *     then parses it, and reports its syntax errors)
+   */
+  static DeltaStatement parse(String sql) {
+    List<Token> tokens;
+    try {
+      tokens = Token.scan(sql);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+    if (!tokens.isEmpty() && tokens.get(tokens.size() - 1).is(";")) {
+      tokens = tokens.subList(0, tokens.size() - 1);
+    }
+    Cursor c = new Cursor(sql, tokens);
+    try {
+      DeltaStatement s = statement(c);
+      return s != null && c.atEnd() ? s : null;
+    } catch (IndexOutOfBoundsException | NumberFormatException e) {
+      return null;
+    }
+  }
+
+  private static DeltaStatement statement(Cursor c) {
+    if (c.accept("OPTIMIZE")) {
+      Target t = target(c);
+      String where = null;
+      if (c.accept("WHERE")) {
+        int from = c.peek().start();
+        int to = c.sql.length();
+        while (!c.atEnd() && !(c.peekIs("ZORDER") && c.peekIs(1, "BY"))) {
+          c.next();
+        }
+        if (!c.atEnd()) {
+          to = c.peek().start();
+        } else if (!c.tokens.isEmpty()) {
+          Token last = c.tokens.get(c.tokens.size() - 1);
+          to = last.end();
+        }
+        where = c.sql.substring(from, to).trim();
+        if (where.isEmpty()) {
+          return null;
+        }
+      }
+      List<String> z = new ArrayList<>();
+      if (c.accept("ZORDER")) {
+        c.expect("BY");
+        boolean paren = c.accept("(");
+        do {
+          z.add(String.join(".", name(c)));
+        } while (c.accept(","));
+        if (paren) {
+          c.expect(")");
+        }
+      }
+      return new DeltaStatement(Kind.OPTIMIZE, t.name, t.path, where, List.copyOf(z), null, false, null, null, null);
+    }
+    if (c.accept("VACUUM")) {
+      Target t = target(c);
+      Double hours = null;
+      boolean dry = false;
+      if (c.accept("RETAIN")) {
+        hours = Double.parseDouble(c.number().text());
+        c.expect("HOURS");
+      }
+      if (c.accept("DRY")) {
+        c.expect("RUN");
+        dry = true;
+      }
+      return new DeltaStatement(Kind.VACUUM, t.name, t.path, null, List.of(), hours, dry, null, null, null);
+    }
+    if (c.accept("RESTORE")) {
+      c.accept("TABLE");
+      Target t = target(c);
+      c.accept("TO");
+      c.accept("FOR");
+      Long version = null;
+      String ts = null;
+      if (c.accept("VERSION") || c.accept("SYSTEM_VERSION")) {
+        c.expect("AS");
+        c.expect("OF");
+        Token v = c.next();
+        version = Long.parseLong(v.string() ? v.value() : v.text());
+      } else if (c.accept("TIMESTAMP") || c.accept("SYSTEM_TIME")) {
+        c.expect("AS");
+        c.expect("OF");
+        Token v = c.next();
+        if (!v.string()) {
+          return null;
+        }
+        ts = v.value();
+      } else {
+        return null;
+      }
+      return new DeltaStatement(Kind.RESTORE, t.name, t.path, null, List.of(), null, false, version, ts, null);
+    }
+    if (c.accept("DESCRIBE") || c.accept("DESC")) {
+      if (c.accept("HISTORY")) {
+        Target t = target(c);
+        Integer limit = null;
+        if (c.accept("LIMIT")) {
+          limit = Integer.parseInt(c.number().text());
+        }
+        return new DeltaStatement(Kind.HISTORY, t.name, t.path, null, List.of(), null, false, null, null, limit);
+      }
+      if (c.accept("DETAIL")) {
+        Target t = target(c);
+        return new DeltaStatement(Kind.DETAIL, t.name, t.path, null, List.of(), null, false, null, null, null);
+      }
+    }
+    return null;
+  }
+
+  private record Target(List<String> name, String path) {}
+
+  private static Target target(Cursor c) {
+    if (c.peek().string()) {
+      return new Target(null, c.next().value());
+    }
+    return new Target(name(c), null);
+  }
+
+  private static List<String> name(Cursor c) {
+    List<String> parts = new ArrayList<>();
+    do {
+      Token t = c.next();
+      if (!t.identifier()) {
+        throw new IndexOutOfBoundsException("not a name: " + t.text());
+      }
+      parts.add(t.value());
+    } while (c.accept("."));
+    return List.copyOf(parts);
+  }
+
+  /** Tokens and a position. */
+  private static final class Cursor {
+    private final String sql;
+    private final List<Token> tokens;
+    private int at;
+
+    Cursor(String sql, List<Token> tokens) {
+      this.sql = sql;
+      this.tokens = tokens;
+    }
+
+    boolean atEnd() {
+      return at >= tokens.size();
+    }
+
+    Token peek() {
+      return tokens.get(at);
+    }
+
+    boolean peekIs(String word) {
+      return peekIs(0, word);
+    }
+
+    boolean peekIs(int ahead, String word) {
+      return at + ahead < tokens.size() && tokens.get(at + ahead).is(word);
+    }
+
+    Token next() {
+      return tokens.get(at++);
+    }
+
+    boolean accept(String word) {
+      if (peekIs(word)) {
+        at++;
+        return true;
+      }
+      return false;
+    }
+
+    void expect(String word) {
+      if (!accept(word)) {
+        throw new IndexOutOfBoundsException("expected " + word);
+      }
+    }
+
+    Token number() {
+      Token t = next();
+      if (!t.number()) {
+        throw new NumberFormatException("not a number: " + t.text());
+      }
+      return t;
+    }
+  }
+
+  /**
+   * A token of the statement's text.
+   *
+   * @param kind 'w' word, 'q' back-quoted identifier, 's' string literal, 'n' number, 'p' punctuation
+   * @param text the token as written
+   * @param value a string's or back-quoted identifier's value (unescaped), else the text
+   * @param start offset of its first character
+   * @param end offset after its last character
+   */
+  private record Token(char kind, String text, String value, int start, int end) {
+    boolean is(String word) {
+      return (kind == 'w' || kind == 'p') && text.toUpperCase(Locale.ROOT).equals(word);
+    }
+
+    boolean string() {
+      return kind == 's';
+    }
+
+    boolean number() {
+      return kind == 'n';
+    }
+
+    boolean identifier() {
+      return kind == 'w' || kind == 'q';
+    }
+
+    static List<Token> scan(String s) {
+      List<Token> out = new ArrayList<>();
+      int i = 0;
+      int n = s.length();
+      while (i < n) {
+        char ch = s.charAt(i);
+        if (Character.isWhitespace(ch)) {
+          i++;
+        } else if (ch == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
+          while (i < n && s.charAt(i) != '\n') {
+            i++;
+          }
+        } else if (ch == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
+          int close = s.indexOf("*/", i + 2);
+          if (close < 0) {
+            throw new IllegalArgumentException("unterminated comment");
+          }
+          i = close + 2;
+        } else if (ch == '`') {
+          StringBuilder v = new StringBuilder();
+          int j = i + 1;
+          while (true) {
+            if (j >= n) {
+              throw new IllegalArgumentException("unterminated identifier");
+            }
+            if (s.charAt(j) == '`') {
+              if (j + 1 < n && s.charAt(j + 1) == '`') {
+                v.append('`');
+                j += 2;
+                continue;
+              }
+              break;
+            }
+            v.append(s.charAt(j++));
+          }
+          out.add(new Token('q', s.substring(i, j + 1), v.toString(), i, j + 1));
+          i = j + 1;
+        } else if (ch == '\'' || ch == '"') {
+          StringBuilder v = new StringBuilder();
+          int j = i + 1;
+          while (true) {
+            if (j >= n) {
+              throw new IllegalArgumentException("unterminated string");
+            }
+            char d = s.charAt(j);
+            if (d == '\\' && j + 1 < n) {
+              v.append(s.charAt(j + 1));
+              j += 2;
+            } else if (d == ch) {
+              break;
+            } else {
+              v.append(d);
+              j++;
+            }
+          }
+          out.add(new Token('s', s.substring(i, j + 1), v.toString(), i, j + 1));
+          i = j + 1;
+        } else if (Character.isDigit(ch) || ch == '.' && i + 1 < n && Character.isDigit(s.charAt(i + 1))
+            && (out.isEmpty() || !out.get(out.size() - 1).identifier())) {
+          int j = i;
+          while (j < n && (Character.isDigit(s.charAt(j)) || s.charAt(j) == '.')) {
+            j++;
+          }
+          out.add(new Token('n', s.substring(i, j), s.substring(i, j), i, j));
+          i = j;
+        } else if (Character.isLetter(ch) || ch == '_') {
+          int j = i;
+          while (j < n && (Character.isLetterOrDigit(s.charAt(j)) || s.charAt(j) == '_')) {
+            j++;
+          }
+          out.add(new Token('w', s.substring(i, j), s.substring(i, j), i, j));
+          i = j;
+        } else {
+          out.add(new Token('p', String.valueOf(ch), String.valueOf(ch), i, i + 1));
+          i++;
+        }
+      }
+      return out;
+    }
+  }
+}

@@ -1,0 +1,383 @@
+package io.filecommit.catalog;
+
+import io.filecommit.commands.CommandResult;
+import io.filecommit.commands.OptimizeCommand;
+import io.filecommit.commands.RestoreCommand;
+import io.filecommit.commands.VacuumCommand;
+import io.filecommit.connect.AllowedRoots;
+import io.filecommit.delta.Clustering;
+import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.Snapshot;
+import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.Metadata;
+import io.filecommit.delta.actions.RemoveFile;
+import io.filecommit.errors.ErrorClass;
+import io.filecommit.read.FileCommitDataSource;
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.types.DataTypeUtils;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.catalog.CatalogManager;
+import org.apache.spark.sql.connector.catalog.CatalogPlugin;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Delta's maintenance statements ({@link DeltaStatement}) as commands over the plugin's own
+ * commands, each returning the rows Delta's command returns (column names and types of Delta's
+ * {@code OptimizeTableCommand}, {@code VacuumTableCommand}, {@code RestoreTableCommand}, {@code
+ * DescribeDeltaHistoryCommand}, {@code DescribeDeltaDetailCommand}):
+ *
+ * <ul>
+ *   <li>OPTIMIZE: {@link OptimizeCommand} (the same commit path, conflict rules and error classes
+ *       as the contract's command); one row {@code path} (string, the table root) and {@code
+ *       metrics} (struct {@link #OPTIMIZE_METRICS}: file counts, sizes in bytes, times in ms since
+ *       the epoch);
+ *   <li>VACUUM: {@link VacuumCommand}; one row per file with DRY RUN (column {@code path}, the
+ *       file's absolute URI), else one row with the table root;
+ *   <li>RESTORE: {@link RestoreCommand}; one row of longs {@code table_size_after_restore} (bytes),
+ *       {@code num_of_files_after_restore}, {@code num_removed_files}, {@code num_restored_files},
+ *       {@code removed_files_size}, {@code restored_files_size} (bytes);
+ *   <li>DESCRIBE HISTORY: the reader's history ({@code history=true}), newest first, in Delta's
+ *       columns ({@link #HISTORY}; provenance this server does not record is null);
+ *   <li>DESCRIBE DETAIL: one row of {@link #DETAIL} from the latest snapshot.
+ * </ul>
+ *
+ * A table is named ({@code db.t}, {@code delta.`/path`}) or given as a path string; a name resolves
+ * through the session's catalog when the statement runs ({@code TABLE_OR_VIEW_NOT_FOUND} when it
+ * does not exist, {@code DELTA_MISSING_DELTA_TABLE} when it is not a Delta table); a path must lie
+ * under the server's allowed roots. Every error is raised as the client's type ({@link Guard}).
+ */
+final class MaintenanceStatements {
+  private static final StructType FILE_SIZES = new StructType()
+      .add("min", DataTypes.LongType, true)
+      .add("max", DataTypes.LongType, true)
+      .add("avg", DataTypes.DoubleType, true)
+      .add("totalFiles", DataTypes.LongType, true)
+      .add("totalSize", DataTypes.LongType, true);
+  private static final StructType NUM_SIZE = new StructType()
+      .add("num", DataTypes.LongType, true).add("size", DataTypes.LongType, true);
+  private static final StructType FILES_SIZE = new StructType()
+      .add("numFiles", DataTypes.LongType, true).add("size", DataTypes.LongType, true);
+  /**
+   * OPTIMIZE's {@code metrics} struct (Delta's {@code OptimizeMetrics}, its fields in its order):
+   * the Z-order, clustering, auto compaction and deletion vector statistics this server does not
+   * keep are null.
+   */
+  static final StructType OPTIMIZE_METRICS = new StructType()
+      .add("numFilesAdded", DataTypes.LongType, true)
+      .add("numFilesRemoved", DataTypes.LongType, true)
+      .add("filesAdded", FILE_SIZES, true)
+      .add("filesRemoved", FILE_SIZES, true)
+      .add("partitionsOptimized", DataTypes.LongType, true)
+      .add("zOrderStats", new StructType()
+          .add("strategyName", DataTypes.StringType, true)
+          .add("inputCubeFiles", NUM_SIZE, true)
+          .add("inputOtherFiles", NUM_SIZE, true)
+          .add("inputNumCubes", DataTypes.LongType, true)
+          .add("mergedFiles", NUM_SIZE, true)
+          .add("numOutputCubes", DataTypes.LongType, true)
+          .add("mergedNumCubes", DataTypes.LongType, true), true)
+      .add("clusteringStats", new StructType()
+          .add("inputZCubeFiles", FILES_SIZE, true)
+          .add("inputOtherFiles", FILES_SIZE, true)
+          .add("inputNumZCubes", DataTypes.LongType, true)
+          .add("mergedFiles", FILES_SIZE, true)
+          .add("numOutputZCubes", DataTypes.LongType, true), true)
+      .add("numBins", DataTypes.LongType, true)
+      .add("numBatches", DataTypes.LongType, true)
+      .add("totalConsideredFiles", DataTypes.LongType, true)
+      .add("totalFilesSkipped", DataTypes.LongType, true)
+      .add("preserveInsertionOrder", DataTypes.BooleanType, true)
+      .add("numFilesSkippedToReduceWriteAmplification", DataTypes.LongType, true)
+      .add("numBytesSkippedToReduceWriteAmplification", DataTypes.LongType, true)
+      .add("startTimeMs", DataTypes.LongType, true)
+      .add("endTimeMs", DataTypes.LongType, true)
+      .add("totalClusterParallelism", DataTypes.LongType, true)
+      .add("totalScheduledTasks", DataTypes.LongType, true)
+      .add("autoCompactParallelismStats", new StructType()
+          .add("maxClusterActiveParallelism", DataTypes.LongType, true)
+          .add("minClusterActiveParallelism", DataTypes.LongType, true)
+          .add("maxSessionActiveParallelism", DataTypes.LongType, true)
+          .add("minSessionActiveParallelism", DataTypes.LongType, true), true)
+      .add("deletionVectorStats", new StructType()
+          .add("numDeletionVectorsRemoved", DataTypes.LongType, true)
+          .add("numDeletionVectorRowsRemoved", DataTypes.LongType, true), true)
+      .add("numTableColumns", DataTypes.LongType, true)
+      .add("numTableColumnsWithStats", DataTypes.LongType, true);
+  static final StructType OPTIMIZE = new StructType()
+      .add("path", DataTypes.StringType, true)
+      .add("metrics", OPTIMIZE_METRICS, true);
+  static final StructType VACUUM = new StructType().add("path", DataTypes.StringType, true);
+  static final StructType RESTORE = new StructType()
+      .add("table_size_after_restore", DataTypes.LongType, true)
+      .add("num_of_files_after_restore", DataTypes.LongType, true)
+      .add("num_removed_files", DataTypes.LongType, true)
+      .add("num_restored_files", DataTypes.LongType, true)
+      .add("removed_files_size", DataTypes.LongType, true)
+      .add("restored_files_size", DataTypes.LongType, true);
+  private static final StructType JOB = new StructType()
+      .add("jobId", DataTypes.StringType, true)
+      .add("jobName", DataTypes.StringType, true)
+      .add("jobRunId", DataTypes.StringType, true)
+      .add("runId", DataTypes.StringType, true)
+      .add("jobOwnerId", DataTypes.StringType, true)
+      .add("triggerType", DataTypes.StringType, true);
+  private static final StructType NOTEBOOK = new StructType().add("notebookId", DataTypes.StringType, true);
+  private static final org.apache.spark.sql.types.DataType STRING_MAP =
+      DataTypes.createMapType(DataTypes.StringType, DataTypes.StringType);
+  /** DESCRIBE HISTORY's columns (Delta's {@code CommitInfo} as its history lists it). */
+  static final StructType HISTORY = new StructType()
+      .add("version", DataTypes.LongType, true)
+      .add("timestamp", DataTypes.TimestampType, true)
+      .add("userId", DataTypes.StringType, true)
+      .add("userName", DataTypes.StringType, true)
+      .add("operation", DataTypes.StringType, true)
+      .add("operationParameters", STRING_MAP, true)
+      .add("job", JOB, true)
+      .add("notebook", NOTEBOOK, true)
+      .add("clusterId", DataTypes.StringType, true)
+      .add("readVersion", DataTypes.LongType, true)
+      .add("isolationLevel", DataTypes.StringType, true)
+      .add("isBlindAppend", DataTypes.BooleanType, true)
+      .add("operationMetrics", STRING_MAP, true)
+      .add("userMetadata", DataTypes.StringType, true)
+      .add("engineInfo", DataTypes.StringType, true);
+  /** DESCRIBE DETAIL's columns (Delta's {@code TableDetail}). */
+  static final StructType DETAIL = new StructType()
+      .add("format", DataTypes.StringType, true)
+      .add("id", DataTypes.StringType, true)
+      .add("name", DataTypes.StringType, true)
+      .add("description", DataTypes.StringType, true)
+      .add("location", DataTypes.StringType, true)
+      .add("createdAt", DataTypes.TimestampType, true)
+      .add("lastModified", DataTypes.TimestampType, true)
+      .add("partitionColumns", DataTypes.createArrayType(DataTypes.StringType), true)
+      .add("clusteringColumns", DataTypes.createArrayType(DataTypes.StringType), true)
+      .add("numFiles", DataTypes.LongType, true)
+      .add("sizeInBytes", DataTypes.LongType, true)
+      .add("properties", STRING_MAP, true)
+      .add("minReaderVersion", DataTypes.IntegerType, true)
+      .add("minWriterVersion", DataTypes.IntegerType, true)
+      .add("tableFeatures", DataTypes.createArrayType(DataTypes.StringType), true);
+
+  private MaintenanceStatements() {}
+
+  /**
+   * The command of a statement; it runs when Spark executes the plan.
+   *
+   * @param session the session
+   * @param s the statement
+   * @return the command node, output columns as described above
+   */
+  static LogicalPlan plan(SparkSession session, DeltaStatement s) {
+    String text = s.kind() + " " + s.target();
+    return switch (s.kind()) {
+      case OPTIMIZE -> node(text, OPTIMIZE, () -> optimize(session, s));
+      case VACUUM -> node(text, VACUUM, () -> vacuum(session, s));
+      case RESTORE -> node(text, RESTORE, () -> restore(session, s));
+      case HISTORY -> node(text, HISTORY, () -> history(session, s));
+      case DETAIL -> node(text, DETAIL, () -> detail(session, s));
+    };
+  }
+
+  private static LogicalPlan node(String text, StructType schema, java.util.function.Supplier<List<Row>> body) {
+    @SuppressWarnings("unchecked")
+    scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Attribute> out =
+        (scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Attribute>) (Object)
+            DataTypeUtils.toAttributes(schema);
+    return new CommandNode(text, out, body);
+  }
+
+  private static List<Row> optimize(SparkSession session, DeltaStatement s) {
+    long start = System.currentTimeMillis();
+    return Guard.run(session, Map.of(), () -> {
+      Located t = locate(session, s);
+      OptimizeCommand.Result r = OptimizeCommand.run(session, t.path, s.where() == null ? List.of() : List.of(s.where()),
+          null, s.zOrderBy());
+      CommandResult c = r.commit();
+      List<Long> added = new ArrayList<>();
+      for (AddFile a : c.addFiles()) {
+        added.add(a.size());
+      }
+      List<Long> removed = new ArrayList<>();
+      Set<Map<String, String>> partitions = new HashSet<>();
+      for (RemoveFile f : c.removeFiles()) {
+        removed.add(f.size() == null ? 0L : f.size());
+        partitions.add(f.partitionValues() == null ? Map.of() : f.partitionValues());
+      }
+      long columns = DeltaLog.forTable(session, t.path).snapshot().metadata().schema().fields().length;
+      Row metrics = RowFactory.create((long) added.size(), (long) removed.size(), sizes(added), sizes(removed),
+          (long) partitions.size(), null, null, (long) partitions.size(), c.committed() ? 1L : 0L,
+          (long) removed.size(), 0L, false, 0L, 0L, start, System.currentTimeMillis(),
+          (long) session.sparkContext().defaultParallelism(), 0L, null, null, columns, Math.min(columns, 32L));
+      return List.of(RowFactory.create(c.tablePath(), metrics));
+    });
+  }
+
+  private static Row sizes(List<Long> sizes) {
+    long total = sizes.stream().mapToLong(Long::longValue).sum();
+    return RowFactory.create(sizes.isEmpty() ? null : sizes.stream().mapToLong(Long::longValue).min().getAsLong(),
+        sizes.isEmpty() ? null : sizes.stream().mapToLong(Long::longValue).max().getAsLong(),
+        sizes.isEmpty() ? 0.0 : (double) total / sizes.size(), (long) sizes.size(), total);
+  }
+
+  private static List<Row> vacuum(SparkSession session, DeltaStatement s) {
+    return Guard.run(session, Map.of(), () -> {
+      Located t = locate(session, s);
+      VacuumCommand.Result r = VacuumCommand.run(session, t.path, s.retainHours(), s.dryRun());
+      List<Row> rows = new ArrayList<>();
+      if (s.dryRun()) {
+        for (String f : r.files()) {
+          rows.add(RowFactory.create(f));
+        }
+      } else {
+        rows.add(RowFactory.create(DeltaLog.forTable(session, t.path).tablePath().toString()));
+      }
+      return rows;
+    });
+  }
+
+  private static List<Row> restore(SparkSession session, DeltaStatement s) {
+    return Guard.run(session, Map.of(), () -> {
+      Located t = locate(session, s);
+      Map<String, String> m = RestoreCommand.run(session, t.path, s.version(), s.timestamp()).operationMetrics();
+      return List.of(RowFactory.create(num(m, "tableSizeAfterRestore"), num(m, "numOfFilesAfterRestore"),
+          num(m, "numRemovedFiles"), num(m, "numRestoredFiles"), num(m, "removedFilesSize"),
+          num(m, "restoredFilesSize")));
+    });
+  }
+
+  private static Long num(Map<String, String> m, String key) {
+    String v = m.get(key);
+    return v == null ? 0L : Long.parseLong(v);
+  }
+
+  private static List<Row> history(SparkSession session, DeltaStatement s) {
+    return Guard.errors(() -> {
+      if (s.limit() != null && s.limit() < 0) {
+        throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("DESCRIBE HISTORY LIMIT must be >= 0, got " + s.limit(),
+            Map.of("limit", String.valueOf(s.limit())));
+      }
+      Located t = locate(session, s);
+      Dataset<Row> h = session.baseRelationToDataFrame(
+          FileCommitDataSource.relation(session, t.path, Map.of("history", "true")));
+      List<org.apache.spark.sql.Column> cols = new ArrayList<>();
+      for (org.apache.spark.sql.types.StructField f : HISTORY.fields()) {
+        boolean has = java.util.Arrays.asList(h.columns()).contains(f.name());
+        cols.add((has ? functions.col(f.name()) : functions.lit(null)).cast(f.dataType()).as(f.name()));
+      }
+      Dataset<Row> out = h.select(cols.toArray(new org.apache.spark.sql.Column[0])).orderBy(functions.col("version")
+          .desc());
+      if (s.limit() != null) {
+        out = out.limit(s.limit());
+      }
+      return out.collectAsList();
+    });
+  }
+
+  private static List<Row> detail(SparkSession session, DeltaStatement s) {
+    return Guard.errors(() -> {
+      Located t = locate(session, s);
+      DeltaLog log = DeltaLog.forTable(session, t.path);
+      Snapshot snap = log.snapshot();
+      if (!snap.exists()) {
+        throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error(t.path + " is not a Delta table (no _delta_log commits)",
+            Map.of("tableName", t.path));
+      }
+      Metadata md = snap.metadata();
+      long size = 0;
+      for (AddFile a : snap.allFiles()) {
+        size += a.size();
+      }
+      List<String> features = new ArrayList<>(TableFeatureNames.supported(snap.protocol()));
+      return List.of(RowFactory.create("delta", md.id(), t.name, md.description(), log.tablePath().toString(),
+          md.createdTime() == null ? null : new Timestamp(md.createdTime()), new Timestamp(snap.timestamp()),
+          seq(md.partitionColumns() == null ? List.of() : md.partitionColumns()), seq(Clustering.columns(log, snap)),
+          (long) snap.allFiles().size(), size,
+          scala.jdk.javaapi.CollectionConverters.asScala(md.configuration() == null ? Map.<String, String>of()
+              : md.configuration()),
+          snap.protocol().minReaderVersion(), snap.protocol().minWriterVersion(), seq(features)));
+    });
+  }
+
+  private static scala.collection.immutable.Seq<String> seq(List<String> values) {
+    return scala.jdk.javaapi.CollectionConverters.asScala(values).toList();
+  }
+
+  /** A statement's table: its root and, for a catalog table, its qualified name (else null). */
+  record Located(String path, String name) {}
+
+  private static Located locate(SparkSession session, DeltaStatement s) {
+    if (s.path() != null) {
+      return new Located(AllowedRoots.allowedPath(s.path(), session), null);
+    }
+    return locate(session, s.table());
+  }
+
+  /**
+   * The root of a table by name: {@code delta.`/path`} (under the allowed roots), else the
+   * session catalog's Delta table.
+   *
+   * @param session the session
+   * @param parts the name's parts
+   * @return the root and the qualified name (null for a path)
+   * @throws NoSuchTableException (thrown unchecked) when the name is not a table
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_DELTA_TABLE} when it is
+   *     not a Delta table
+   */
+  static Located locate(SparkSession session, List<String> parts) {
+    if (parts.size() == 2 && FileCommitCatalog.ours(parts.get(0))
+        && (parts.get(1).startsWith("/") || parts.get(1).contains(":/"))) {
+      return new Located(AllowedRoots.allowedPath(parts.get(1), session), null);
+    }
+    CatalogManager manager = session.sessionState().catalogManager();
+    CatalogPlugin catalog = manager.currentCatalog();
+    List<String> rest = parts;
+    if (parts.size() > 1 && manager.isCatalogRegistered(parts.get(0))) {
+      catalog = manager.catalog(parts.get(0));
+      rest = parts.subList(1, parts.size());
+    }
+    String[] namespace = rest.size() == 1 ? manager.currentNamespace()
+        : rest.subList(0, rest.size() - 1).toArray(new String[0]);
+    Identifier ident = Identifier.of(namespace, rest.get(rest.size() - 1));
+    if (!(catalog instanceof TableCatalog tables)) {
+      throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error(String.join(".", parts) + " is not a Delta table",
+          Map.of("tableName", String.join(".", parts)));
+    }
+    Table table;
+    try {
+      table = tables.loadTable(ident);
+    } catch (NoSuchTableException e) {
+      throw sneaky(e);
+    }
+    String location = FileCommitCatalog.locationOf(table);
+    if (location == null) {
+      throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error(String.join(".", parts) + " is not a Delta table",
+          Map.of("tableName", String.join(".", parts)));
+    }
+    List<String> qualified = new ArrayList<>();
+    qualified.add(catalog.name());
+    qualified.addAll(java.util.Arrays.asList(namespace));
+    qualified.add(ident.name());
+    return new Located(location, String.join(".", qualified));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> RuntimeException sneaky(Throwable e) throws E {
+    throw (E) e;
+  }
+}

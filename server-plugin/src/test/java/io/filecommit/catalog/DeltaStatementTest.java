@@ -1,0 +1,57 @@
+package io.filecommit.catalog;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link DeltaStatement#parse}: the forms of Delta's grammar for OPTIMIZE, VACUUM, RESTORE,
+ * DESCRIBE HISTORY and DESCRIBE DETAIL, and every other text left to Spark's parser (null).
+ */
+class DeltaStatementTest {
+  @Test
+  void optimizeWithPredicateAndZOrder() {
+    DeltaStatement s = DeltaStatement.parse("optimize db.events WHERE date >= '2017-01-01' AND x = 'ZORDER' "
+        + "ZORDER BY (eventType, `a b`);");
+    assertEquals(DeltaStatement.Kind.OPTIMIZE, s.kind());
+    assertEquals(List.of("db", "events"), s.table());
+    assertEquals("date >= '2017-01-01' AND x = 'ZORDER'", s.where());
+    assertEquals(List.of("eventType", "a b"), s.zOrderBy());
+    DeltaStatement p = DeltaStatement.parse("OPTIMIZE '/data/events' ZORDER BY c");
+    assertEquals("/data/events", p.path());
+    assertNull(p.where());
+    assertEquals(List.of("c"), p.zOrderBy());
+    assertEquals(List.of("delta", "/tmp/a`b"), DeltaStatement.parse("OPTIMIZE delta.`/tmp/a``b`").table());
+  }
+
+  @Test
+  void vacuumRestoreHistoryDetail() {
+    DeltaStatement v = DeltaStatement.parse("VACUUM t RETAIN 1.5 HOURS DRY RUN");
+    assertEquals(1.5, v.retainHours());
+    assertTrue(v.dryRun());
+    DeltaStatement plain = DeltaStatement.parse("vacuum '/p'");
+    assertNull(plain.retainHours());
+    assertFalse(plain.dryRun());
+    assertEquals(3L, DeltaStatement.parse("RESTORE TABLE t TO VERSION AS OF 3").version());
+    assertEquals(3L, DeltaStatement.parse("RESTORE t VERSION AS OF '3'").version());
+    assertEquals("2024-01-01 00:00:00",
+        DeltaStatement.parse("RESTORE delta.`/p` TO TIMESTAMP AS OF '2024-01-01 00:00:00'").timestamp());
+    DeltaStatement h = DeltaStatement.parse("DESC HISTORY t LIMIT 2");
+    assertEquals(DeltaStatement.Kind.HISTORY, h.kind());
+    assertEquals(2, h.limit());
+    assertEquals(DeltaStatement.Kind.DETAIL, DeltaStatement.parse("DESCRIBE DETAIL '/p'").kind());
+  }
+
+  @Test
+  void otherTextIsLeftToSpark() {
+    for (String sql : List.of("SELECT 1", "DESCRIBE t", "DESCRIBE TABLE t", "OPTIMIZE t ZORDER (c",
+        "VACUUM t RETAIN x HOURS", "RESTORE t TO TIMESTAMP AS OF 5", "DESCRIBE HISTORY t LIMIT -1",
+        "OPTIMIZE t WHERE", "VACUUM t LITE", "OPTIMIZE 't", "")) {
+      assertNull(DeltaStatement.parse(sql), sql);
+    }
+  }
+}
