@@ -118,7 +118,7 @@ test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}
 
 test-python: build delta-reader go-gen minio s3a-jars pg-jdbc-jar
-	$(VPY) -m pytest -q -rs $(PYTEST_ARGS)
+	$(VPY) -m pytest -q -rs --durations=30 $(PYTEST_ARGS)
 
 proto: setup
 	$(VPY) proto/gen_python.py
