@@ -238,7 +238,7 @@ def test_abort_and_expiry_leave_no_file(spark, delta_spark, table_path):
         filecommit.commit(spark, path, staged[0])
     assert _condition(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_ABORTED
 
-    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, ["id", "v", "part"]), _frame(BASE),
+    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, ["id", "part", "v"]), _frame(BASE),
                                   check_dtype=False)
 
     # Expiry: a fresh table, so that the next staging command sweeps it at once.
