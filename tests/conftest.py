@@ -170,7 +170,8 @@ def delta_spark(tmp_path_factory, minio):
 def s3_peer(spark, minio, tmp_path_factory):
     """A second Spark Connect server with the plugin in its own JVM (``tests/crash_server.py``),
     another writer of the session's MinIO bucket: its S3A reaches MinIO through a fault proxy
-    (``tests/s3_proxy.py``, forwarding everything until a test arms a rule) with short S3A retries.
+    (``tests/s3_proxy.py``, forwarding everything until a test arms a rule) with short S3A retries
+    and no retention floor (``spark.filecommit.retention.minimum=0``).
     Yields an object with ``spark`` (a Connect session on it), ``proxy`` and ``server``."""
     if minio is None:
         pytest.skip("object-storage tests need the embedded server's MinIO (FILECOMMIT_REMOTE is set)")
@@ -187,6 +188,8 @@ def s3_peer(spark, minio, tmp_path_factory):
     conf = s3.server_conf(proxy.endpoint)
     conf.update({
         "spark.filecommit.allowedRoots": f"s3a://{minio.bucket}/",
+        # No retention floor: VACUUM of s3a:// tables, whose objects cannot be made to look old.
+        "spark.filecommit.retention.minimum": "0",
         "spark.hadoop.fs.s3a.attempts.maximum": "2",
         "spark.hadoop.fs.s3a.retry.limit": "2",
         "spark.hadoop.fs.s3a.retry.interval": "100ms",

@@ -359,11 +359,19 @@ class DeltaSpark:
 
 def log_file_names(path: str) -> list:
     """The names in ``_delta_log`` (sorted), for "nothing new was committed" checks; without the
-    ``<version>.crc`` checksum files, which the server writes in the background after a commit."""
+    ``<version>.crc`` checksum files, which the server writes in the background after a commit.
+    Local or ``s3a://`` (test process side only: ``helpers.log_names``)."""
+    if path.startswith("s3a://"):
+        from helpers import log_names
+
+        return [n for n in log_names(path) if not n.endswith(".crc")]
     return sorted(n for n in os.listdir(os.path.join(path, "_delta_log")) if not n.endswith(".crc"))
 
 
 def commit_versions(path: str) -> list:
+    """The versions of the JSON commits in ``_delta_log``, ascending; local or ``s3a://``."""
+    if path.startswith("s3a://"):
+        return sorted(int(n[:20]) for n in log_file_names(path) if re.fullmatch(r"\d{20}\.json", n))
     return sorted(int(os.path.basename(f).split(".")[0])
                   for f in glob.glob(os.path.join(path, "_delta_log", "[0-9]" * 20 + ".json")))
 

@@ -59,6 +59,24 @@ def _s3_files(path: str, recursive: bool) -> list[tuple[str, str]]:
     return sorted((i.path[len(base) + 1:], i.path) for i in infos if i.type == fs.FileType.File)
 
 
+def log_names(path: str) -> list[str]:
+    """The file names directly in the table's ``_delta_log`` (sorted), local or ``s3a://``."""
+    if is_s3(path):
+        return [name for name, _ in _s3_files(f"{path}/_delta_log", False)]
+    log = os.path.join(path, "_delta_log")
+    return sorted(n for n in os.listdir(log) if os.path.isfile(os.path.join(log, n)))
+
+
+def exists(path: str) -> bool:
+    """Whether the file ``path`` exists, local or ``s3a://``."""
+    if is_s3(path):
+        import s3
+        from pyarrow import fs
+
+        return s3.ACTIVE.filesystem().get_file_info(path.removeprefix("s3a://")).type == fs.FileType.File
+    return os.path.exists(path)
+
+
 def read_bytes(path: str) -> bytes:
     """A file's bytes, local or s3a://."""
     if is_s3(path):
@@ -119,11 +137,12 @@ def dv_id(dv) -> str | None:
 
 def checkpoint_actions(path: str, version: int) -> list[dict]:
     """The actions of a classic single-file checkpoint, as dicts like the JSON lines (pyarrow)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     f = os.path.join(path, "_delta_log", f"{version:020d}.checkpoint.parquet")
     out = []
-    for row in pq.read_table(f).to_pylist():
+    for row in pq.read_table(pa.BufferReader(read_bytes(f))).to_pylist():
         for kind, value in row.items():
             if value is not None:
                 out.append({kind: value})
@@ -136,15 +155,14 @@ def checkpoint_versions(path: str, wait_for: tuple | list = ()) -> list[int]:
     each of those versions has its checkpoint and ``_last_checkpoint`` names at least the newest of
     them; the answer is then whatever the log holds (the caller's assertion judges it)."""
     def listed():
-        return sorted(int(os.path.basename(f).split(".")[0])
-                      for f in glob.glob(os.path.join(path, "_delta_log", "*.checkpoint.parquet")))
+        return sorted(int(n.split(".")[0]) for n in log_names(path) if n.endswith(".checkpoint.parquet")
+                      and n[:20].isdigit() and n.count(".") == 2)
 
     deadline = time.monotonic() + 30
     while wait_for and time.monotonic() < deadline:
         last = None
         try:
-            with open(os.path.join(path, "_delta_log", "_last_checkpoint")) as fh:
-                last = json.load(fh).get("version")
+            last = json.loads(read_bytes(os.path.join(path, "_delta_log", "_last_checkpoint"))).get("version")
         except (OSError, ValueError):
             pass
         if set(wait_for) <= set(listed()) and last is not None and last >= max(wait_for):
@@ -236,19 +254,61 @@ def make_fixture_tables(delta_spark, tmp_path_factory, request, fixtures: dict, 
     return out
 
 
-def twin_copier(made: dict, tmp):
+def s3_dir() -> str:
+    """A fresh ``s3a://`` directory in the session's MinIO bucket (``tests/s3.py``)."""
+    import uuid
+
+    import s3
+
+    if s3.ACTIVE is None:
+        pytest.skip("object-storage tests need the embedded server's MinIO (FILECOMMIT_REMOTE is set)")
+    return f"s3a://{s3.ACTIVE.bucket}/{uuid.uuid4().hex[:8]}"
+
+
+def upload_table(local_dir: str, dest: str) -> str:
+    """Copies the local directory ``local_dir`` (a table) to the ``s3a://`` path ``dest`` with
+    pyarrow's S3 client; returns ``dest``."""
+    import s3
+    from pyarrow import fs
+
+    fs.copy_files(local_dir, dest.removeprefix("s3a://"), source_filesystem=fs.LocalFileSystem(),
+                  destination_filesystem=s3.ACTIVE.filesystem())
+    return dest
+
+
+def twin_copier(made: dict, tmp, where: str = "local"):
     """``copy(name)``: two fresh copies of fixture table ``name`` (ours, Delta's) and its version,
-    so that filecommit and Delta run the same change on the same files."""
+    so that filecommit and Delta run the same change on the same files. With ``where="s3"`` ours is
+    an ``s3a://`` copy in the session's MinIO bucket (Delta's stays local)."""
     import shutil
 
     root = shared_dir(tmp)
+    remote = s3_dir() if where == "s3" else None
 
     def _copy(name):
         paths = []
         for who in ("ours", "delta"):
             dest = os.path.join(root, f"{name}_{who}")
             shutil.copytree(made[name]["path"], dest, symlinks=True)
+            if who == "ours" and remote:
+                dest = upload_table(dest, f"{remote}/{name}_{who}")
             paths.append(dest)
         return paths[0], paths[1], made[name]["version"]
 
     return _copy
+
+
+def spark_delta_rows(delta_spark, path: str, columns, version=None) -> pd.DataFrame:
+    """The table's rows as Spark + Delta (the ``delta_spark`` fixture) reads them, in canonical
+    order; fails when it cannot read the table."""
+    got = delta_spark.read_one({"path": path, "kind": "table", "version": version})
+    assert got["ok"], f"Spark + Delta cannot read {path}: {got.get('error')}"
+    return canonical(pd.DataFrame([{c: r.get(c) for c in columns} for r in got["rows"]], columns=list(columns)),
+                     columns)
+
+
+def assert_both_readers(delta_spark, path: str, expected: pd.DataFrame, columns, version=None) -> None:
+    """delta-rs and Spark + Delta both read ``expected`` (a canonical frame) from the table."""
+    pd.testing.assert_frame_equal(delta_rows(path, columns, version), expected, check_dtype=False)
+    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, columns, version), expected,
+                                  check_dtype=False)

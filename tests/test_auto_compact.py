@@ -11,7 +11,7 @@ import json
 import threading
 
 import pytest
-from helpers import log_actions, second_session
+from helpers import delta_table, log_actions, on_s3, second_session
 
 import filecommit
 
@@ -30,9 +30,9 @@ def _rows(session, client, n):
 
 def _delta_rs_ids(path):
     import pyarrow as pa
-    from deltalake import DeltaTable, QueryBuilder
+    from deltalake import QueryBuilder
 
-    got = pa.table(QueryBuilder().register("t", DeltaTable(path)).execute("SELECT id FROM t").read_all())
+    got = pa.table(QueryBuilder().register("t", delta_table(path)).execute("SELECT id FROM t").read_all())
     return sorted(got["id"].to_pylist())
 
 
@@ -83,7 +83,8 @@ def test_auto_compaction_under_eight_appending_clients(spark, delta_spark, table
     assert _delta_rs_ids(table_path) == expected
 
 
-def test_auto_compaction_is_off_by_default_and_below_the_threshold(spark, table_path):
+@on_s3
+def test_auto_compaction_is_off_by_default_and_below_the_threshold(spark, delta_spark, table_path):
     df = spark.createDataFrame([(i, "a") for i in range(3)], "id long, part string").coalesce(1)
     filecommit.write(df, table_path, partition_by=["part"])
     for _ in range(3):
@@ -94,3 +95,16 @@ def test_auto_compaction_is_off_by_default_and_below_the_threshold(spark, table_
            for _, acts in sorted(log_actions(table_path).items())]
     assert ops == ["WRITE"] * 4 + ["SET TBLPROPERTIES", "WRITE"]
     assert r.version == 5
+    # At the threshold: one write of 50 small files in partition a compacts it, in a commit of its own.
+    many = spark.range(100, 150, 1, 50).selectExpr("id", "'a' AS part")
+    assert filecommit.write(many, table_path).version == 6
+    log = log_actions(table_path)
+    assert sorted(log) == [0, 1, 2, 3, 4, 5, 6, 7]
+    info = next(a["commitInfo"] for a in log[7] if "commitInfo" in a)
+    assert info["operation"] == "OPTIMIZE" and info["operationParameters"]["auto"] in (True, "true")
+    assert len([a for a in log[7] if "remove" in a]) == 55 and len([a for a in log[7] if "add" in a]) == 1
+    expected = sorted([i for i in range(3)] * 5 + list(range(100, 150)))
+    assert _delta_rs_ids(table_path) == expected
+    table = delta_spark.read_one({"path": table_path, "kind": "table"})
+    assert table["ok"], table.get("error")
+    assert sorted(r["id"] for r in table["rows"]) == expected

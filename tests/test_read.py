@@ -13,7 +13,7 @@ import shutil
 import delta_spark_reader
 import pytest
 from delta_spark_reader import _plain
-from helpers import make_fixture_tables, second_session, shared_dir
+from helpers import make_fixture_tables, s3_dir, second_session, shared_dir, upload_table
 
 import filecommit
 
@@ -140,10 +140,11 @@ def _history(delta_spark, path):
     return {r["version"]: r["timestamp"] for r in sorted(hist["rows"], key=lambda r: r["version"])}
 
 
-def _copy(made, name, tmp):
+def _copy(made, name, tmp, where="local"):
+    """A fresh copy of fixture ``name``: local, or (``where="s3"``) in the session's MinIO bucket."""
     dest = os.path.join(shared_dir(tmp), name)
     shutil.copytree(made[name]["path"], dest, symlinks=True)
-    return dest
+    return upload_table(dest, f"{s3_dir()}/{name}") if where == "s3" else dest
 
 
 # ------------------------------------------------------------------------------- snapshots
@@ -289,13 +290,14 @@ def test_change_feed_by_timestamp(spark, made, delta_spark):
 
 # ------------------------------------------------------------------------------- our own writes
 
-def test_reads_after_our_writes_equal_delta(spark, made, delta_spark, tmp_path):
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_reads_after_our_writes_equal_delta(spark, made, delta_spark, tmp_path, where):
     """After each of filecommit's appends, deletes (deletion vectors), updates and merges on a Delta
-    table with deletion vectors and the change feed: the read at every version and the change feed
-    equal Spark + Delta's."""
+    table with deletion vectors and the change feed (local and in MinIO): the read at every version
+    and the change feed equal Spark + Delta's."""
     from pyspark.sql import functions as F
 
-    path = _copy(made, "dv_cdf", tmp_path)
+    path = _copy(made, "dv_cdf", tmp_path, where)
     first = made["dv_cdf"]["version"] + 1
     rows = spark.range(100, 400).select(F.col("id"), (F.col("id") % 3).cast("string").alias("part"))
     filecommit.write(rows, path)

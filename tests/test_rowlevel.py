@@ -16,7 +16,7 @@ import os
 import pandas as pd
 import pytest
 from delta_tables import log_file_names
-from helpers import canonical, data_files, log_actions, make_fixture_tables, twin_copier
+from helpers import canonical, data_files, delta_table, log_actions, make_fixture_tables, twin_copier
 
 import filecommit
 
@@ -89,9 +89,14 @@ def made(delta_spark, tmp_path_factory, request):
 
 
 @pytest.fixture
-def twin(made, tmp_path):
-    """``twin(name)``: two fresh copies of fixture ``name``: (ours, Delta's, version)."""
-    return twin_copier(made, tmp_path)
+def twin(made, tmp_path, request):
+    """``twin(name)``: two fresh copies of fixture ``name``: (ours, Delta's, version). Parametrized
+    indirectly with ``"s3"`` (:data:`twin_on_s3`), ours is an ``s3a://`` copy in MinIO."""
+    return twin_copier(made, tmp_path, getattr(request, "param", "local"))
+
+
+# Runs a test with our copy local and in the session's MinIO bucket.
+twin_on_s3 = pytest.mark.parametrize("twin", ["local", "s3"], indirect=True)
 
 
 def _table(path):
@@ -136,12 +141,12 @@ def assert_same_as_delta(delta_spark, ours, theirs, version, columns=COLS, cdf=T
         assert len(feed) > 0 and set(feed["_commit_version"]) == {float(version)}
     if delta_rs:
         import pyarrow as pa
-        from deltalake import DeltaTable
 
-        _assert_same(canonical(DeltaTable(ours).to_pandas(), columns), _frame(got[1]["rows"], columns), "delta-rs read")
+        _assert_same(canonical(delta_table(ours).to_pandas(), columns), _frame(got[1]["rows"], columns),
+                     "delta-rs read")
         if cdf and delta_rs_cdf:
             cols = columns + ["_change_type", "_commit_version"]
-            feed = pa.table(DeltaTable(ours).load_cdf(starting_version=version, ending_version=version)).to_pandas()
+            feed = pa.table(delta_table(ours).load_cdf(starting_version=version, ending_version=version)).to_pandas()
             _assert_same(canonical(feed, cols), _frame(got[3]["rows"], cols), "delta-rs change feed")
     return got[0]
 
@@ -241,10 +246,10 @@ def test_partition_conjuncts_prune_the_files_read(spark, twin):
 
 
 def _parquet_files(path):
-    return sorted(os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs
-                  if f.endswith(".parquet") and "_delta_log" not in d and "_change_data" not in d)
+    return [f for f in data_files(path) if f.endswith(".parquet") and not f.startswith("_change_data/")]
 
 
+@twin_on_s3
 def test_delete_and_update_write_deletion_vectors_when_the_table_takes_them(spark, delta_spark, twin):
     ours, theirs, v0 = twin("dv_cdf")
     parquet = _parquet_files(ours)
@@ -396,6 +401,7 @@ SOURCE = [(3, 333, "a"), (6, -1, "a"), (9, 999, "a"), (12, 1212, "a"), (31, 310,
 SOURCE_SQL = f"(SELECT * FROM VALUES {_values(SOURCE)} AS s(id, v, part))"
 
 
+@twin_on_s3
 def test_merge_with_every_clause_kind_on_a_partitioned_table_with_change_data(spark, delta_spark, twin):
     ours, theirs, v0 = twin("base")
     source = spark.createDataFrame(SOURCE, "id BIGINT, v BIGINT, part STRING")

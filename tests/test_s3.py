@@ -133,19 +133,6 @@ def test_every_command_on_an_s3a_table(spark, delta_spark, s3_table_path):
     _both(delta_spark, path, [*rows_v2, (400, "s1", "a")])
 
 
-def test_batch_sink_on_s3(spark, minio, s3_table_path):
-    """The batch-id sink: each batch once, a repeated id is skipped, Spark's reader sees the rows."""
-    df0 = _df(spark, [(1, "a", "x"), (2, "b", "y")])
-    r0 = filecommit.write_batch(df0, s3_table_path, batch_id=0, partition_by=["part"])
-    again = filecommit.write_batch(_df(spark, [(9, "z", "x")]), s3_table_path, batch_id=0, partition_by=["part"])
-    r1 = filecommit.write_batch(_df(spark, [(3, "c", "x")]), s3_table_path, batch_id=1, partition_by=["part"])
-    assert (r0.committed, again.committed, r1.committed) == (True, False, True)
-    got = sorted(tuple(r) for r in spark.read.parquet(s3_table_path).select("id", "name", "part").collect())
-    assert got == [(1, "a", "x"), (2, "b", "y"), (3, "c", "x")]
-    names = data_files(s3_table_path)
-    assert sum(n.endswith(".parquet") for n in names) == len(r0.files) + len(r1.files), names
-
-
 def test_requests_of_a_warm_one_row_append(spark, s3_table_path):
     """A one-row append to a warm table: its data file PUT, one commit PUT and one PUT of the
     version's checksum file; at most two GETs (the data file's footer, for its statistics, and the

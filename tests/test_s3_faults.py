@@ -8,8 +8,9 @@ The outcome is read from the log, never guessed (``FILECOMMIT_LOG_WRITE_FAILED``
 version provably did not land, ``FILECOMMIT_COMMIT_STATE_UNKNOWN`` with every file kept when the
 log cannot be read); nothing is lost or committed twice, a retry with the same ``txn`` converges,
 and no data file is left that no version references beyond those an unknown outcome must keep.
-Judged after the restart by delta-rs, the raw log (``json`` through pyarrow's S3 client) and both
-servers' readers.
+Judged after the restart by delta-rs, Spark + Delta (``delta_spark``), the raw log (``json``
+through pyarrow's S3 client) and both servers' readers; every data file a version references is
+there, and none is left that no version references beyond the ones an unknown outcome keeps.
 """
 
 from __future__ import annotations
@@ -33,10 +34,14 @@ LOG_WRITE_FAILED = errors.FILECOMMIT_LOG_WRITE_FAILED
 
 
 @pytest.fixture
-def peer(s3_peer, minio):
-    """The second server with a clean proxy; MinIO running again after the test."""
+def peer(s3_peer, minio, delta_spark):
+    """The second server with a clean proxy (``spark``, ``proxy``, ``server``) and the Spark + Delta
+    reader (``delta_spark``); MinIO running again after the test."""
+    import types
+
     s3_peer.proxy.clear()
-    yield s3_peer
+    yield types.SimpleNamespace(spark=s3_peer.spark, proxy=s3_peer.proxy, server=s3_peer.server,
+                                delta_spark=delta_spark)
     s3_peer.proxy.clear()
     if minio.proc is None:
         minio.start()
@@ -85,9 +90,11 @@ def _referenced(minio, path: str) -> set[str]:
     return out
 
 
-def _judge(minio, spark, peer, path: str, want: list[int], txns: dict[int, int]) -> None:
-    """delta-rs, the raw log and both servers' readers agree on ``want``; each txn version of
-    ``APP`` is in exactly the version ``txns`` names; every data file is referenced."""
+def _judge(minio, spark, peer, path: str, want: list[int], txns: dict[int, int], orphans: int = 0) -> None:
+    """delta-rs, Spark + Delta, the raw log and both servers' readers agree on ``want`` (each
+    acknowledged row exactly once); each txn version of ``APP`` is in exactly the version ``txns``
+    names; every referenced data file exists and exactly ``orphans`` files are referenced by no
+    version (those an unknown outcome keeps)."""
     fs = minio.filesystem()
     commits = cw.log_commits(fs, path)
     versions = sorted(commits)
@@ -97,9 +104,16 @@ def _judge(minio, spark, peer, path: str, want: list[int], txns: dict[int, int])
     got = sorted(cw.deltalake.DeltaTable(cw.s3_uri(path), storage_options=minio.storage_options())
                  .to_pyarrow_table().column("id").to_pylist())
     assert got == sorted(want), f"delta-rs {got} != {sorted(want)}"
+    answer = peer.delta_spark.read_one({"path": path, "kind": "table"})
+    assert answer["ok"], answer.get("error")
+    assert answer["version"] == versions[-1]
+    assert sorted(r["id"] for r in answer["rows"]) == sorted(want), "Spark + Delta"
     for session in (spark, peer.spark):
         ids = sorted(r["id"] for r in session.read.format("filecommit").load(path).select("id").collect())
         assert ids == sorted(want)
+    files, referenced = _data_files(minio, path), _referenced(minio, path)
+    assert referenced <= files, f"referenced but missing: {referenced - files}"
+    assert len(files - referenced) == orphans, f"unreferenced: {files - referenced}"
     for version, expected in txns.items():
         holders = [v for v, acts in commits.items()
                    if any(a.get("txn", {}).get("appId") == APP and a["txn"]["version"] == version for a in acts)]
@@ -187,26 +201,25 @@ def test_minio_killed_during_the_commit_put_then_restarted(spark, peer, minio, s
     t.join(120)
     assert _condition(out.get("error")) == STATE_UNKNOWN, out
     minio.start()
-    files = _data_files(minio, path)
     if landed:
         rows += [10]
         _judge(minio, spark, peer, path, rows, {1: 1})
         again = _append(peer.spark, path, [10], (APP, 1))
         assert not again.committed and again.version == 1, again
     else:
-        _judge(minio, spark, peer, path, rows, {})
-        assert len(files - _referenced(minio, path)) == 1, "the unknown outcome's data file is kept"
+        _judge(minio, spark, peer, path, rows, {}, orphans=1)  # the unknown outcome's data file is kept
         assert _append(peer.spark, path, [10], (APP, 1)).version == 1
         rows += [10]
-    _judge(minio, spark, peer, path, rows, {1: 1})
+    _judge(minio, spark, peer, path, rows, {1: 1}, orphans=0 if landed else 1)
 
 
-def test_minio_killed_during_a_publish_then_restarted(spark, peer, minio, s3_table_path):
+@pytest.mark.parametrize("landed", [False, True], ids=["before-put", "after-put"])
+def test_minio_killed_during_a_publish_then_restarted(spark, peer, minio, s3_table_path, landed):
     path = s3_table_path
     rows = _table(peer, path)
     df = peer.spark.createDataFrame([(10, "x"), (11, "x")], "id long, writer string")
     staged = filecommit.write(df, path, mode="append", stage=True)
-    hold = peer.proxy.arm("PUT", COMMIT_PUT, "hold_after")
+    hold = peer.proxy.arm("PUT", COMMIT_PUT, "hold_after" if landed else "hold")
     t, out = _in_thread(lambda: filecommit.commit(peer.spark, path, staged))
     assert hold.held.wait(60), "the publish's commit PUT never came"
     minio.kill()
@@ -214,12 +227,22 @@ def test_minio_killed_during_a_publish_then_restarted(spark, peer, minio, s3_tab
     t.join(120)
     assert _condition(out.get("error")) == STATE_UNKNOWN, out
     minio.start()
-    rows += [10, 11]
-    _judge(minio, spark, peer, path, rows, {})
-    # Published again (from the other server): nothing new, the version that holds it.
-    again = filecommit.commit(spark, path, staged)
-    assert not again.committed and again.version == 1, again
-    with pytest.raises(Exception) as info:
-        filecommit.abort(peer.spark, path, staged)
-    assert _condition(info.value) in (errors.FILECOMMIT_STAGED_COMMIT_PUBLISHED, errors.FILECOMMIT_STAGED_COMMIT_BUSY)
+    if landed:
+        rows += [10, 11]
+        _judge(minio, spark, peer, path, rows, {})
+        # Published again (from the other server): nothing new, the version that holds it.
+        again = filecommit.commit(spark, path, staged)
+        assert not again.committed and again.version == 1, again
+        with pytest.raises(Exception) as info:
+            filecommit.abort(peer.spark, path, staged)
+        assert _condition(info.value) in (errors.FILECOMMIT_STAGED_COMMIT_PUBLISHED,
+                                          errors.FILECOMMIT_STAGED_COMMIT_BUSY)
+    else:
+        # Not in the log; the staged files are kept (the outcome was unknown): published again
+        # from the other server, it commits once.
+        _judge(minio, spark, peer, path, rows, {}, orphans=len(staged.add_files))
+        again = filecommit.commit(spark, path, staged)
+        assert again.committed and again.version == 1, again
+        rows += [10, 11]
+        assert not filecommit.commit(peer.spark, path, staged).committed
     _judge(minio, spark, peer, path, rows, {})

@@ -17,7 +17,7 @@ import time
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, QueryBuilder
-from helpers import checkpoint_versions, log_actions, make_fixture_tables, twin_copier
+from helpers import checkpoint_versions, delta_table, log_actions, make_fixture_tables, twin_copier
 
 import filecommit
 
@@ -85,8 +85,9 @@ def _new_df(spark, rows, schema=NEW):
     return spark.createDataFrame([(r[0], tuple(r[1]), *r[2:]) for r in rows], schema)
 
 
-def test_merge_schema_append_and_overwrite_match_delta(spark, delta_spark, made, tmp_path):
-    ours, theirs, version = twin_copier(made, tmp_path)("plain")
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_merge_schema_append_and_overwrite_match_delta(spark, delta_spark, made, tmp_path, where):
+    ours, theirs, version = twin_copier(made, tmp_path, where)("plain")
     overwrite = [[i, [i, f"o{i}"], "x", f"o{i}"] for i in (20, 21)]
     steps = [{"dataframe": {"schema": NEW_JSON, "rows": ADDED, "mode": "append", "options": {"mergeSchema": "true"}}},
              {"dataframe": {"schema": NEW_JSON, "rows": overwrite, "mode": "overwrite",
@@ -111,7 +112,7 @@ def test_merge_schema_append_and_overwrite_match_delta(spark, delta_spark, made,
     strip = lambda ans: sorted((r["id"], r["_change_type"], r["_commit_version"], r["extra"], str(r["s"]))  # noqa: E731
                                for r in ans["rows"])
     assert strip(cx) == strip(cy)
-    got = DeltaTable(ours).to_pyarrow_table().to_pylist()
+    got = delta_table(ours).to_pyarrow_table().to_pylist()
     assert sorted(r["id"] for r in got) == [20, 21] and {r["s"]["b"] for r in got} == {"o20", "o21"}
 
 

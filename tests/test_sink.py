@@ -19,7 +19,7 @@ import pytest
 import filecommit
 from filecommit import _connect
 from filecommit.proto.v1 import sink_pb2
-from helpers import second_session
+from helpers import data_files, is_s3, on_s3, read_bytes, second_session
 
 PROTOCOL_CLASS = "io.filecommit.sink.ManifestFileCommitProtocol"
 
@@ -44,8 +44,7 @@ def spark_rows(spark, path, columns):
 
 def log_lines(path, name):
     """Entries of ``_spark_metadata/<name>`` parsed with ``json``; asserts the ``v1`` header."""
-    with open(os.path.join(path, "_spark_metadata", name), encoding="utf-8") as fh:
-        text = fh.read()
+    text = read_bytes(os.path.join(path, "_spark_metadata", name)).decode("utf-8")
     lines = text.split("\n")
     assert lines[0] == "v1", text[:80]
     assert not text.endswith("\n")
@@ -54,19 +53,27 @@ def log_lines(path, name):
 
 def log_batches(path):
     """Names of the log files (batch ids, ``N.compact``), hidden temp files excluded."""
-    names = os.listdir(os.path.join(path, "_spark_metadata"))
+    if is_s3(path):
+        names = [n.split("/", 1)[1] for n in data_files(path) if n.startswith("_spark_metadata/")]
+    else:
+        names = os.listdir(os.path.join(path, "_spark_metadata"))
     return sorted((n for n in names if not n.startswith(".")), key=lambda n: int(n.split(".")[0]))
 
 
 def local_path(uri):
-    """A ``file:`` URI of the log (URI-encoded) as a local path."""
+    """A ``file:`` URI of the log (URI-encoded) as a local path; an ``s3a://`` URI decoded."""
     from urllib.parse import unquote, urlparse
 
+    if is_s3(uri):
+        return unquote(uri)
     return unquote(urlparse(uri).path)
 
 
 def data_files_on_disk(path):
     """Data files in the sink directory (outside ``_spark_metadata``, not hidden), absolute."""
+    if is_s3(path):
+        return {f"{path}/{n}" for n in data_files(path)
+                if not n.startswith("_spark_metadata/") and not n.split("/")[-1].startswith((".", "_"))}
     out = set()
     for root, dirs, files in os.walk(path):
         dirs[:] = [d for d in dirs if d != "_spark_metadata"]
@@ -124,6 +131,7 @@ def test_committed_batches_are_exactly_what_sparks_reader_returns(spark, table_p
     assert data_files_on_disk(table_path) == paths_of(r0.files) | paths_of(r1.files)
 
 
+@on_s3
 def test_an_already_committed_batch_id_is_skipped_and_returns_its_files(spark, table_path):
     df, rows = events(spark, range(0, 5))
     other, _ = events(spark, range(500, 520))
@@ -142,6 +150,8 @@ def test_an_already_committed_batch_id_is_skipped_and_returns_its_files(spark, t
     assert nxt.committed
     assert not filecommit.write_batch(df, table_path, batch_id=0).committed
     assert len(spark_rows(spark, table_path, ["id"])) == 25
+    assert log_batches(table_path) == ["0", "1"]
+    assert data_files_on_disk(table_path) == paths_of(first.files) | paths_of(nxt.files)
 
 
 def test_bad_input_is_refused_before_anything_is_written(spark, table_path):

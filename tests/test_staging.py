@@ -19,7 +19,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from delta_tables import commit_versions
-from helpers import canonical, data_files, delta_rows, log_actions, make_fixture_tables, second_session
+from helpers import (
+    canonical,
+    data_files,
+    delta_rows,
+    exists,
+    is_s3,
+    log_actions,
+    make_fixture_tables,
+    on_s3,
+    second_session,
+    spark_delta_rows,
+)
 
 import filecommit
 
@@ -133,8 +144,9 @@ def test_audit_reads_staged_rows_and_the_table_after(spark, tmp_path):
     assert delta_rows(path).equals(_frame(BASE))
 
 
-def test_two_appends_and_a_delete_publish_as_one_version(spark, delta_spark, tmp_path):
-    path = str(tmp_path / "t")
+@on_s3
+def test_two_appends_and_a_delete_publish_as_one_version(spark, delta_spark, table_path):
+    path = table_path
     _make(spark, path)
     a1 = filecommit.write(_df(spark, [(100, "a", 0)]), path, stage=True)
     a2 = filecommit.write(_df(spark, [(101, "b", 1)]), path, stage=True)
@@ -211,8 +223,9 @@ def test_conflicts_follow_delta_rules(spark, tmp_path):
     assert commit_versions(path) == versions
 
 
-def test_abort_and_expiry_leave_no_file(spark, tmp_path):
-    path = str(tmp_path / "t")
+@on_s3
+def test_abort_and_expiry_leave_no_file(spark, delta_spark, table_path):
+    path = table_path
     _make(spark, path)
     files = data_files(path)
     staged = [filecommit.write(_df(spark, [(100, "x", 1), (101, "y", 2)]), path, stage=True),
@@ -225,8 +238,11 @@ def test_abort_and_expiry_leave_no_file(spark, tmp_path):
         filecommit.commit(spark, path, staged[0])
     assert _condition(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_ABORTED
 
+    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, ["id", "part", "v"]), _frame(BASE),
+                                  check_dtype=False)
+
     # Expiry: a fresh table, so that the next staging command sweeps it at once.
-    path = str(tmp_path / "expiring")
+    path = table_path + "_expiring"
     _make(spark, path)
     files = data_files(path)
     short = filecommit.write(_df(spark, [(100, "x", 1)]), path, stage=filecommit.Stage(expires_after_ms=500))
@@ -271,13 +287,24 @@ def test_staged_commit_survives_a_server_restart(spark, delta_spark, tmp_path):
     assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(_frame(expect))
 
 
-def test_files_written_by_pyarrow_are_staged_and_published(spark, delta_spark, tmp_path):
-    path = str(tmp_path / "t")
+def _write_parquet(table, path):
+    """pyarrow writes ``table`` to ``path``, a local file or an ``s3a://`` object (MinIO)."""
+    if is_s3(path):
+        import s3
+
+        pq.write_table(table, path.removeprefix("s3a://"), filesystem=s3.ACTIVE.filesystem())
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    pq.write_table(table, path)
+
+
+@on_s3
+def test_files_written_by_pyarrow_are_staged_and_published(spark, delta_spark, table_path):
+    path = table_path
     _make(spark, path)
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
-    os.makedirs(os.path.join(path, "part=1"), exist_ok=True)
-    pq.write_table(pa.table({"id": [1000, 1001], "v": ["p", "q"]}, schema=schema), os.path.join(path, "part=1", "ext-a.parquet"))
-    pq.write_table(pa.table({"id": [1002], "v": [None]}, schema=schema), os.path.join(path, "loaded-b.parquet"))
+    _write_parquet(pa.table({"id": [1000, 1001], "v": ["p", "q"]}, schema=schema), f"{path}/part=1/ext-a.parquet")
+    _write_parquet(pa.table({"id": [1002], "v": [None]}, schema=schema), f"{path}/loaded-b.parquet")
     versions = commit_versions(path)
     staged = filecommit.stage_files(spark, path, ["part=1/ext-a.parquet", ("loaded-b.parquet", {"part": "2"})])
     assert commit_versions(path) == versions
@@ -290,10 +317,10 @@ def test_files_written_by_pyarrow_are_staged_and_published(spark, delta_spark, t
     table = delta_spark.read_one({"path": path, "kind": "table"})
     assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(_frame(expect))
     # Aborting a staged commit of foreign files leaves them: the server did not write them.
-    pq.write_table(pa.table({"id": [5], "v": ["z"]}, schema=schema), os.path.join(path, "part=0", "keep.parquet"))
+    _write_parquet(pa.table({"id": [5], "v": ["z"]}, schema=schema), f"{path}/part=0/keep.parquet")
     kept = filecommit.stage_files(spark, path, ["part=0/keep.parquet"])
     assert filecommit.abort(spark, path, kept) == 0
-    assert os.path.exists(os.path.join(path, "part=0", "keep.parquet"))
+    assert exists(f"{path}/part=0/keep.parquet")
 
 
 @pytest.mark.parametrize("case", ["wrong_type", "extra_column", "outside_root", "missing", "in_log", "no_partition"])

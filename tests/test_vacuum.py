@@ -16,7 +16,7 @@ import time
 import pandas as pd
 import pyarrow as pa
 import pytest
-from helpers import make_fixture_tables, twin_copier
+from helpers import delta_table, exists, is_s3, make_fixture_tables, s3_dir, twin_copier, upload_table
 
 import filecommit
 
@@ -77,6 +77,8 @@ def _age_table(root, days):
 
 
 def _rel(root, files):
+    if is_s3(root):
+        return {f.removeprefix(root.rstrip("/") + "/") for f in files}
     root = os.path.realpath(root)
     out = set()
     for f in files:
@@ -86,13 +88,17 @@ def _rel(root, files):
 
 
 def _delta_rs_ids(path):
-    from deltalake import DeltaTable, QueryBuilder
+    from deltalake import QueryBuilder
 
-    got = QueryBuilder().register("t", DeltaTable(path)).execute("SELECT id FROM t").read_all()
+    got = QueryBuilder().register("t", delta_table(path)).execute("SELECT id FROM t").read_all()
     return sorted(pa.table(got).to_pandas()["id"].tolist())
 
 
-def test_dry_run_lists_what_delta_lists_and_vacuum_keeps_the_table(spark, delta_spark, made, tmp_path):
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_dry_run_lists_what_delta_lists_and_vacuum_keeps_the_table(spark, delta_spark, made, tmp_path, request, where):
+    """On s3a:// (objects cannot be made to look old) our copy is uploaded after aging and vacuumed
+    with retention 0 by the second server (``s3_peer``, no retention floor): the same files are
+    past the retention window as on the aged local twins with Delta's 168 hours."""
     ours, theirs, version = twin_copier(made, tmp_path)("churned")
     for root in (ours, theirs):
         # Debris Delta's VACUUM deletes, and hidden files it never touches.
@@ -104,18 +110,22 @@ def test_dry_run_lists_what_delta_lists_and_vacuum_keeps_the_table(spark, delta_
         with open(os.path.join(root, ".hidden"), "w") as f:
             f.write("hidden")
         _age_table(root, 9)
+    retention = 168
+    if where == "s3":
+        ours = upload_table(ours, f"{s3_dir()}/churned_ours")
+        spark, retention = request.getfixturevalue("s3_peer").spark, 0
     delta = delta_spark.read_one({"kind": "sql", "sql": "VACUUM {table} RETAIN 168 HOURS DRY RUN", "path": theirs})
     assert delta["ok"], delta.get("error")
     theirs_list = _rel(theirs, [r["path"] for r in delta["rows"]])
-    dry = filecommit.vacuum(spark, ours, retention_hours=168, dry_run=True)
+    dry = filecommit.vacuum(spark, ours, retention_hours=retention, dry_run=True)
     assert dry.dry_run and dry.files
     assert _rel(ours, dry.files) == theirs_list
     assert "part=a/stray.parquet" in theirs_list and not any(p.startswith(("_tmp", ".hidden")) for p in theirs_list)
     before = delta_spark.read_one({"path": ours, "kind": "table"})
-    done = filecommit.vacuum(spark, ours, retention_hours=168)
+    done = filecommit.vacuum(spark, ours, retention_hours=retention)
     assert not done.dry_run and _rel(ours, done.files) == theirs_list
-    assert not any(os.path.exists(os.path.join(ours, p)) for p in theirs_list)
-    assert os.path.exists(os.path.join(ours, "_tmp", "x")) and os.path.exists(os.path.join(ours, ".hidden"))
+    assert not any(exists(os.path.join(ours, p)) for p in theirs_list)
+    assert exists(os.path.join(ours, "_tmp", "x")) and exists(os.path.join(ours, ".hidden"))
     after = delta_spark.read_one({"path": ours, "kind": "table"})
     assert after["version"] == version
     key = ["id", "v", "part"]
