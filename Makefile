@@ -80,12 +80,16 @@ test: build proto-check contract-check docker-check lint docs javadoc test-java 
 ## (non-root, 1 GiB heap in a 2 GiB container, tables on a shared volume): the pytest subset marked `container`
 ## from the host against it, the Go contract test from its own container, and the crash test through
 ## `podman kill` (docker/README.md; needs root, podman, runc, mmdebstrap)
-test-containers: build delta-reader go-gen minio
+test-containers: build delta-reader go-gen minio s3a-jars
 	PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images suite crash
 
 test-containers-if-podman:
-	@if ! command -v podman >/dev/null 2>&1; then \
+	@missing=$$(for t in podman runc mmdebstrap; do command -v $$t >/dev/null 2>&1 || printf '%s ' $$t; done); \
+	if ! command -v podman >/dev/null 2>&1; then \
 	  echo "SKIPPED: containerized integration tests (make test-containers): podman is not installed" \
+	    "(apt-get install podman runc mmdebstrap; docker/README.md)"; \
+	elif [ -n "$$missing" ]; then \
+	  echo "SKIPPED: containerized integration tests (make test-containers): $${missing}not installed" \
 	    "(apt-get install podman runc mmdebstrap; docker/README.md)"; \
 	elif [ "$$(id -u)" != 0 ]; then \
 	  echo "SKIPPED: containerized integration tests (make test-containers): they need root (rootful podman;" \
