@@ -6,11 +6,13 @@
 #   images  the runtime base (docker/base.sh, mmdebstrap), the server image (docker/Dockerfile,
 #           target server, PYTHON_IMAGE = that base), a MinIO image (docker/minio.Containerfile, the
 #           binary of `make minio`) and the Go contract test image (docker/go-contract.Containerfile,
-#           the test binary of `go test -c`)
-#   suite   starts MinIO and the server (1 GiB heap, 2 GiB container limit), checks that the server
-#           container reaches MinIO, then runs the end-to-end tests marked `container` from the host
-#           against the containerized server (FILECOMMIT_REMOTE), the Go contract test from its own
-#           container; tables on a volume shared at the same path by host and containers
+#           the test binary of `go test -c`); each skipped when its inputs did not change
+#   suite   starts MinIO and the server (1 GiB heap, 2 GiB container limit, S3A pointed at MinIO),
+#           checks that the server container reaches MinIO, then runs the end-to-end tests marked
+#           `container` from the host against the containerized server (FILECOMMIT_REMOTE; those
+#           parametrized over local/s3 also on s3a:// tables in the MinIO container), the Go
+#           contract test from its own container; local tables on a volume shared at the same path
+#           by host and containers
 #   crash   tests/test_container_crash.py: 5 `podman kill`s of the server container during commits
 #           from 3 clients, restarted each time; both readers check every acknowledged row
 #   memory  tests/test_container_memory.py: DELETE with deletion vectors of half of TPC-H SF1
@@ -27,7 +29,8 @@
 #
 # Environment: PODMAN (default podman), PYTHON (default .venv/bin/python), MINIO_BINARY (default
 # .tools/bin/minio), FILECOMMIT_CONTAINER_WORK (scratch directory; default a fresh mktemp dir),
-# FILECOMMIT_PIP_CERT (CA bundle for pip behind a TLS-intercepting proxy; default $PIP_CERT when set).
+# FILECOMMIT_PIP_CERT (CA bundle for pip behind a TLS-intercepting proxy; default $PIP_CERT when set),
+# FILECOMMIT_REBUILD=1 (build every image even when its inputs did not change).
 # Needs root (the server runs as uid 185 and writes the shared directory the tests read).
 set -euo pipefail
 
