@@ -77,20 +77,27 @@ test: build proto-check contract-check docker-check lint docs javadoc test-java 
 
 ## test-containers: images built here from Debian packages and PyPI (docker/base.sh: mmdebstrap + podman import;
 ## the server image of docker/Dockerfile on that base; MinIO; the Go contract test), the server in a container
-## (non-root, 1 GiB heap in a 2 GiB container, tables on a shared volume): the pytest subset marked `container`
-## from the host against it, the Go contract test from its own container, and the crash test through
-## `podman kill` (docker/README.md; needs root, podman, runc, mmdebstrap)
-test-containers: build delta-reader go-gen minio
+## (non-root, 1 GiB heap in a 2 GiB container, tables on a shared volume, S3A to the MinIO container): the pytest
+## subset marked `container` from the host against it (local and s3a:// tables), the Go contract test from its
+## own container, and the crash test through `podman kill` (docker/README.md; needs root, podman, runc, mmdebstrap)
+CONTAINER_PREREQS := build delta-reader go-gen minio s3a-jars
+test-containers: $(CONTAINER_PREREQS)
 	PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images suite crash
 
-test-containers-if-podman:
-	@if ! command -v podman >/dev/null 2>&1; then \
+# The script itself, not a sub-make of test-containers: in `make test` the prerequisites have run
+# already (a sub-make would run the phony build and go-gen, Maven and go vet, a second time).
+test-containers-if-podman: $(CONTAINER_PREREQS)
+	@missing=$$(for t in podman runc mmdebstrap; do command -v $$t >/dev/null 2>&1 || printf '%s ' $$t; done); \
+	if ! command -v podman >/dev/null 2>&1; then \
 	  echo "SKIPPED: containerized integration tests (make test-containers): podman is not installed" \
+	    "(apt-get install podman runc mmdebstrap; docker/README.md)"; \
+	elif [ -n "$$missing" ]; then \
+	  echo "SKIPPED: containerized integration tests (make test-containers): $${missing}not installed" \
 	    "(apt-get install podman runc mmdebstrap; docker/README.md)"; \
 	elif [ "$$(id -u)" != 0 ]; then \
 	  echo "SKIPPED: containerized integration tests (make test-containers): they need root (rootful podman;" \
 	    "docker/README.md)"; \
-	else $(MAKE) --no-print-directory test-containers; fi
+	else PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images suite crash; fi
 
 ## test-containers-memory: DELETE with deletion vectors of half of TPC-H SF1 lineitem in a server container with
 ## a 1 GiB heap and a 2 GiB memory limit (several minutes; not part of `make test`)

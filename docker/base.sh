@@ -11,9 +11,10 @@
 # Usage: docker/base.sh            prints the image name (builds it unless it exists)
 #        docker/base.sh --rebuild  builds it again
 #
-# The image name carries a hash of this script (which holds the package list and the pinned
-# versions), so a change here builds a new base and an unchanged script reuses the image: a warm
-# run costs one `podman image exists`.
+# The image name carries a hash of this script without its comment lines (the package list, the
+# pinned versions, the mmdebstrap and import commands), so a change to any of those builds a new
+# base, and an unchanged recipe (comments aside) reuses the image: a warm run costs one
+# `podman image exists`.
 #
 # Environment: FILECOMMIT_DEBIAN_MIRROR (default http://deb.debian.org/debian),
 # FILECOMMIT_DEBIAN_SECURITY (default http://deb.debian.org/debian-security), PODMAN (default podman),
@@ -42,7 +43,7 @@ if [[ -n "${FILECOMMIT_BASE_UNPINNED:-}" ]]; then
   PACKAGES=("${PACKAGES[@]%%=*}")
 fi
 
-TAG="localhost/filecommit-base:bookworm-$(sha256sum "$HERE/base.sh" | cut -c1-12)${FILECOMMIT_BASE_UNPINNED:+-unpinned}"
+TAG="localhost/filecommit-base:bookworm-$(grep -v '^[[:space:]]*#' "$HERE/base.sh" | sha256sum | cut -c1-12)${FILECOMMIT_BASE_UNPINNED:+-unpinned}"
 
 if [[ "${1:-}" != "--rebuild" ]] && "$PODMAN" image exists "$TAG"; then
   echo "$TAG"
@@ -60,7 +61,10 @@ include="$(IFS=,; echo "${PACKAGES[*]}")"
 # --variant=apt: Essential packages + apt, then exactly the listed packages (and their
 # dependencies), no recommends. Documentation and locales are left out (dpkg path-exclude).
 # The JRE's postinst registers man pages with update-alternatives: man1 must exist.
+# force-unsafe-io: dpkg does not fsync every unpacked file while the tree is made (a tarball in the
+# end); removed from the image's dpkg configuration afterwards.
 mmdebstrap --quiet --variant=apt --include="$include" \
+  --dpkgopt=force-unsafe-io \
   --dpkgopt='path-exclude=/usr/share/doc/*' \
   --dpkgopt='path-include=/usr/share/doc/*/copyright' \
   --dpkgopt='path-exclude=/usr/share/man/*' \
@@ -70,6 +74,7 @@ mmdebstrap --quiet --variant=apt --include="$include" \
   --customize-hook='chroot "$1" python --version' \
   --customize-hook='chroot "$1" java -version' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
+  --customize-hook='sed -i "/^force-unsafe-io\$/d" "$1/etc/dpkg/dpkg.cfg.d/99mmdebstrap"' \
   bookworm "$work/rootfs.tar" \
   "deb $MIRROR bookworm main" \
   "deb $MIRROR bookworm-updates main" \

@@ -11,12 +11,23 @@ import pytest
 @pytest.fixture(scope="session")
 def minio(tmp_path_factory):
     """The session's MinIO S3 server (``tests/s3.py``; ``make minio``) on 127.0.0.1 with a fresh
-    bucket (``minio.bucket``), stopped at the end. With ``FILECOMMIT_REMOTE`` set there is none
-    (None): the remote server's S3 settings are not known here."""
-    if os.environ.get("FILECOMMIT_REMOTE"):
-        yield None
-        return
+    bucket (``minio.bucket``), stopped at the end. With ``FILECOMMIT_REMOTE`` set none is started:
+    the remote server's MinIO when ``FILECOMMIT_MINIO_ENDPOINT`` and ``FILECOMMIT_MINIO_BUCKET`` name
+    it (``s3.ExternalMinio``; the bucket is made here, the server has it among its allowed roots and
+    S3A pointed at that endpoint: docker/test-containers.sh), else None."""
     import s3
+
+    if os.environ.get("FILECOMMIT_REMOTE"):
+        endpoint, bucket = os.environ.get("FILECOMMIT_MINIO_ENDPOINT"), os.environ.get("FILECOMMIT_MINIO_BUCKET")
+        if not (endpoint and bucket):
+            yield None
+            return
+        external = s3.ExternalMinio(endpoint, bucket)
+        external.create_bucket(bucket)
+        s3.ACTIVE = external
+        yield external
+        s3.ACTIVE = None
+        return
 
     base = tmp_path_factory.mktemp("minio")
     server = s3.MinioServer(str(base / "data"), str(base / "minio.log"))
@@ -140,7 +151,8 @@ def table_path(request, tmp_path):
 def s3_table_path(minio):
     """A fresh, not yet existing ``s3a://`` table path in the session's MinIO bucket."""
     if minio is None:
-        pytest.skip("object-storage tests need the embedded server's MinIO (FILECOMMIT_REMOTE is set)")
+        pytest.skip("object-storage tests need a MinIO: the embedded server's, or FILECOMMIT_MINIO_ENDPOINT and "
+                    "FILECOMMIT_MINIO_BUCKET with FILECOMMIT_REMOTE")
     return f"s3a://{minio.bucket}/{uuid.uuid4().hex[:8]}/t_{uuid.uuid4().hex[:8]}"
 
 
@@ -173,8 +185,8 @@ def s3_peer(spark, minio, tmp_path_factory):
     (``tests/s3_proxy.py``, forwarding everything until a test arms a rule) with short S3A retries
     and no retention floor (``spark.filecommit.retention.minimum=0``).
     Yields an object with ``spark`` (a Connect session on it), ``proxy`` and ``server``."""
-    if minio is None:
-        pytest.skip("object-storage tests need the embedded server's MinIO (FILECOMMIT_REMOTE is set)")
+    if minio is None or os.environ.get("FILECOMMIT_REMOTE"):
+        pytest.skip("the S3 peer server needs the embedded server's MinIO (FILECOMMIT_REMOTE is set)")
     import types
 
     import s3

@@ -83,9 +83,14 @@ class ContainerServer(ConnectServer):
         else:
             self._podman("start", self.name)
         deadline = t0 + timeout
+        # The port is probed every 0.2 s, the container's state (a `podman inspect`, a Go process
+        # that costs the JVM starting next to it CPU time on a small machine) every 2 s.
+        next_inspect = time.monotonic() + 2.0
         while not _port_open(self.port):
-            if not self.alive():
-                raise RuntimeError(f"server container exited during start #{self.starts}\n{self.log_tail()}")
+            if time.monotonic() >= next_inspect:
+                if not self.alive():
+                    raise RuntimeError(f"server container exited during start #{self.starts}\n{self.log_tail()}")
+                next_inspect = time.monotonic() + 2.0
             if time.monotonic() > deadline:
                 raise RuntimeError(f"server container not listening on {self.port} after {timeout} s "
                                    f"(start #{self.starts})\n{self.log_tail()}")

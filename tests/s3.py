@@ -19,8 +19,10 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MINIO = os.path.join(ROOT, ".tools", "bin", "minio")
 S3A_JARS = os.path.join(ROOT, ".build", "s3a-jars")
-ACCESS_KEY = "filecommit"
-SECRET_KEY = "filecommit-secret"
+# The credentials of the suite's MinIO; a MinIO started elsewhere (the MinIO container of
+# docker/test-containers.sh) passes its own in FILECOMMIT_MINIO_ACCESS_KEY / _SECRET_KEY.
+ACCESS_KEY = os.environ.get("FILECOMMIT_MINIO_ACCESS_KEY") or "filecommit"
+SECRET_KEY = os.environ.get("FILECOMMIT_MINIO_SECRET_KEY") or "filecommit-secret"
 REGION = "us-east-1"
 # The session's server (the conftest ``minio`` fixture sets it), for the helpers that read s3a:// tables.
 ACTIVE: MinioServer | None = None
@@ -40,7 +42,41 @@ def s3a_jars() -> list[str]:
     return jars
 
 
-class MinioServer:
+class _Client:
+    """Clients of a MinIO at ``self.endpoint`` with the suite's credentials."""
+
+    endpoint: str
+
+    def filesystem(self):
+        """A ``pyarrow.fs.S3FileSystem`` on this server (listing, reading, bucket creation)."""
+        from pyarrow import fs
+
+        return fs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=self.endpoint,
+                               scheme="http", region=REGION, allow_bucket_creation=True,
+                               allow_bucket_deletion=True)
+
+    def create_bucket(self, name: str) -> None:
+        self.filesystem().create_dir(name)
+
+    def storage_options(self) -> dict:
+        """delta-rs (``deltalake``) storage options for this server."""
+        return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION,
+                "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true",
+                "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
+
+
+class ExternalMinio(_Client):
+    """A MinIO this suite did not start (``FILECOMMIT_MINIO_ENDPOINT``, e.g. ``http://127.0.0.1:9000``:
+    the MinIO container next to the server container), with the bucket ``bucket`` among the remote
+    server's allowed roots; no ``roots_bucket`` (None)."""
+
+    def __init__(self, endpoint: str, bucket: str):
+        self.endpoint = endpoint
+        self.bucket = bucket
+        self.roots_bucket = None
+
+
+class MinioServer(_Client):
     """One MinIO process: ``endpoint`` is ``http://127.0.0.1:<port>``; data under ``data_dir``."""
 
     def __init__(self, data_dir: str, log_path: str | None = None):
@@ -97,22 +133,6 @@ class MinioServer:
             self.proc.wait()
         self.proc = None
 
-    def filesystem(self):
-        """A ``pyarrow.fs.S3FileSystem`` on this server (listing, reading, bucket creation)."""
-        from pyarrow import fs
-
-        return fs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=self.endpoint,
-                               scheme="http", region=REGION, allow_bucket_creation=True,
-                               allow_bucket_deletion=True)
-
-    def create_bucket(self, name: str) -> None:
-        self.filesystem().create_dir(name)
-
-    def storage_options(self) -> dict:
-        """delta-rs (``deltalake``) storage options for this server."""
-        return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION,
-                "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true",
-                "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
 
 
 def server_conf(endpoint: str) -> dict:
