@@ -1,6 +1,7 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
@@ -100,7 +101,9 @@ public final class WriteIntoDelta {
    * @throws io.filecommit.errors.FileCommitException for bad input (empty path, non-table
    *     directory, schema or partition mismatch, invalid properties, options or change types),
    *     {@code DELTA_TABLE_ALREADY_EXISTS} in mode error-if-exists, the table's constraint classes, a
-   *     conflict class when a concurrent commit conflicts
+   *     conflict class when a concurrent commit conflicts; {@code
+   *     DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED} when the data has a {@code GENERATED
+   *     ALWAYS AS IDENTITY} column (identity columns the data lacks get new values)
    */
   public static CommandResult run(SparkSession session, Dataset<Row> data, String path, WriteMode mode,
       List<String> partitionBy, Map<String, String> options, Map<String, String> tableProperties, boolean changeData,
@@ -239,6 +242,8 @@ public final class WriteIntoDelta {
       Map<String, String> writerOptions, boolean changeData, WriteMode mode, Set<String> replaced, String replaceWhere,
       CommitOptions commitOptions, long start) {
     Snapshot snapshot = txn.snapshot();
+    // protocol "Identity Columns": GENERATED ALWAYS columns take no given values (refused before any job)
+    IdentityColumns.checkExplicitInsert(txn.metadata().schema(), List.of(data.schema().fieldNames()));
     TransactionalWrite writer = new TransactionalWrite(txn);
     List<AddFile> adds = writer.writeFiles(data, writerOptions, changeData);
     List<AddCDCFile> cdc = writer.changeFiles();
