@@ -196,6 +196,22 @@ def test_staged_writes_never_share_values(spark, delta_spark, made, tmp_path):
     assert _identity(path)["delta.identity.highWaterMark"] == 20
 
 
+def test_sql_insert_through_the_catalog(spark, delta_spark, made, tmp_path):
+    import uuid
+
+    path = _copy(made, tmp_path, "always")
+    name = f"ident_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {name} USING delta LOCATION '{path}'").collect()
+    spark.sql(f"INSERT INTO {name} (v) VALUES ('s1'), ('s2')").collect()
+    rows = _rows(delta_spark, path)
+    _assert_sequence([rows["s1"], rows["s2"]], 10, 5, 15)
+    assert _identity(path)["delta.identity.highWaterMark"] == max(rows["s1"], rows["s2"])
+    with pytest.raises(Exception) as e:
+        spark.sql(f"INSERT INTO {name} VALUES (1, 'x')").collect()
+    assert e.value.getCondition() == EXPLICIT, e.value
+    assert set(_rows(delta_spark, path)) == {"a", "b", "s1", "s2"}
+
+
 def test_racing_writers_never_duplicate_values(spark, delta_spark, made, tmp_path):
     path = _copy(made, tmp_path, "always")
     other = second_session(spark)
