@@ -297,7 +297,8 @@ public final class OptimisticTransaction {
   /**
    * Commits the actions (with any metadata and protocol change) as the next table version, or, for
    * a transaction made with {@link #stageInstead}, stores them as a staged commit ({@link
-   * #staged()}) and publishes nothing.
+   * #staged()}) and publishes nothing. When identity values were generated ({@link
+   * #identityValues}), the metadata committed carries the columns' moved high-water marks.
    *
    * @param actions file actions to commit
    * @param operation what the commit does (commitInfo operation, parameters, metrics)
