@@ -122,8 +122,13 @@ FIXTURES = {
                    "INSERT INTO {table} VALUES (1, 'a')", "INSERT INTO {table} VALUES (2, 'b')",
                    "INSERT INTO {table} VALUES (3, 'c')"),
         feature="v2Checkpoint"),
-    # Newer writer features: identityColumns is refused by name; rowTracking, clustering and allowColumnDefaults are
-    # honoured (test_row_tracking.py, test_clustering.py, test_column_defaults.py) and made here for the protocol check.
+    # Newer writer features: variantType is refused by name; identityColumns, rowTracking, clustering and
+    # allowColumnDefaults are honoured (test_identity.py, test_row_tracking.py, test_clustering.py,
+    # test_column_defaults.py) and made here for the protocol check.
+    "variant": dict(
+        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING, doc VARIANT) USING delta",
+                   "INSERT INTO {table} VALUES (1, 'a', NULL)"),
+        feature="variantType"),
     "identity": dict(
         steps=_sql("CREATE TABLE {table} (id BIGINT GENERATED ALWAYS AS IDENTITY, name STRING) USING delta",
                    "INSERT INTO {table} (name) VALUES ('a'), ('b')"),
@@ -642,12 +647,22 @@ def _commit_info(path, version):
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["append", "overwrite"])
-@pytest.mark.parametrize("name", ["identity"])
+@pytest.mark.parametrize("name", ["variant"])
 def test_unsupported_writer_feature_is_refused_by_name(spark, delta_spark, clone, name, mode):
     t = clone(name)
     with pytest.raises(Exception) as e:
         filecommit.write(spark.createDataFrame([(3, "c")], "id long, name string"), t.path, mode=mode)
     assert_refused(e.value, UNSUPPORTED, t, delta_spark, names=[FIXTURES[name]["feature"]])
+
+
+@pytest.mark.parametrize("mode", ["append", "overwrite"])
+def test_identity_always_column_refuses_given_values(spark, delta_spark, clone, mode):
+    """identityColumns is honoured (test_identity.py): a value given for a GENERATED ALWAYS column
+    is refused as Delta refuses it, and nothing is left behind."""
+    t = clone("identity")
+    with pytest.raises(Exception) as e:
+        filecommit.write(spark.createDataFrame([(3, "c")], "id long, name string"), t.path, mode=mode)
+    assert_refused(e.value, "DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED", t, delta_spark)
 
 
 # ---------------------------------------------------------------------------------------------

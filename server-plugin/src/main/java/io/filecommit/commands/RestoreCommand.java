@@ -1,6 +1,7 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.KernelInternals;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
@@ -121,7 +122,8 @@ public final class RestoreCommand {
     metrics.put("numOfFilesAfterRestore", Integer.toString(restored.allFiles().size()));
     metrics.put("tableSizeAfterRestore", Long.toString(restored.allFiles().stream().mapToLong(AddFile::size).sum()));
 
-    Metadata md = restored.metadata();
+    // protocol "Identity Columns": the identity high-water marks never go back (Delta's RESTORE keeps them)
+    Metadata md = IdentityColumns.keepHighWaterMarks(restored.metadata(), latest.metadata());
     if (!sameMetadata(md, latest.metadata())) {
       txn.updateMetadata(md);
     }

@@ -1,6 +1,7 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.IdentityColumns;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.txn.Operation;
@@ -71,6 +72,7 @@ public final class UpdateCommand {
       return change.nothingCommitted();
     }
     Map<String, Column> set = change.assignments(assignments, "UPDATE");
+    IdentityColumns.checkUpdate(new org.apache.spark.sql.types.StructType(change.columns()), set.keySet());
     Column matches = condition == null ? functions.lit(true) : functions.coalesce(condition, functions.lit(false));
     List<Column> before = change.targetValues(null);
     List<Column> after = new ArrayList<>();

@@ -1,6 +1,7 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
@@ -100,7 +101,9 @@ public final class WriteIntoDelta {
    * @throws io.filecommit.errors.FileCommitException for bad input (empty path, non-table
    *     directory, schema or partition mismatch, invalid properties, options or change types),
    *     {@code DELTA_TABLE_ALREADY_EXISTS} in mode error-if-exists, the table's constraint classes, a
-   *     conflict class when a concurrent commit conflicts
+   *     conflict class when a concurrent commit conflicts; {@code
+   *     DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED} when the data has a {@code GENERATED
+   *     ALWAYS AS IDENTITY} column (identity columns the data lacks get new values)
    */
   public static CommandResult run(SparkSession session, Dataset<Row> data, String path, WriteMode mode,
       List<String> partitionBy, Map<String, String> options, Map<String, String> tableProperties, boolean changeData,
@@ -234,11 +237,45 @@ public final class WriteIntoDelta {
     }
   }
 
+  /**
+   * The data without the identity columns that are the NULL literal: what Spark's analyzer puts in
+   * a column an {@code INSERT INTO t (cols)} leaves out (the catalog's SQL INSERT). Left out, they
+   * get new identity values ({@link io.filecommit.files.TransactionalWrite#normalizeData}), as
+   * Delta's own analysis gives them.
+   *
+   * @param data the rows to write
+   * @param table the table schema
+   * @return {@code data}, or it without such columns
+   */
+  static Dataset<Row> withoutFilledIdentity(Dataset<Row> data, StructType table) {
+    if (IdentityColumns.of(table).isEmpty()
+        || !(data.queryExecution().analyzed() instanceof org.apache.spark.sql.catalyst.plans.logical.Project p)) {
+      return data;
+    }
+    List<String> filled = new ArrayList<>();
+    for (org.apache.spark.sql.catalyst.expressions.NamedExpression e
+        : scala.jdk.javaapi.CollectionConverters.asJava(p.projectList())) {
+      org.apache.spark.sql.catalyst.expressions.Expression x = (org.apache.spark.sql.catalyst.expressions.Expression) e;
+      while (x instanceof org.apache.spark.sql.catalyst.expressions.Alias
+          || x instanceof org.apache.spark.sql.catalyst.expressions.Cast) {
+        x = x.children().head();
+      }
+      if (x instanceof org.apache.spark.sql.catalyst.expressions.Literal l && l.value() == null
+          && IdentityColumns.find(table, e.name()).isPresent()) {
+        filled.add(e.name());
+      }
+    }
+    return filled.isEmpty() ? data : data.drop(filled.toArray(new String[0]));
+  }
+
   /** Writes the files and commits them; the caller aborts the transaction when this throws. */
   private static CommandResult writeAndCommit(OptimisticTransaction txn, Dataset<Row> data,
       Map<String, String> writerOptions, boolean changeData, WriteMode mode, Set<String> replaced, String replaceWhere,
       CommitOptions commitOptions, long start) {
     Snapshot snapshot = txn.snapshot();
+    // protocol "Identity Columns": GENERATED ALWAYS columns take no given values (refused before any job)
+    data = withoutFilledIdentity(data, txn.metadata().schema());
+    IdentityColumns.checkExplicitInsert(txn.metadata().schema(), List.of(data.schema().fieldNames()));
     TransactionalWrite writer = new TransactionalWrite(txn);
     List<AddFile> adds = writer.writeFiles(data, writerOptions, changeData);
     List<AddCDCFile> cdc = writer.changeFiles();

@@ -30,15 +30,15 @@ public final class TableFeatures {
       "appendOnly", "invariants", "checkConstraints", "generatedColumns", "changeDataFeed",
       "deletionVectors", "timestampNtz", "domainMetadata", "inCommitTimestamp", "v2Checkpoint",
       "vacuumProtocolCheck", "checkpointProtection", "columnMapping", "typeWidening",
-      "rowTracking", "clustering", "allowColumnDefaults");
+      "rowTracking", "clustering", "allowColumnDefaults", "identityColumns");
   /** Reader features of tables filecommit writes to. */
   public static final Set<String> SUPPORTED_READER = Set.of(
       "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "columnMapping", "typeWidening");
 
   /** Column metadata key of a generated column's expression. */
   public static final String GENERATION_EXPRESSION = "delta.generationExpression";
-  /** Column metadata key of an identity column. */
-  public static final String IDENTITY_START = "delta.identity.start";
+  /** Column metadata key of an identity column ({@link IdentityColumns#START}). */
+  public static final String IDENTITY_START = IdentityColumns.START;
 
   private TableFeatures() {}
 
@@ -156,7 +156,7 @@ public final class TableFeatures {
   /**
    * The protocol a table needs after a metadata change: {@code current} (null for a new table)
    * with the features the metadata uses added — change data feed, CHECK constraints, generated
-   * columns, in-commit timestamps, column mapping, deletion vectors, {@code TIMESTAMP_NTZ} columns,
+   * columns, identity columns, in-commit timestamps, column mapping, deletion vectors, {@code TIMESTAMP_NTZ} columns,
    * type widening — written as
    * Delta 4 writes it: a legacy protocol when the resulting feature set is exactly one legacy
    * version's (protocol "Table Features": writer 2 = appendOnly, invariants; 3 adds
@@ -184,6 +184,9 @@ public final class TableFeatures {
     }
     if (anyField(md.schema(), GENERATION_EXPRESSION)) {
       writers.add("generatedColumns");
+    }
+    if (anyField(md.schema(), IDENTITY_START)) {
+      writers.add("identityColumns"); // protocol "Identity Columns": a writer feature
     }
     if (TableConfig.IN_COMMIT_TIMESTAMPS.fromConfiguration(conf)) {
       writers.add("inCommitTimestamp");

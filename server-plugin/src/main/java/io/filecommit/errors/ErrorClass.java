@@ -213,6 +213,14 @@ public enum ErrorClass {
   FILECOMMIT_RESTORE_MISSING_FILES("42K03"),
   /** Row tracking: a file to commit has no numRecords statistic, so no fresh row IDs can be assigned (Delta's class). */
   DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS("22000"),
+  /** A value given for a GENERATED ALWAYS AS IDENTITY column (Delta's class). */
+  DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED("42808"),
+  /** An UPDATE (or MERGE update) assigning an identity column (Delta's class). */
+  DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED("42808"),
+  /** An identity column whose metadata has a start but no step or no allowExplicitInsert (Delta's class). */
+  DELTA_IDENTITY_COLUMN_INCONSISTENT_METADATA("42000"),
+  /** An identity column with step 0 (Delta's class). */
+  DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP("42611"),
   /** A schema column named as the table's materialized row tracking column (Delta's class). */
   DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED("42000"),
   /** OPTIMIZE ZORDER BY on a clustered table (Delta's class). */

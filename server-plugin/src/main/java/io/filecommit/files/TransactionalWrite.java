@@ -2,6 +2,7 @@ package io.filecommit.files;
 
 import io.filecommit.constraints.Constraints;
 import io.filecommit.delta.ColumnMapping;
+import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.MaterializedRowTracking;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
@@ -82,7 +83,9 @@ public final class TransactionalWrite {
 
   /**
    * Projects the input onto the table schema: table column order and names (input matched
-   * case-insensitively), absent non-partition columns filled with typed nulls, nested fields and
+   * case-insensitively), absent non-partition columns filled with their defaults or typed nulls
+   * (absent identity columns of table data with new identity values: {@link
+   * OptimisticTransaction#identityValues}), nested fields and
    * widened types fitted to the table's ({@link SchemaEvolution#project}); with {@code
    * enforce}, absent generated columns computed and the table's rules checked on every row. The
    * materialized row tracking columns ({@link MaterializedRowTracking}) of the input are kept last
@@ -117,6 +120,9 @@ public final class TransactionalWrite {
         supplied.add(f.name());
         cols.add(SchemaEvolution.project(functions.col(SchemaUtils.quote(in.get().name())), in.get().dataType(),
             f.dataType()).as(f.name()));
+      } else if (changeTypeColumn == null && IdentityColumns.isIdentity(f)) {
+        // protocol "Identity Columns": a row lacking the column gets a new value (its mark moves at commit)
+        cols.add(txn.identityValues().generate(f.name()));
       } else if (SchemaUtils.containsIgnoreCase(md.partitionColumns(), f.name())
           && !(enforce && generated.contains(f.name()))) {
         throw ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error("Partition column '" + f.name()

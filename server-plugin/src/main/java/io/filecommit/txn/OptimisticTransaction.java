@@ -1,6 +1,5 @@
 package io.filecommit.txn;
 
-import io.filecommit.constraints.ConstraintValidation;
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
@@ -71,6 +70,7 @@ public final class OptimisticTransaction {
   private long lastTimestamp;
   private boolean duplicateOfStaged;
   private RowTracking rowTracking;
+  private IdentityValues identityValues;
 
   /**
    * Starts a transaction at the table's latest snapshot.
@@ -145,6 +145,14 @@ public final class OptimisticTransaction {
   /** {@return the protocol in force: the updated one, else the snapshot's (null for a new table)} */
   public Protocol protocol() {
     return newProtocol != null ? newProtocol : snapshot.protocol();
+  }
+
+  /** {@return the identity values this transaction generates (made at the first call, under its metadata)} */
+  public IdentityValues identityValues() {
+    if (identityValues == null) {
+      identityValues = new IdentityValues(session, metadata());
+    }
+    return identityValues;
   }
 
   /** {@return whether data files have been written in this transaction} */
@@ -276,21 +284,7 @@ public final class OptimisticTransaction {
     if (!snapshot.exists()) { // a new table's directory: checked before any file is written, never on appends
       io.filecommit.delta.storage.TableLocation.checkNewTable(session, deltaLog.fs(), deltaLog.tablePath());
     }
-    Map<String, String> changed = TableConfig.changed(
-        snapshot.exists() ? snapshot.metadata().configuration() : Map.of(), metadata.configuration());
-    TableConfig.validate(changed);
-    TableConfig.validateRetentions(changed, metadata.configuration(), RetentionFloor.ms(session));
-    ConstraintValidation.validateConstraintProperties(session, metadata.schema(), changed);
-    if (snapshot.exists() && changed.keySet().stream().anyMatch(k -> k.startsWith(TableConfig.CONSTRAINT_PREFIX))
-        && !readAllForConstraint()) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Adding a CHECK constraint to the existing table "
-          + table() + " that holds data is not supported by filecommit (its rows would have to be "
-          + "checked first); declare constraints when the table is created, or add them with Delta's ALTER TABLE");
-    }
-    if (snapshot.exists() && TableConfig.IN_COMMIT_TIMESTAMPS.fromConfiguration(changed)) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Enabling " + TableConfig.IN_COMMIT_TIMESTAMPS
-          + " on the existing table " + table() + " is not supported by filecommit; set it when the table is created");
-    }
+    MetadataChecks.checkProperties(session, snapshot, metadata, table(), this::readAllForConstraint);
     metadata = RowTracking.prepare(snapshot.metadata(), ColumnMapping.assign(snapshot.metadata(), metadata), table());
     Protocol current = protocol();
     Protocol required = TableFeatures.required(current, metadata);
@@ -303,7 +297,8 @@ public final class OptimisticTransaction {
   /**
    * Commits the actions (with any metadata and protocol change) as the next table version, or, for
    * a transaction made with {@link #stageInstead}, stores them as a staged commit ({@link
-   * #staged()}) and publishes nothing.
+   * #staged()}) and publishes nothing. When identity values were generated ({@link
+   * #identityValues}), the metadata committed carries the columns' moved high-water marks.
    *
    * @param actions file actions to commit
    * @param operation what the commit does (commitInfo operation, parameters, metrics)
@@ -318,6 +313,10 @@ public final class OptimisticTransaction {
     if (TableConfig.APPEND_ONLY.fromMetadata(metadata())
         && actions.stream().anyMatch(a -> a instanceof RemoveFile r && r.dataChange())) {
       throw DeltaErrors.appendOnly(table(), TableConfig.APPEND_ONLY.key(), "this write would remove files");
+    }
+    Metadata marks = identityValues == null ? null : identityValues.highWaterMarks(metadata());
+    if (marks != null) {
+      newMetadata = marks; // the identity high-water marks (IdentityValues): a metaData action, a conflict for others
     }
     ConflictChecker.ReadState state = readState(actions);
     if (stage != null) {

@@ -1,5 +1,6 @@
 package io.filecommit.txn;
 
+import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
@@ -156,8 +157,9 @@ public final class StagedPublish {
 
   /**
    * Refuses staged commits that cannot be one transaction: a file removed by two of them, different
-   * metadata or protocol changes, a metadata change next to another's file actions (written for the
-   * old metadata), or one application transaction twice.
+   * metadata or protocol changes, two metadata changes of a table with identity columns (each
+   * generated values from the same high-water mark), a metadata change next to another's file
+   * actions (written for the old metadata), or one application transaction twice.
    */
   private static void checkCompatible(String table, List<StagedCommit> staged) {
     if (staged.size() < 2) {
@@ -184,6 +186,9 @@ public final class StagedPublish {
           first = c;
         } else if (!sameTable(first.metadata(), c.metadata()) || !Objects.equals(first.protocol(), c.protocol())) {
           throw incompatible(table, first.id(), c.id(), "they change the metadata or protocol differently");
+        } else if (c.metadata() != null && !IdentityColumns.of(c.metadata().schema()).isEmpty()) {
+          // protocol "Identity Columns": both generated values from the same high-water mark
+          throw incompatible(table, first.id(), c.id(), "both generated identity values from the same high-water mark");
         }
       }
     }

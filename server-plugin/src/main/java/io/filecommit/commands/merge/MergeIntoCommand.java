@@ -7,6 +7,7 @@ import io.filecommit.commands.TableScan;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.errors.DeltaErrors;
+import io.filecommit.delta.IdentityColumns;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.schema.SchemaEvolution;
 import io.filecommit.schema.SchemaUtils;
@@ -149,7 +150,7 @@ public final class MergeIntoCommand {
 
   private static CommandResult run(RowLevelChange change, Dataset<Row> source, String s, String t, Column on,
       List<MergeClause> clauses, Map<String, String> options, boolean hasMatched, boolean hasBySource, boolean hasInsert) {
-    Dataset<Row> src = source.withColumn(SOURCE_PRESENT, functions.lit(true)).as(s);
+    Dataset<Row> src = IdentityInserts.withValues(change, source, hasInsert).withColumn(SOURCE_PRESENT, functions.lit(true)).as(s);
     Column present = functions.col(SOURCE_PRESENT).isNotNull();
     Dataset<Row> emptyTarget = change.scan(List.of()).as(t);
     requireDeterministic(emptyTarget.crossJoin(src), on, clauses);
@@ -333,11 +334,19 @@ public final class MergeIntoCommand {
       String sourceAlias, Set<String> recompute) {
     Map<String, Column> set = change.assignments(c.assignments(), "MERGE");
     boolean insert = c.kind() == MergeClause.Kind.NOT_MATCHED_INSERT;
+    IdentityInserts.check(change, set.keySet(), insert);
     List<Column> values = new ArrayList<>();
     StructField[] fields = change.columns();
     for (int i = 0; i < fields.length; i++) {
       StructField f = fields[i];
       Column v = set.get(f.name());
+      if (v == null && IdentityColumns.isIdentity(f) && !(insert && c.allColumns()
+          && IdentityInserts.givenByStar(f) && sourceColumn(src, f.name()) != null)) {
+        // protocol "Identity Columns": an inserted row gets the new value made for its source row;
+        // an updated (or copied) row keeps its value (UPDATE SET * included)
+        values.add(insert ? IdentityInserts.value(sourceAlias, f) : targetRow.get(i));
+        continue;
+      }
       if (v == null && c.allColumns()) {
         String name = sourceColumn(src, f.name());
         if (name != null) {
