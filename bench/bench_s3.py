@@ -100,11 +100,10 @@ def main(argv=None) -> int:
             n += 1
 
         rs_requests = delta_rs_requests(minio, rs, n, args.count_appends)
-        n += args.count_appends
-        for path in (ours.replace("s3a://", "s3://"), rs):
+        for path, rows in ((ours.replace("s3a://", "s3://"), n), (rs, n + args.count_appends)):
             ids = DeltaTable(path, storage_options=opts).to_pyarrow_table().column("id").to_pylist()
-            if sorted(ids) != list(range(n)):
-                print(f"FAIL: {path} holds {len(ids)} rows, {len(set(ids))} distinct; expected {n}", file=sys.stderr)
+            if sorted(ids) != list(range(rows)):
+                print(f"FAIL: {path} holds {len(ids)} rows, {len(set(ids))} distinct; expected {rows}", file=sys.stderr)
                 return 1
 
         names = sorted({k for r in requests for k in r})
