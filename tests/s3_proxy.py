@@ -17,6 +17,8 @@ skips the first ``skip`` matches and then acts on the next ``times`` ones (-1: a
   answer: the request was carried out, and the store can be killed before the client learns it.
 
 Every rule counts the requests it acted on (:attr:`Rule.fired`), so a test can prove its fault hit.
+The proxy also records every request it received as ``(method, path)`` in :attr:`FaultProxy.seen`
+(a bench counts a client's requests by type with it).
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class FaultProxy:
     def __init__(self, target: str):
         self.target = urlparse(target)
         self.rules: list[Rule] = []
+        self.seen: list[tuple[str, str]] = []
         self.lock = threading.Lock()
         proxy = self
 
@@ -137,6 +140,7 @@ class FaultProxy:
             def _handle(self) -> None:
                 body = self._body()
                 with proxy.lock:
+                    proxy.seen.append((self.command, self.path))
                     rule = next((r for r in proxy.rules if r.take(self.command, self.path)), None)
                 if rule is not None and rule.action in ("503", "500"):
                     self._error(rule.action)

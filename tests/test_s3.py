@@ -134,20 +134,55 @@ def test_every_command_on_an_s3a_table(spark, delta_spark, s3_table_path):
 
 
 def test_requests_of_a_warm_one_row_append(spark, s3_table_path):
-    """A one-row append to a warm table: its data file PUT, one commit PUT and one PUT of the
-    version's checksum file; at most two GETs (the data file's footer, for its statistics, and the
-    checksum work's read) and no listing of data directories. LISTs: one of the log (the cached
-    snapshot's check), one of S3A's create probe of the data file, and two of the LogStore's
-    existence probe of the commit key (``S3SingleDriverLogStore``); HEADs: the create probe, the
-    data file's size, the LogStore's probe and the commit's time for the snapshot cache."""
+    """A one-row append to a warm table: its data file PUT, one conditional commit PUT and one PUT
+    of the version's checksum file; one LIST (of ``_delta_log``: the cached snapshot's check), one
+    GET (the data file's footer, for its statistics) and one HEAD (the data file's size, after the
+    task wrote it). No create probes (S3A's HEAD/LIST before a create: skipped by the server's
+    ``fs.s3a.performance.flags``), no read back of the commit, no probe for its checksum file or
+    its time, no listing of data directories."""
     for i in range(3):
         filecommit.write(spark.range(i, i + 1, 1, 1), s3_table_path)
     req = filecommit.write(spark.range(9, 10, 1, 1), s3_table_path).metrics.object_store_requests
     print(f"\nrequests of a warm one-row append: {req}")
     assert req.get("object_put_request") == 3, req
-    assert req.get("action_http_get_request", 0) <= 2, req
+    assert req.get("action_http_get_request", 0) <= 1, req
+    assert req.get("object_list_request", 0) <= 1, req
+    assert req.get("object_metadata_request", 0) <= 1 and req.get("action_http_head_request", 0) <= 1, req
+    assert req.get("object_delete_request", 0) == 0, req
+    assert sorted(delta_table(s3_table_path).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 2, 9]
+
+
+def test_requests_of_stage_publish_and_vacuum(spark, s3_table_path):
+    """A staged one-row append is one PUT of its data file and one of its record (no temporary
+    object, copy and delete; no directory marker). Its publish: PUTs of the publish marker, the
+    conditional commit, its checksum and the ``published`` marker, the marker's DELETE; reads of the
+    record and the staged directory. VACUUM of the small table: one LIST per directory it walks
+    (table root, ``_staged``) plus the log listings of its snapshot and of its one read of every
+    commit (shared by its own and the staged commits' protection), nothing written or deleted.
+    delta-rs reads the published rows."""
+    filecommit.write(spark.range(0, 1, 1, 1), s3_table_path)
+    filecommit.write(spark.range(1, 2, 1, 1), s3_table_path)
+    staged = filecommit.write(spark.range(5, 6, 1, 1), s3_table_path, stage=True)
+    req = staged.metrics.object_store_requests
+    print(f"\nrequests of a staged one-row append: {req}")
+    assert req.get("object_put_request") == 2, req
+    assert req.get("object_copy_requests", 0) == 0 and req.get("object_delete_request", 0) == 0, req
+    pub = filecommit.commit(spark, s3_table_path, staged)
+    req = pub.metrics.object_store_requests
+    print(f"requests of a publish: {req}")
+    assert pub.version == 2
+    assert req.get("object_put_request") == 4, req
+    assert req.get("object_delete_request", 0) <= 1, req
     assert req.get("object_list_request", 0) <= 4, req
-    assert req.get("object_metadata_request", 0) <= 5, req
+    assert req.get("object_metadata_request", 0) <= 6 and req.get("action_http_head_request", 0) <= 6, req
+    assert req.get("action_http_get_request", 0) <= 3, req
+    assert sorted(delta_table(s3_table_path).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 5]
+    vac = filecommit.vacuum(spark, s3_table_path, retention_hours=168)
+    req = vac.object_store_requests
+    print(f"requests of a VACUUM: {req}")
+    assert vac.files == []
+    assert 1 <= req.get("object_list_request", 0) <= 6, req
+    assert req.get("object_put_request", 0) == 0 and req.get("object_delete_request", 0) == 0, req
 
 
 @pytest.mark.parametrize("bad", [

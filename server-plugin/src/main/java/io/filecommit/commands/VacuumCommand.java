@@ -116,8 +116,9 @@ public final class VacuumCommand {
     }
     long cutoff = System.currentTimeMillis() - retention;
     FileSystem fs = log.fs();
-    Set<Path> valid = validFiles(session, log, snapshot, cutoff);
-    valid.addAll(StagedFiles.protectedFiles(log, cutoff));
+    StagedFiles.Protector staged = StagedFiles.protector(log, cutoff);
+    Set<Path> valid = validFiles(session, log, snapshot, cutoff, staged);
+    valid.addAll(staged.files());
     Set<String> partitionColumns = new HashSet<>();
     snapshot.metadata().partitionColumns().forEach(c -> partitionColumns.add(c.toLowerCase(Locale.ROOT)));
     List<String> files = new ArrayList<>();
@@ -169,7 +170,8 @@ public final class VacuumCommand {
    * the snapshot, every JSON commit in the log, and (when older commits were cleaned) the
    * checkpoints' {@code remove} entries.
    */
-  private static Set<Path> validFiles(SparkSession session, DeltaLog log, Snapshot snapshot, long cutoff) {
+  private static Set<Path> validFiles(SparkSession session, DeltaLog log, Snapshot snapshot, long cutoff,
+      StagedFiles.Protector staged) {
     Set<Path> valid = new HashSet<>();
     FileSystem fs = log.fs();
     String root = log.tablePath().toString();
@@ -179,7 +181,9 @@ public final class VacuumCommand {
     }
     List<Long> versions = log.listVersions();
     for (long v : versions) {
-      for (Action a : log.readCommit(v)) {
+      List<Action> actions = log.readCommit(v);
+      staged.commit(v, actions); // the staged commits' protection from the same read of the log
+      for (Action a : actions) {
         if (a instanceof RemoveFile r && r.deletionTimestamp() > cutoff) {
           valid.add(fs.makeQualified(log.absolutePath(r.path())));
           addDv(valid, fs, root, r.deletionVector());

@@ -13,7 +13,9 @@ import org.apache.spark.api.plugin.SparkPlugin;
  * spark.plugins=io.filecommit.connect.ServerStartCheck}, which {@code filecommit.local_session}
  * does): a server where both filecommit and delta-spark would answer {@code format("delta")}
  * fails to start with a message naming {@value DeltaFormatSource#SETTING} ({@link
- * DeltaFormatSource#name}), instead of failing each data source lookup later.
+ * DeltaFormatSource#name}), instead of failing each data source lookup later. It also sets the
+ * server's object-store defaults ({@link io.filecommit.delta.storage.ObjectStoreDefaults}) on the
+ * Hadoop conf before any file system is made.
  */
 public final class ServerStartCheck implements SparkPlugin {
   /** Public no-arg constructor, used by Spark's plugin loader. */
@@ -31,6 +33,7 @@ public final class ServerStartCheck implements SparkPlugin {
       @Override
       public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
         DeltaFormatSource.name(sc.conf(), DeltaFormatSource.deltaSparkPresent());
+        io.filecommit.delta.storage.ObjectStoreDefaults.apply(sc.hadoopConfiguration());
         return Map.of();
       }
     };

@@ -175,15 +175,14 @@ public final class DeltaLog {
   public List<Long> listVersions() {
     List<Long> versions = new ArrayList<>();
     try {
-      if (!fs.exists(logPath)) {
-        return versions;
-      }
       for (FileStatus st : fs.listStatus(logPath)) {
         Matcher m = COMMIT.matcher(st.getPath().getName());
         if (m.matches()) {
           versions.add(Long.parseLong(m.group(1)));
         }
       }
+    } catch (FileNotFoundException e) {
+      return versions; // no log: listed without an existence probe first (a HEAD and a LIST on S3)
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot list " + logPath, e);
     }
@@ -391,7 +390,7 @@ public final class DeltaLog {
   public void committed(long version, Protocol protocol, Metadata metadata, Map<String, Long> txns) {
     String key = tablePath.toString();
     SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
-    long mtime = commitMtime(version);
+    long mtime = LogProbe.objectStore(fs) ? LogProbe.PUBLISHED_HERE : commitMtime(version);
     if (c == null || mtime < 0) {
       SnapshotCache.INSTANCE.remove(key);
     } else if (c.version() == version - 1) {

@@ -64,6 +64,7 @@ public final class DeltaLogCache {
         return new SessionHadoop(null, refused);
       }
       Configuration conf = new Configuration(sc.hadoopConfiguration());
+      io.filecommit.delta.storage.ObjectStoreDefaults.apply(conf);
       entries.forEach((k, v) -> {
         if (v != null) {
           conf.set(k, v);

@@ -23,6 +23,14 @@ public final class LogProbe {
   /** URI schemes whose directories are key prefixes (no mkdirs needed, a missing file's probe lists). */
   private static final Set<String> OBJECT_STORES = Set.of("s3", "s3a", "s3n", "gs", "wasb", "wasbs", "oss", "cos", "cosn");
 
+  /**
+   * The cached modification time of a commit this server has just published on an object store,
+   * not yet seen in a listing (a {@code PUT}'s answer carries no time, and a {@code HEAD} for it
+   * would cost a request per commit): the next {@link #check} accepts the commit's file at any
+   * time, as the file this server's put-if-absent created.
+   */
+  static final long PUBLISHED_HERE = Long.MAX_VALUE;
+
   private LogProbe() {}
 
   /**
@@ -101,6 +109,6 @@ public final class LogProbe {
       throw log.readFailure(new UncheckedIOException(e));
     }
     // A listing's times have milliseconds, a HEAD's (where the cached time came from) whole seconds.
-    return new boolean[] {found >= 0 && found / 1000 == mtime / 1000, !newer};
+    return new boolean[] {found >= 0 && (mtime == PUBLISHED_HERE || found / 1000 == mtime / 1000), !newer};
   }
 }

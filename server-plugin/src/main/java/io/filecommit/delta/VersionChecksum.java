@@ -165,7 +165,7 @@ public record VersionChecksum(String txnId, long tableSizeBytes, long numFiles, 
    * @param commit the actions of the next version
    * @return the next checksum, or null when it cannot be derived (a remove without a size)
    */
-  VersionChecksum next(List<Action> commit) {
+  VersionChecksum next(List<? extends Action> commit) {
     long size = tableSizeBytes;
     long count = numFiles;
     Protocol p = protocol;

@@ -52,7 +52,44 @@ public final class VersionChecksums {
     }
   };
 
+  /** The actions of the commit this server just published per table root (version, actions), until its checksum is written. */
+  private record Published(long version, List<? extends Action> actions) {}
+
+  private static final Map<String, Published> PUBLISHED = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Published> eldest) {
+      return size() > 16;
+    }
+  };
+
   private VersionChecksums() {}
+
+  /**
+   * Hands over the actions of a commit this server published (its put-if-absent landed, or the
+   * log holds this transaction's commit), so {@link #write} computes the checksum without reading
+   * the commit back and without probing for an existing checksum file: only the committer of a
+   * version writes its checksum.
+   *
+   * @param log the table's log
+   * @param version the version the commit holds
+   * @param actions the commit's actions, as written
+   */
+  public static void committed(DeltaLog log, long version, List<? extends Action> actions) {
+    synchronized (PUBLISHED) {
+      PUBLISHED.put(log.tablePath().toString(), new Published(version, actions));
+    }
+  }
+
+  private static List<? extends Action> takePublished(DeltaLog log, long version) {
+    synchronized (PUBLISHED) {
+      Published p = PUBLISHED.get(log.tablePath().toString());
+      if (p == null || p.version() != version) {
+        return null;
+      }
+      PUBLISHED.remove(log.tablePath().toString());
+      return p.actions();
+    }
+  }
 
   /** {@return how many checksum files of other writers disagreed with the table state, since the server started} */
   public static long mismatchesReported() {
@@ -90,7 +127,9 @@ public final class VersionChecksums {
   }
 
   /**
-   * Writes the checksum file of a version this server just committed, unless it exists.
+   * Writes the checksum file of a version this server just committed, unless it exists (not
+   * probed when the commit's actions were handed over by {@link #committed}: this server is then
+   * the version's committer, the only writer of its checksum).
    *
    * @param log the table's log
    * @param version the committed version
@@ -100,11 +139,12 @@ public final class VersionChecksums {
   public static VersionChecksum write(DeltaLog log, long version) throws IOException {
     Path target = file(log, version);
     FileSystem fs = log.fs();
-    if (fs.exists(target)) {
+    List<? extends Action> published = takePublished(log, version);
+    if (published == null && fs.exists(target)) {
       return null;
     }
     String table = log.tablePath().toString();
-    List<Action> commit = log.readCommit(version);
+    List<? extends Action> commit = published != null ? published : log.readCommit(version);
     Written mine;
     synchronized (LAST) {
       mine = LAST.get(table);
@@ -146,7 +186,7 @@ public final class VersionChecksums {
   }
 
   /** The checksum from the table state at {@code version}, replayed by Kernel. */
-  static VersionChecksum fromState(DeltaLog log, long version, List<Action> commit) {
+  static VersionChecksum fromState(DeltaLog log, long version, List<? extends Action> commit) {
     io.delta.kernel.Snapshot ks = Table.forPath(log.engine(), log.tablePath().toString())
         .getSnapshotAsOfVersion(log.engine(), version);
     List<AddFile> files = ScanFiles.activeFiles(ks, log.engine(), log.tablePath().toString());

@@ -1,6 +1,7 @@
 package io.filecommit.txn;
 
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.VersionChecksums;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.CommitInfo;
 import io.filecommit.errors.ErrorClass;
@@ -68,6 +69,7 @@ final class LogPublisher {
       for (int tries = 0; ; tries++) {
         try {
           deltaLog.writeCommit(version, lines);
+          VersionChecksums.committed(deltaLog, version, lines);
           return null;
         } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
           failure = null;
@@ -82,6 +84,7 @@ final class LogPublisher {
           if (isOurs(present)) {
             LOG.warn("filecommit: the store reported a failure for commit " + version + " of " + table
                 + ", but the log holds this transaction's commit (txnId " + txnId + "): committed", failure);
+            VersionChecksums.committed(deltaLog, version, present);
             return null;
           }
           return present;

@@ -125,20 +125,58 @@ public final class StagedFiles {
    *     record or the log cannot be read (VACUUM must then not run)
    */
   public static Set<Path> protectedFiles(DeltaLog log, long cutoff) {
-    FileSystem fs = log.fs();
-    Set<Path> out = new HashSet<>();
+    Protector p = protector(log, cutoff);
+    for (long v : log.listVersions()) {
+      p.commit(v, log.readCommit(v));
+    }
+    return p.files();
+  }
+
+  /**
+   * {@link #protectedFiles} in two steps, for a caller that reads every commit anyway (VACUUM): the
+   * staged records are read now, then the caller hands each commit of the log to {@link
+   * Protector#commit}, so the log is listed and read once.
+   *
+   * @param log the table's log
+   * @param cutoff as for {@link #protectedFiles}
+   * @return the protector, holding the staged records' files
+   * @throws io.filecommit.errors.FileCommitException as {@link #protectedFiles}
+   */
+  public static Protector protector(DeltaLog log, long cutoff) {
+    Protector p = new Protector(log, cutoff);
     for (List<String> lines : StagingStore.records(log)) {
       StagedCommit c = StagedCommit.parse(lines);
-      addedFiles(log, c.actions()).forEach(p -> out.add(fs.makeQualified(p)));
-      c.writtenFiles().forEach(f -> out.add(fs.makeQualified(resolve(log, f))));
+      addedFiles(log, c.actions()).forEach(f -> p.out.add(p.fs.makeQualified(f)));
+      c.writtenFiles().forEach(f -> p.out.add(p.fs.makeQualified(resolve(log, f))));
     }
-    for (long v : log.listVersions()) {
-      List<Action> actions = log.readCommit(v);
+    return p;
+  }
+
+  /** The files of {@link #protectedFiles}, gathered commit by commit ({@link #protector}). */
+  public static final class Protector {
+    private final DeltaLog log;
+    private final long cutoff;
+    private final FileSystem fs;
+    private final Set<Path> out = new HashSet<>();
+
+    private Protector(DeltaLog log, long cutoff) {
+      this.log = log;
+      this.cutoff = cutoff;
+      this.fs = log.fs();
+    }
+
+    /**
+     * Adds the change data of commit {@code v} when it published staged commits after the cutoff.
+     *
+     * @param v the version
+     * @param actions its actions
+     */
+    public void commit(long v, List<Action> actions) {
       CommitInfo info = actions.stream().filter(a -> a instanceof CommitInfo).map(a -> (CommitInfo) a)
           .findFirst().orElse(null);
       if (WinningCommitSummary.of(v, actions).stagedCommitIds().isEmpty()
           || (info != null && info.effectiveTimestamp() <= cutoff && commitTime(log, v) <= cutoff)) {
-        continue;
+        return;
       }
       for (Action a : actions) {
         if (a instanceof AddCDCFile cdc) {
@@ -146,7 +184,11 @@ public final class StagedFiles {
         }
       }
     }
-    return out;
+
+    /** {@return the files to keep: absolute, qualified paths} */
+    public Set<Path> files() {
+      return out;
+    }
   }
 
   /** The modification time of commit file {@code v}, ms since the epoch (Long.MAX_VALUE when unknown). */

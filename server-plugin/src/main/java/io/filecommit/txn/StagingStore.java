@@ -1,6 +1,7 @@
 package io.filecommit.txn;
 
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.LogProbe;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
@@ -66,24 +67,27 @@ public final class StagingStore {
   }
 
   /**
-   * Stores a staged commit (written to a hidden file, then renamed into place).
+   * Stores a staged commit (written to a hidden file, then renamed into place; on an object store
+   * one {@code PUT} of the record itself).
    *
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_WRITE_FAILED} when the
    *     record cannot be written (nothing is staged)
    */
   static void write(DeltaLog log, StagedCommit commit) {
     watch(log);
-    Path tmp = new Path(dir(log), "." + commit.id() + ".json.tmp");
+    FileSystem fs = log.fs();
+    // An object store shows a PUT whole or not at all: the record is written in place, one request.
+    boolean direct = LogProbe.objectStore(fs);
+    Path tmp = direct ? file(log, commit.id(), ".json") : new Path(dir(log), "." + commit.id() + ".json.tmp");
     try {
-      FileSystem fs = log.fs();
-      fs.mkdirs(dir(log));
+      LogProbe.makeDirectory(fs, dir(log));
       try (OutputStream out = fs.create(tmp, false)) {
         for (String line : commit.toLines()) {
           out.write(line.getBytes(StandardCharsets.UTF_8));
           out.write('\n');
         }
       }
-      if (!fs.rename(tmp, file(log, commit.id(), ".json"))) {
+      if (!direct && !fs.rename(tmp, file(log, commit.id(), ".json"))) {
         throw new IOException("rename of " + tmp + " failed");
       }
     } catch (IOException e) {
