@@ -33,7 +33,6 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.util.HadoopInputFile;
-import org.apache.parquet.schema.MessageType;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter;
 import org.apache.spark.sql.types.StructField;
@@ -108,9 +107,12 @@ public final class StageFilesCommand {
     }
     List<AddFile> adds = new ArrayList<>();
     Set<String> seen = new HashSet<>();
-    long now = System.currentTimeMillis();
+    // Built once: read options from the Hadoop configuration walk all its entries.
+    org.apache.parquet.ParquetReadOptions options = org.apache.parquet.HadoopReadOptions.builder(log.conf()).build();
+    ParquetToSparkSchemaConverter converter = new ParquetToSparkSchemaConverter(session.sessionState().conf());
+    int indexed = TableConfig.DATA_SKIPPING_NUM_INDEXED_COLS.fromMetadata(md);
     for (StagedFile f : files) {
-      AddFile add = check(session, log, md, snapshot, f);
+      AddFile add = check(log, md, snapshot, f, options, converter, indexed);
       if (!seen.add(add.path())) {
         throw invalid(f.path(), table, "it is given twice");
       }
@@ -132,7 +134,8 @@ public final class StageFilesCommand {
   }
 
   /** Checks one file and builds its add action. */
-  private static AddFile check(SparkSession session, DeltaLog log, Metadata md, Snapshot snapshot, StagedFile f) {
+  private static AddFile check(DeltaLog log, Metadata md, Snapshot snapshot, StagedFile f,
+      org.apache.parquet.ParquetReadOptions options, ParquetToSparkSchemaConverter converter, int indexed) {
     String table = log.tablePath().toString();
     if (f.path() == null || f.path().isBlank()) {
       throw invalid(f.path(), table, "the path is empty");
@@ -170,16 +173,16 @@ public final class StageFilesCommand {
       throw invalid(f.path(), table, "it is already in the table");
     }
     Map<String, String> partitionValues = partitionValues(md, f, relative, table);
-    MessageType footer;
-    try (ParquetFileReader reader = ParquetFileReader.open(HadoopInputFile.fromStatus(status, log.conf()))) {
-      footer = reader.getFooter().getFileMetaData().getSchema();
+    org.apache.parquet.hadoop.metadata.ParquetMetadata footer;
+    try (ParquetFileReader reader = ParquetFileReader.open(HadoopInputFile.fromStatus(status, log.conf()), options)) {
+      footer = reader.getFooter();
     } catch (IOException | RuntimeException e) {
       throw invalid(f.path(), table, "it is not a readable Parquet file (" + e.getMessage() + ")");
     }
-    checkSchema(md, new ParquetToSparkSchemaConverter(session.sessionState().conf()).convert(footer), f.path(), table);
+    checkSchema(md, converter.convert(footer.getFileMetaData().getSchema()), f.path(), table);
     String stats;
     try {
-      stats = ParquetStats.collect(log.conf(), status, TableConfig.DATA_SKIPPING_NUM_INDEXED_COLS.fromMetadata(md));
+      stats = ParquetStats.fromFooter(footer, indexed);
     } catch (IOException e) {
       throw invalid(f.path(), table, "its footer cannot be read (" + e.getMessage() + ")");
     }

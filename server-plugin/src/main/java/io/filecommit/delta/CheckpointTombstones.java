@@ -32,6 +32,18 @@ final class CheckpointTombstones {
   }
 
   /**
+   * The number of selected {@code add} rows of a checkpoint batch.
+   *
+   * @param batch a batch of Kernel's checkpoint iterator
+   * @return its add actions
+   */
+  static long countAdds(FilteredColumnarBatch batch) {
+    long[] n = {0};
+    forEach(batch, "add", (row, key) -> n[0]++);
+    return n[0];
+  }
+
+  /**
    * The batch with the {@code remove} rows whose key is in {@code addKeys} unselected.
    *
    * @param batch a batch of Kernel's checkpoint iterator

@@ -18,7 +18,9 @@ import org.apache.parquet.hadoop.util.HadoopInputFile;
  * iterator and Parquet writer, without its check that Kernel itself could enforce the table's
  * write-time rules (CHECK constraints, invariants, generated columns: filecommit enforces them on
  * its writes, and a checkpoint only restates the log), and without the tombstones of files the
- * checkpoint lists as added again ({@link CheckpointTombstones}; Kernel 4.4 keeps them).
+ * checkpoint lists as added again ({@link CheckpointTombstones}; Kernel 4.4 keeps them). Tables
+ * with {@code delta.checkpointPolicy = v2} get UUID-named V2 checkpoints with sidecars instead
+ * ({@link V2Checkpoints}), as Delta writes them.
  */
 final class Checkpoints {
   private Checkpoints() {}
@@ -34,22 +36,24 @@ final class Checkpoints {
    * @throws RuntimeException (Kernel's) when Kernel cannot read the table at that version
    */
   static boolean write(DeltaLog log, long version) throws IOException {
-    boolean written = writeCheckpoint(log, version);
+    io.delta.kernel.Snapshot snapshot = kernelSnapshot(log, version);
+    if (V2Checkpoints.applies(KernelInternals.protocol(snapshot), snapshot.getTableProperties())) {
+      return V2Checkpoints.write(log, snapshot, version, V2Checkpoints.ACTIONS_PER_SIDECAR) != null;
+    }
+    boolean written = KernelInternals.writeCheckpoint(log.engine(), snapshot, checkpointFile(log, version), version);
     if (written) {
       fixLastCheckpointSize(log, version);
     }
     return written;
   }
 
-  private static boolean writeCheckpoint(DeltaLog log, long version) throws IOException {
+  private static io.delta.kernel.Snapshot kernelSnapshot(DeltaLog log, long version) throws IOException {
     Table table = Table.forPath(log.engine(), log.tablePath().toString());
-    io.delta.kernel.Snapshot snapshot;
     try {
-      snapshot = table.getSnapshotAsOfVersion(log.engine(), version);
+      return table.getSnapshotAsOfVersion(log.engine(), version);
     } catch (TableNotFoundException e) {
       throw new FileNotFoundException("No Delta table at " + log.tablePath() + ": " + e.getMessage());
     }
-    return KernelInternals.writeCheckpoint(log.engine(), snapshot, checkpointFile(log, version), version);
   }
 
   private static Path checkpointFile(DeltaLog log, long version) {

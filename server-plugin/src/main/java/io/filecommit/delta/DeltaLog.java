@@ -271,12 +271,10 @@ public final class DeltaLog {
    * @throws IOException when the store fails; the commit may or may not have landed
    */
   public void writeCommit(long version, List<? extends Action> actions) throws IOException {
-    List<String> lines = new ArrayList<>(actions.size());
-    for (Action a : actions) {
-      lines.add(Actions.toJson(a));
-    }
     LogProbe.makeDirectory(fs, logPath);
-    logStore.write(commitFile(version), lines.iterator(), false, conf);
+    // Each line serialized as the store consumes it: a commit of 100,000 files never holds its JSON whole.
+    java.util.Iterator<String> lines = actions.stream().map(a -> Actions.toJson(a)).iterator();
+    logStore.write(commitFile(version), lines, false, conf);
   }
 
   /**

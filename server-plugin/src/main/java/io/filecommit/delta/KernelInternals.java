@@ -1,13 +1,20 @@
 package io.filecommit.delta;
 
+import io.delta.kernel.data.ColumnVector;
+import io.delta.kernel.data.FilteredColumnarBatch;
 import io.delta.kernel.engine.Engine;
 import io.delta.kernel.internal.SnapshotImpl;
 import io.delta.kernel.internal.checkpoints.CheckpointMetaData;
 import io.delta.kernel.internal.checkpoints.Checkpointer;
+import io.delta.kernel.internal.data.GenericRow;
+import io.delta.kernel.internal.data.StructRow;
 import io.delta.kernel.internal.deletionvectors.Base85Codec;
 import io.delta.kernel.internal.deletionvectors.DeletionVectorUtils;
 import io.delta.kernel.internal.deletionvectors.RoaringBitmapArray;
 import io.delta.kernel.internal.replay.CreateCheckpointIterator;
+import io.delta.kernel.types.StructField;
+import io.delta.kernel.types.StructType;
+import io.delta.kernel.utils.CloseableIterator;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
@@ -123,6 +130,38 @@ public final class KernelInternals {
    */
   static boolean writeCheckpoint(Engine engine, io.delta.kernel.Snapshot snapshot, Path file, long version)
       throws IOException {
+    long adds;
+    try (CloseableIterator<FilteredColumnarBatch> actions = checkpointActions(engine, snapshot)) {
+      long[] count = {0};
+      engine.getParquetHandler().writeParquetFileAtomically(file.toString(),
+          actions.map(b -> {
+            count[0] += CheckpointTombstones.countAdds(b);
+            return b;
+          }));
+      adds = count[0];
+    } catch (FileAlreadyExistsException e) {
+      return false;
+    }
+    new Checkpointer(((SnapshotImpl) snapshot).getLogPath()).writeLastCheckpointFile(engine,
+        new CheckpointMetaData(version, adds, Optional.empty()));
+    return true;
+  }
+
+  /**
+   * The actions of a checkpoint of {@code snapshot} (protocol "Checkpoints": the reconciled
+   * protocol, metadata, live files, unexpired tombstones, txn and domain metadata), as batches of
+   * Kernel's checkpoint iterator (one row per action, in Kernel's checkpoint schema, selected rows
+   * only count), without the tombstones of files the checkpoint lists as added again ({@link
+   * CheckpointTombstones}). Reads the log twice (the first pass collects the added keys); the
+   * batches are streamed, one at a time.
+   *
+   * @param engine the table's engine
+   * @param snapshot the version to checkpoint
+   * @return the batches; the caller closes them
+   * @throws IOException when the log cannot be read
+   */
+  static CloseableIterator<FilteredColumnarBatch> checkpointActions(Engine engine, io.delta.kernel.Snapshot snapshot)
+      throws IOException {
     SnapshotImpl impl = (SnapshotImpl) snapshot;
     java.util.Set<String> addKeys = new java.util.HashSet<>();
     try (CreateCheckpointIterator first = impl.getCreateCheckpointIterator(engine)) {
@@ -130,17 +169,22 @@ public final class KernelInternals {
         CheckpointTombstones.collectAdds(first.next(), addKeys);
       }
     }
-    long adds;
-    try (CreateCheckpointIterator actions = impl.getCreateCheckpointIterator(engine)) {
-      engine.getParquetHandler().writeParquetFileAtomically(file.toString(),
-          actions.map(b -> CheckpointTombstones.withoutReAdded(b, addKeys)));
-      adds = actions.getNumberOfAddActions();
-    } catch (FileAlreadyExistsException e) {
-      return false;
-    }
-    new Checkpointer(impl.getLogPath()).writeLastCheckpointFile(engine, new CheckpointMetaData(version, adds,
-        Optional.empty()));
-    return true;
+    CreateCheckpointIterator actions = impl.getCreateCheckpointIterator(engine);
+    return actions.map(b -> CheckpointTombstones.withoutReAdded(b, addKeys));
+  }
+
+  /**
+   * One action of a checkpoint batch as its JSON line ({@code {"<field>":{...}}}, null fields left
+   * out), written by Kernel's own row serializer (protocol "Actions").
+   *
+   * @param field the action's column of the batch ({@code protocol}, {@code metaData}, ...)
+   * @param vector that column's struct vector
+   * @param row the row, not null in {@code vector}
+   * @return the JSON line, without a line break
+   */
+  static String actionJson(StructField field, ColumnVector vector, int row) {
+    return io.delta.kernel.defaults.internal.json.JsonUtils.rowToJson(new GenericRow(
+        new StructType().add(field), java.util.Map.of(0, StructRow.fromStructVector(vector, row))));
   }
 
   /**

@@ -53,6 +53,18 @@ public final class ParquetStats {
         org.apache.parquet.HadoopReadOptions.builder(conf, status.getPath()).build())) {
       footer = reader.getFooter();
     }
+    return fromFooter(footer, numIndexedCols);
+  }
+
+  /**
+   * The statistics JSON of a Parquet data file from its footer, already read (as {@link #collect}).
+   *
+   * @param footer the file's footer
+   * @param numIndexedCols how many leaf columns get min/max/nullCount (negative: all)
+   * @return the statistics JSON string
+   * @throws IOException if the JSON cannot be written
+   */
+  public static String fromFooter(ParquetMetadata footer, int numIndexedCols) throws IOException {
     List<Type> fields = footer.getFileMetaData().getSchema().getFields();
     Map<String, PrimitiveType> indexed = new LinkedHashMap<>();
     int leaves = 0;

@@ -185,8 +185,11 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
         written.stream().distinct().toList(), txn.stagedProtocol(), txn.stagedMetadata(), List.copyOf(actions));
   }
 
-  /** The stored form: the header line, then one line per action. */
-  List<String> toLines() {
+  /**
+   * The stored form: the header line, then one line per action; each action's line is made as the
+   * store consumes it (a commit of many files is never held as JSON whole).
+   */
+  Iterable<String> toLines() {
     List<String> lines = new ArrayList<>();
     Header h = new Header(id, tablePath, readVersion, createdTime, expirationTime, operation, operationParameters,
         operationMetrics, blindAppend, isolationLevel, readWholeTable, readPredicates, readFiles, txns, writtenFiles);
@@ -199,8 +202,7 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
     if (metadata != null) {
       lines.add(Actions.toJson(metadata));
     }
-    actions.forEach(a -> lines.add(Actions.toJson(a)));
-    return lines;
+    return () -> java.util.stream.Stream.concat(lines.stream(), actions.stream().map(a -> Actions.toJson(a))).iterator();
   }
 
   /** Parses the header line of the stored form. */

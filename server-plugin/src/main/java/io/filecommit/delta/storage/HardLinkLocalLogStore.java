@@ -47,19 +47,15 @@ public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
     if (dir == null || !Files.isDirectory(dir)) {
       throw new FileNotFoundException("No such directory: " + dir);
     }
-    StringBuilder sb = new StringBuilder();
-    while (actions.hasNext()) {
-      sb.append(actions.next()).append('\n');
-    }
-    byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
     java.nio.file.Path tmp = dir.resolve("." + target.getFileName() + "." + UUID.randomUUID() + ".tmp");
     try {
-      writeSynced(tmp, bytes);
+      // Streamed line by line into the temporary file: a commit of many files is never held whole.
+      writeSynced(tmp, actions);
       if (Boolean.TRUE.equals(overwrite)) {
         Files.move(tmp, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
             java.nio.file.StandardCopyOption.ATOMIC_MOVE);
       } else {
-        publishAbsent(target, tmp, bytes);
+        publishAbsent(target, tmp);
       }
       syncDirectory(dir);
     } finally {
@@ -73,12 +69,12 @@ public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
    * any reason other than an existing target (no hard links on this file system, {@code EPERM},
    * {@code EXDEV}, access denied: {@link UnsupportedOperationException} or a {@link
    * java.nio.file.FileSystemException}) is decided by what the directory then holds: a target with
-   * exactly our bytes is ours (the link landed after all, nothing is written twice); another target
+   * exactly our bytes (those of the temporary file) is ours (the link landed after all, nothing is written twice); another target
    * is a lost race ({@link FileAlreadyExistsException}); no target falls back to an exclusive
    * create ({@code O_CREAT|O_EXCL}) of the target with the bytes, removed again if it cannot be
    * written whole.
    */
-  private void publishAbsent(java.nio.file.Path target, java.nio.file.Path tmp, byte[] bytes) throws IOException {
+  private void publishAbsent(java.nio.file.Path target, java.nio.file.Path tmp) throws IOException {
     try {
       link(target, tmp);
       return;
@@ -86,7 +82,7 @@ public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
       throw e;
     } catch (UnsupportedOperationException | java.nio.file.FileSystemException e) {
       if (Files.exists(target, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-        if (java.util.Arrays.equals(Files.readAllBytes(target), bytes)) {
+        if (Files.mismatch(target, tmp) == -1L) {
           return;
         }
         throw new FileAlreadyExistsException(target.toString(), null, "the version exists (link refused: " + e + ")");
@@ -96,7 +92,7 @@ public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
     try {
       try (java.io.FileOutputStream out = openExclusive(target)) {
         created = true;
-        out.write(bytes);
+        Files.copy(tmp, out);
         out.getFD().sync();
       }
     } catch (Throwable t) {
@@ -131,9 +127,14 @@ public class HardLinkLocalLogStore extends HadoopFileSystemLogStore {
    * streams, not {@link FileChannel}s: a thread interrupted meanwhile (a cancelled command) does
    * not fail the write.
    */
-  private static void writeSynced(java.nio.file.Path file, byte[] bytes) throws IOException {
+  private static void writeSynced(java.nio.file.Path file, Iterator<String> lines) throws IOException {
     try (java.io.FileOutputStream out = openExclusive(file)) {
-      out.write(bytes);
+      java.io.Writer w = new java.io.BufferedWriter(new java.io.OutputStreamWriter(out, StandardCharsets.UTF_8), 1 << 16);
+      while (lines.hasNext()) {
+        w.write(lines.next());
+        w.write('\n');
+      }
+      w.flush();
       out.getFD().sync();
     }
   }

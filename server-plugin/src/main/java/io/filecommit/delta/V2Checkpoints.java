@@ -1,0 +1,145 @@
+package io.filecommit.delta;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.utils.CloseableIterator;
+import io.filecommit.delta.actions.Actions;
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * Writes UUID-named V2 checkpoints with sidecar files (protocol "V2 Spec", "UUID-named checkpoint",
+ * "Sidecar Files", "Sidecar File Information", "Checkpoint Metadata"), as Delta's {@code
+ * Checkpoints.writeCheckpoint} does for tables with {@code delta.checkpointPolicy = v2}: the file
+ * actions ({@code add}, {@code remove}) go into Parquet sidecars of at most {@link
+ * #ACTIONS_PER_SIDECAR} actions each in {@code _delta_log/_sidecars/<uuid>.parquet}, written by
+ * Delta Kernel's Parquet writer from Kernel's checkpoint iterator ({@link
+ * KernelInternals#checkpointActions}); then the checkpoint file {@code
+ * <version>.checkpoint.<uuid>.json} holds one {@code checkpointMetadata}, the non-file actions
+ * ({@code protocol}, {@code metaData}, {@code txn}, {@code domainMetadata}, serialized by Kernel)
+ * and one {@code sidecar} action per sidecar; last, {@code _last_checkpoint} (protocol "Last
+ * Checkpoint File Schema").
+ *
+ * <p>Kernel 4.4 writes classic checkpoints only ({@code Table.checkpoint}), hence this class. The
+ * checkpoint file is published put-if-absent after every sidecar is complete, so a reader never
+ * sees a checkpoint whose sidecars are missing; sidecars of a failed attempt stay unreferenced.
+ * The checkpoint file is JSON (the protocol allows JSON or Parquet): it holds a few lines, and the
+ * table's log store publishes it as it publishes commits. Memory: one Kernel batch at a time.
+ */
+final class V2Checkpoints {
+  /** Most file actions in one sidecar file (Delta's default sidecar size). */
+  static final int ACTIONS_PER_SIDECAR = 50_000;
+  /** Table property choosing the checkpoint kind ({@code classic} or {@code v2}; Delta's name). */
+  static final String CHECKPOINT_POLICY = "delta.checkpointPolicy";
+
+  private V2Checkpoints() {}
+
+  /**
+   * Whether checkpoints of a table are V2 checkpoints: the {@code v2Checkpoint} feature is
+   * supported and {@code delta.checkpointPolicy} is {@code v2} (as Delta decides).
+   *
+   * @param protocol the table's protocol
+   * @param configuration the table's properties
+   * @return true for a V2 checkpoint
+   */
+  static boolean applies(io.filecommit.delta.actions.Protocol protocol, Map<String, String> configuration) {
+    return TableFeatures.writerFeatures(protocol).contains("v2Checkpoint")
+        && "v2".equalsIgnoreCase(configuration.getOrDefault(CHECKPOINT_POLICY, "classic").trim());
+  }
+
+  /**
+   * What a V2 checkpoint write produced.
+   *
+   * @param checkpoint the checkpoint file
+   * @param sidecars the sidecar files, in the order the checkpoint lists them
+   * @param fileActions add and remove actions written to sidecars
+   * @param adds add actions among them
+   * @param size all actions of the checkpoint: its own lines plus the sidecars' rows
+   */
+  record Written(Path checkpoint, List<Path> sidecars, long fileActions, long adds, long size) {}
+
+  /**
+   * Writes a V2 checkpoint of {@code snapshot} at {@code version}, then {@code _last_checkpoint}.
+   *
+   * @param log the table's log
+   * @param snapshot Kernel's snapshot at {@code version}
+   * @param version the version
+   * @param actionsPerSidecar most file actions per sidecar (> 0)
+   * @return what was written, or null when a checkpoint of {@code version} already existed
+   * @throws IOException when writing fails (nothing references the sidecars written so far)
+   */
+  static Written write(DeltaLog log, io.delta.kernel.Snapshot snapshot, long version, int actionsPerSidecar)
+      throws IOException {
+    if (exists(log, version)) {
+      return null;
+    }
+    Engine engine = log.engine();
+    Path sidecarDir = new Path(log.logPath(), "_sidecars");
+    List<Path> sidecars = new ArrayList<>();
+    List<String> sidecarLines = new ArrayList<>();
+    List<String> nonFile;
+    long fileActions;
+    long adds;
+    try (SidecarSplitter split = new SidecarSplitter(KernelInternals.checkpointActions(engine, snapshot))) {
+      while (split.hasFileActions()) {
+        Path sidecar = new Path(sidecarDir, UUID.randomUUID() + ".parquet");
+        try (CloseableIterator<io.delta.kernel.data.FilteredColumnarBatch> chunk = split.nextChunk(actionsPerSidecar)) {
+          engine.getParquetHandler().writeParquetFileAtomically(sidecar.toString(), chunk);
+        }
+        FileStatus st = log.fs().getFileStatus(sidecar);
+        sidecars.add(sidecar);
+        ObjectNode s = Actions.MAPPER.createObjectNode();
+        s.putObject("sidecar").put("path", sidecar.getName()).put("sizeInBytes", st.getLen())
+            .put("modificationTime", st.getModificationTime());
+        sidecarLines.add(Actions.MAPPER.writeValueAsString(s));
+      }
+      split.drain();
+      nonFile = split.nonFileActions();
+      fileActions = split.fileActions();
+      adds = split.adds();
+    }
+    ObjectNode meta = Actions.MAPPER.createObjectNode();
+    ObjectNode cm = meta.putObject("checkpointMetadata").put("version", version);
+    ObjectNode tags = cm.putObject("tags");
+    tags.put("sidecarNumActions", Long.toString(fileActions));
+    tags.put("numOfAddFiles", Long.toString(adds));
+    List<String> lines = new ArrayList<>();
+    lines.add(Actions.MAPPER.writeValueAsString(meta));
+    lines.addAll(nonFile);
+    lines.addAll(sidecarLines);
+    Path checkpoint = new Path(log.logPath(), String.format("%020d.checkpoint.%s.json", version, UUID.randomUUID()));
+    try {
+      log.logStore().write(checkpoint, lines.iterator(), false, log.conf());
+    } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
+      return null;
+    }
+    long size = lines.size() + fileActions;
+    writeLastCheckpoint(log, version, size, adds, log.fs().getFileStatus(checkpoint).getLen());
+    return new Written(checkpoint, sidecars, fileActions, adds, size);
+  }
+
+  /** Whether any checkpoint of {@code version} (classic, multi-part or UUID-named) exists. */
+  private static boolean exists(DeltaLog log, long version) throws IOException {
+    FileStatus[] found = log.fs().globStatus(new Path(log.logPath(), String.format("%020d.checkpoint*", version)));
+    return found != null && found.length > 0;
+  }
+
+  /**
+   * Writes {@code _last_checkpoint} (protocol "Last Checkpoint File Schema": version, size,
+   * sizeInBytes, numOfAddFiles; no parts: a V2 checkpoint is one file). Readers find the
+   * UUID-named file by listing from {@code version}.
+   */
+  private static void writeLastCheckpoint(DeltaLog log, long version, long size, long adds, long bytes)
+      throws IOException {
+    ObjectNode last = Actions.MAPPER.createObjectNode();
+    last.put("version", version).put("size", size).put("sizeInBytes", bytes).put("numOfAddFiles", adds);
+    log.logStore().write(new Path(log.logPath(), "_last_checkpoint"),
+        List.of(Actions.MAPPER.writeValueAsString(last)).iterator(), true, log.conf());
+  }
+}
