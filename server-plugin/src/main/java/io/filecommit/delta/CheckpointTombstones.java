@@ -3,8 +3,6 @@ package io.filecommit.delta;
 import io.delta.kernel.data.ColumnVector;
 import io.delta.kernel.data.ColumnarBatch;
 import io.delta.kernel.data.FilteredColumnarBatch;
-import io.delta.kernel.types.BooleanType;
-import io.delta.kernel.types.DataType;
 import io.delta.kernel.types.StructType;
 import java.util.Optional;
 import java.util.Set;
@@ -67,30 +65,7 @@ final class CheckpointTombstones {
     if (!changed[0]) {
       return batch;
     }
-    ColumnVector selection = new ColumnVector() {
-      @Override
-      public DataType getDataType() {
-        return BooleanType.BOOLEAN;
-      }
-
-      @Override
-      public int getSize() {
-        return n;
-      }
-
-      @Override
-      public void close() {}
-
-      @Override
-      public boolean isNullAt(int rowId) {
-        return false;
-      }
-
-      @Override
-      public boolean getBoolean(int rowId) {
-        return keep[rowId];
-      }
-    };
+    ColumnVector selection = SidecarSplitter.selection(keep);
     return new FilteredColumnarBatch(data, Optional.of(selection));
   }
 

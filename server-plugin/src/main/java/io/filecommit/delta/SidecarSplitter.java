@@ -171,7 +171,11 @@ final class SidecarSplitter implements Closeable {
     return out;
   }
 
-  private static ColumnVector selection(boolean[] keep) {
+  /**
+   * A Kernel selection vector over {@code keep} (row {@code i} selected when {@code keep[i]}), for a
+   * {@code FilteredColumnarBatch} of {@code keep.length} rows; never null.
+   */
+  static ColumnVector selection(boolean[] keep) {
     return new ColumnVector() {
       @Override
       public DataType getDataType() {
