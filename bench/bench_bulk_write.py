@@ -31,10 +31,13 @@ in a warm JVM made the next write as slow as a cold one, 12-15 s instead of 6, s
 starts with the JVM.) Run the medians without ``--jfr``.
 
 Usage: ``python bench/bench_bulk_write.py [--scale 1] [--runs 3] [--warmup 1] [--jfr DIR]
-[--jfr-settings default] [--writers filecommit,spark-parquet,delta-rs] [--conf KEY=VALUE] [--out DIR]
-[--json FILE]`` (``--runs 0 --writers filecommit --jfr DIR``: only the warm-up and the profiled
-writes). ``--out`` keeps the last run's tables there; by default a temporary directory is used and
-removed. Units: seconds (s) of client wall time; rows/s; MB = 10^6 bytes.
+[--jfr-settings default] [--writers filecommit,spark-parquet,delta-rs] [--conf KEY=VALUE]
+[--option KEY=VALUE] [--out DIR] [--json FILE]``. ``--conf`` is server conf (e.g.
+``spark.driver.memory=4g``), ``--option`` a Parquet writer option of the two Spark writers (e.g.
+``parquet.enable.dictionary=false``); ``--runs 0 --writers filecommit --jfr DIR`` does only the
+warm-up and the profiled writes. ``--out`` keeps the last run's tables there; by default a
+temporary directory is used and removed. Units: seconds (s) of client wall time; rows/s;
+MB = 10^6 bytes.
 """
 
 from __future__ import annotations
@@ -80,8 +83,9 @@ def count_rows(writer, path):
     return DeltaTable(path).to_pyarrow_dataset().count_rows()
 
 
-def write_once(spark, writer, src, dest, partition_by):
-    """One write of ``src`` to ``dest`` by ``writer``; returns client wall seconds."""
+def write_once(spark, writer, src, dest, partition_by, options=None):
+    """One write of ``src`` to ``dest`` by ``writer`` (``options``: Parquet writer options of the
+    two Spark writers); returns client wall seconds."""
     import pyarrow.dataset as ds
     from deltalake import write_deltalake
 
@@ -89,9 +93,10 @@ def write_once(spark, writer, src, dest, partition_by):
 
     t0 = time.perf_counter()
     if writer == "filecommit":
-        filecommit.write(spark.read.parquet(src), dest, mode="overwrite", partition_by=partition_by or None)
+        filecommit.write(spark.read.parquet(src), dest, mode="overwrite", partition_by=partition_by or None,
+                         options=options or None)
     elif writer == "spark-parquet":
-        w = spark.read.parquet(src).write.mode("overwrite")
+        w = spark.read.parquet(src).write.mode("overwrite").options(**(options or {}))
         if partition_by:
             w = w.partitionBy(*partition_by)
         w.parquet(dest)
@@ -159,6 +164,8 @@ def main(argv=None) -> int:
     ap.add_argument("--writers", default=",".join(WRITERS), help="comma-separated subset of " + ",".join(WRITERS))
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="extra server conf, e.g. spark.sql.maxConcurrentOutputFileWriters=8 (repeatable)")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="Parquet writer option of filecommit and Spark, e.g. parquet.enable.dictionary=false")
     ap.add_argument("--out", help="keep the tables here (default: a temporary directory, removed)")
     ap.add_argument("--json", help="write all samples to this file")
     args = ap.parse_args(argv)
@@ -174,13 +181,14 @@ def main(argv=None) -> int:
     work = args.out or tempfile.mkdtemp(prefix="bench_bulk_write_")
     os.makedirs(work, exist_ok=True)
     conf = dict(kv.split("=", 1) for kv in args.conf)
+    options = dict(kv.split("=", 1) for kv in args.option)
     if args.jfr:
         os.makedirs(args.jfr, exist_ok=True)
         conf["spark.driver.extraJavaOptions"] = ("-XX:FlightRecorderOptions=stackdepth=256 -XX:StartFlightRecording="
                                                  f"name=bulk,settings={args.jfr_settings},maxsize=2g")
     print(machine(), flush=True)
-    if conf:
-        print(f"server conf: {conf}", flush=True)
+    if conf or options:
+        print(f"server conf: {conf}; writer options: {options}", flush=True)
     print(f"source: {src}, {rows:,} rows, {os.path.getsize(src) / 1e6:.1f} MB", flush=True)
     t0 = time.perf_counter()
     spark = filecommit.local_session(conf=conf)
@@ -193,7 +201,7 @@ def main(argv=None) -> int:
             for i in range(args.warmup + args.runs):
                 for w in writers:
                     dest = os.path.join(work, f"{case}-{w}-{i}")
-                    sec = write_once(spark, w, src, dest, partition_by)
+                    sec = write_once(spark, w, src, dest, partition_by, options)
                     got = count_rows(w, dest)
                     if got != rows:
                         bad.append(f"{case} {w} run {i}: {got:,} rows, expected {rows:,}")
