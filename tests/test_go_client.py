@@ -117,12 +117,17 @@ def test_go_client_writes_deletes_and_reads_back(spark, tmp_path):
     assert repeat["actions"].get("actions", []) == []
 
     # The plain Spark Connect WriteOperation (source "delta"): a partitioned append (version 0),
-    # then part = 0 replaced by ids 100..104 (version 1); the refused mode "error" wrote nothing.
+    # then part = 0 replaced by ids 100..104 (version 1); the refused mode "error" wrote nothing;
+    # then a SQL MERGE INTO sent as a plain SQL command (version 2) with ids 15..24 in part 1:
+    # matched 15, 17, 19 deleted, the other 7 inserted.
     # Its version 0, read back on the server with format("delta") and copied, has the 20 rows.
     standard = os.path.join(work, "standard")
-    assert DeltaTable(standard).version() == 1
+    assert DeltaTable(standard).version() == 2
     assert DeltaTable(standard).metadata().partition_columns == ["part"]
     rows = delta_rows(standard, ["id", "part"])
-    assert rows["id"].tolist() == [float(i) for i in range(1, 20, 2)] + [float(i) for i in range(100, 105)]
+    after_merge = (set(range(1, 20, 2)) - {15, 17, 19}) | set(range(100, 105)) | {16, 18, *range(20, 25)}
+    assert rows["id"].tolist() == [float(i) for i in sorted(after_merge)]
+    assert rows[rows["id"].isin([16, 18, 20, 24])]["part"].tolist() == [1.0, 1.0, 1.0, 1.0]
+    assert len(delta_rows(os.path.join(work, "standard_merged"), ["id"])) == 19
     copied = delta_rows(os.path.join(work, "standard_v0"), ["id", "part"])
     assert copied["id"].tolist() == [float(i) for i in range(20)]

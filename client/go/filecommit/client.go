@@ -230,6 +230,14 @@ func (s *Session) outgoing(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.token)
 }
 
+// SQLCommand is the plain Spark Connect command of spark.sql(statement) for a statement that
+// changes a table (INSERT, MERGE INTO, DELETE, UPDATE, OPTIMIZE, ...): a SqlCommand whose input is
+// the SQL relation, as Spark 4's clients send it (commands.proto, SqlCommand.input).
+func SQLCommand(statement string) *sparkpb.Command {
+	return &sparkpb.Command{CommandType: &sparkpb.Command_SqlCommand{SqlCommand: &sparkpb.SqlCommand{
+		Input: SQL(statement)}}}
+}
+
 // SQL is a Spark Connect plan reading the result of a SQL query (relation SQL).
 func SQL(query string) *sparkpb.Relation {
 	return &sparkpb.Relation{RelType: &sparkpb.Relation_Sql{Sql: &sparkpb.SQL{Query: query}}}

@@ -202,6 +202,32 @@ func TestContract(t *testing.T) {
 		t.Fatalf("format(\"delta\") read of version 0: %d rows, want 20", r.Summary.GetNumOutputRows())
 	}
 
+	// 7. SQL MERGE INTO sent as a plain SQL command (no filecommit message): the 15 rows of the
+	// standard table (odd ids 1..19 in part 1, ids 100..104 in part 0) merged with ids 15..24:
+	// 3 matched rows deleted, 7 inserted, so 19 rows, counted by a contract copy of the table.
+	merge := filecommit.SQLCommand("MERGE INTO delta.`" + std + "` AS t " +
+		"USING (SELECT id, CAST(1 AS INT) AS part FROM range(15, 25)) AS s ON t.id = s.id " +
+		"WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT *")
+	if _, err := s.ExecuteCommand(ctx, merge); err != nil {
+		t.Fatalf("SQL MERGE INTO: %v (class %s)", err, filecommit.ErrorClass(err))
+	}
+	r, err = s.Execute(ctx, &fcpb.WriteCommand{
+		Input: filecommit.ReadDelta(std, nil),
+		Path:  filepath.Join(dir, "standard_merged"),
+		Mode:  fcpb.SaveMode_SAVE_MODE_APPEND,
+	})
+	if err != nil {
+		t.Fatalf("copy after the SQL MERGE: %v (class %s)", err, filecommit.ErrorClass(err))
+	}
+	if r.Summary.GetNumOutputRows() != 19 {
+		t.Fatalf("rows after the SQL MERGE: %d, want 19", r.Summary.GetNumOutputRows())
+	}
+	_, err = s.ExecuteCommand(ctx, filecommit.SQLCommand("MERGE INTO delta.`"+filepath.Join(dir, "missing")+
+		"` AS t USING (SELECT 1 AS id) AS s ON t.id = s.id WHEN MATCHED THEN DELETE"))
+	if got := filecommit.ErrorClass(err); got == "" || got == "INTERNAL_ERROR" {
+		t.Fatalf("SQL MERGE into a missing table: class %q, error %v", got, err)
+	}
+
 	data, err := json.MarshalIndent(out, "", " ")
 	if err != nil {
 		t.Fatal(err)
