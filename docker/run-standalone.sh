@@ -69,6 +69,10 @@ server_args() {
     --jars "$JAR"
     --conf "spark.connect.extensions.command.classes=$PLUGIN_CLASS"
     --conf "spark.plugins=io.filecommit.connect.ServerStartCheck"
+    # SQL on Delta tables (DELETE / UPDATE / MERGE / OPTIMIZE ... on delta.`/path` and by name), as
+    # filecommit.local_session sets them: the session extension and the spark_catalog plugin.
+    --conf "spark.sql.extensions=io.filecommit.catalog.FileCommitExtensions"
+    --conf "spark.sql.catalog.spark_catalog=io.filecommit.catalog.FileCommitCatalog"
     --conf "spark.connect.grpc.binding.address=$BIND"
     --conf "spark.connect.grpc.binding.port=$PORT"
     --conf spark.ui.enabled=false
