@@ -77,6 +77,9 @@ def _session():
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
+        # Delta's VACUUM lists directories in a job of this many tasks (Spark's default 10,000: ~50 s on
+        # two cores for a tiny table).
+        .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "4")
         # Log replay of our small tables: one partition instead of the default 50 tasks per snapshot.
         .config("spark.databricks.delta.snapshotPartitions", "1")
         .config("spark.driver.bindAddress", "127.0.0.1")
