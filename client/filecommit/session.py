@@ -142,6 +142,11 @@ START_CHECK_CLASS = "io.filecommit.connect.ServerStartCheck"
 filecommit and delta-spark would answer ``format("delta")`` fails to start, naming the setting
 ``spark.filecommit.read.deltaFormat``."""
 
+STANDARD_WRITE_INTERCEPTOR_CLASS = "io.filecommit.connect.StandardWriteInterceptor"
+"""The server's gRPC interceptor (a ``spark.connect.grpc.interceptor.classes`` entry) that runs
+``df.write.format("delta")`` / ``format("filecommit")`` ``.save(path)`` as directly as
+``filecommit.write``, without Spark's command planning around the same write."""
+
 _JAR_GLOB = "filecommit-server-plugin-*.jar"
 
 
@@ -313,6 +318,8 @@ def local_session(
     # any spark.plugins of the caller's.
     plugins = [p for p in extra.get("spark.plugins", "").split(",") if p.strip()]
     server_conf["spark.plugins"] = ",".join([*plugins, START_CHECK_CLASS])
+    interceptors = [c for c in extra.get("spark.connect.grpc.interceptor.classes", "").split(",") if c.strip()]
+    server_conf["spark.connect.grpc.interceptor.classes"] = ",".join([*interceptors, STANDARD_WRITE_INTERCEPTOR_CLASS])
     server_conf = _with_log_config(server_conf, verbose_logs)
     url = _connect.start_local_server(master, server_conf, python_exec=python_exec)
     return _connect.connect(url)
