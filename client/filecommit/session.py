@@ -219,6 +219,7 @@ def local_session(
     metastore_dir: str | None = None,
     metastore_url: str | None = None,
     metastore_jars: Sequence[str] = (),
+    reattachable_execute: bool = False,
 ) -> SparkSession:
     """Start (or reuse) an embedded Spark Connect server with the filecommit plugin.
 
@@ -267,6 +268,13 @@ def local_session(
             Derby in ``metastore_dir``. ``metastore_dir`` then holds the warehouse only.
         metastore_jars: the JDBC driver's jar files for ``metastore_url`` (e.g. the PostgreSQL
             driver of ``make pg-jdbc-jar``, in ``.build/jdbc-jars``).
+        reattachable_execute: keep pyspark's reattachable execution for the returned session.
+            Default False (pyspark's ``SparkConnectClient.disable_reattachable_execute``): every
+            operation runs as one ``ExecutePlan`` stream, without the ``ReleaseExecute`` call and
+            server-side response buffer that reattachable execution adds to each (a few ms per small
+            write or query). The trade-off: a broken stream is not resumed but fails (pyspark then
+            retries the whole ``ExecutePlan`` for errors it deems retryable), which matters for a
+            server across a network, not for this in-process one on the loopback interface.
 
     Returns:
         A Spark Connect ``SparkSession`` (``pyspark.sql.connect.session.SparkSession``).
@@ -277,7 +285,7 @@ def local_session(
             empty master; ``NEGATIVE_VALUE`` / ``VALUE_OUT_OF_BOUNDS`` for a port outside
             [0, 65535].
         pyspark.errors.PySparkTypeError: (a ``TypeError``) ``NOT_EXPECTED_TYPE`` for a conf that is
-            not a str -> str mapping, a non-int port or a non-bool verbose_logs.
+            not a str -> str mapping, a non-int port or a non-bool verbose_logs or reattachable_execute.
     """
     from filecommit import _connect
 
@@ -285,6 +293,7 @@ def local_session(
     extra = _checks.string_map("conf", conf)
     _checks.int_in_range("port", port, 0, 65535)
     _checks.flag("verbose_logs", verbose_logs)
+    _checks.flag("reattachable_execute", reattachable_execute)
     if metastore_dir is not None:
         _checks.non_empty_str("metastore_dir", metastore_dir)
     python_exec = extra.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
@@ -322,5 +331,8 @@ def local_session(
     server_conf["spark.connect.grpc.interceptor.classes"] = ",".join([*interceptors, STANDARD_WRITE_INTERCEPTOR_CLASS])
     server_conf = _with_log_config(server_conf, verbose_logs)
     url = _connect.start_local_server(master, server_conf, python_exec=python_exec)
-    return _connect.connect(url)
+    session = _connect.connect(url)
+    if not reattachable_execute:
+        session.client.disable_reattachable_execute()
+    return session
 
