@@ -34,8 +34,9 @@ import org.apache.spark.sql.types.StructField;
  * externalDataSourceException}, as {@code SaveIntoDataSourceCommand} turns them. Nothing is sent
  * back (Spark's {@code WriteOperation} answers with no result either).
  *
- * <p>A session that registered a data source of its own under the same name (a Python data
- * source) runs Spark's own path instead ({@code SparkConnectPlanner.transformCommand} and eager
+ * <p>A message that {@link StandardWriteInterceptor#direct} would not have packed (sent as such by a
+ * client), and a session that registered a data source of its own under the same name (a Python
+ * data source), run Spark's own path instead ({@code SparkConnectPlanner.transformCommand} and eager
  * command execution, as Spark Connect runs a {@code WriteOperation}).
  */
 final class StandardSave {
@@ -61,7 +62,8 @@ final class StandardSave {
       throw DeltaErrors.malformed("Malformed WriteOperation: " + e.getMessage());
     }
     SparkSession session = planner.session();
-    if (session.sessionState().dataSourceManager().dataSourceExists(op.getSource())) {
+    if (!StandardWriteInterceptor.direct(op, StandardWriteInterceptor.deltaIsOurs())
+        || session.sessionState().dataSourceManager().dataSourceExists(op.getSource())) {
       sparkPath(op, planner);
       return;
     }

@@ -37,7 +37,7 @@ public final class StandardWriteInterceptor implements ServerInterceptor {
   public static final String SETTING = "spark.filecommit.standardApi.directWrite";
   private static final String EXECUTE_PLAN = "spark.connect.SparkConnectService/ExecutePlan";
 
-  private volatile Boolean deltaIsOurs;
+  private static volatile Boolean deltaIsOurs;
   private volatile Boolean enabled;
 
   /** Public no-arg constructor (Spark instantiates interceptors by class name). */
@@ -114,7 +114,8 @@ public final class StandardWriteInterceptor implements ServerInterceptor {
     return e;
   }
 
-  private boolean deltaIsOurs() {
+  /** {@return whether this server's {@code format("delta")} is filecommit's (decided once)} */
+  static boolean deltaIsOurs() {
     Boolean d = deltaIsOurs;
     if (d == null) {
       SparkEnv env = SparkEnv.get();
