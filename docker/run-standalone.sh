@@ -69,6 +69,8 @@ server_args() {
     --jars "$JAR"
     --conf "spark.connect.extensions.command.classes=$PLUGIN_CLASS"
     --conf "spark.plugins=io.filecommit.connect.ServerStartCheck"
+    # df.write.format("delta").save(path) as directly as filecommit.write (docs/operators.md)
+    --conf "spark.connect.grpc.interceptor.classes=io.filecommit.connect.StandardWriteInterceptor"
     # SQL on Delta tables (DELETE / UPDATE / MERGE / OPTIMIZE ... on delta.`/path` and by name), as
     # filecommit.local_session sets them: the session extension and the spark_catalog plugin.
     --conf "spark.sql.extensions=io.filecommit.catalog.FileCommitExtensions"

@@ -121,3 +121,28 @@ def test_only_small_local_relations_ship_rows():
     ranged = relations_pb2.Relation()
     ranged.range.end = 10
     assert not _connect.ships_small_rows(ranged)
+
+
+@pytest.mark.slow
+def test_local_session_standard_write_is_one_stream(spark, tmp_path):
+    # local_session's session runs without reattachable execution (no ReleaseExecute after each
+    # operation), so df.write.format("delta").save(path) takes exactly one ExecutePlan stream, as a
+    # small filecommit.write does; the write lands, as delta-rs reads it.
+    import os
+
+    from deltalake import DeltaTable
+
+    if os.environ.get("FILECOMMIT_REMOTE"):
+        pytest.skip("the suite's session is not local_session's")
+    df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string")
+    path = str(tmp_path / "t")
+    saved = spark.client._stub
+    stub = _RecordingStub(saved)
+    spark.client._stub = stub
+    try:
+        df.write.format("delta").mode("append").save(path)
+    finally:
+        spark.client._stub = saved
+    assert executions(stub) == ["ExecutePlan"]
+    assert not _reattachable([r for name, r in stub.calls if name == "ExecutePlan"][0])
+    assert sorted(DeltaTable(path).to_pandas()["id"].tolist()) == [1, 2]

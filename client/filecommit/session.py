@@ -142,6 +142,11 @@ START_CHECK_CLASS = "io.filecommit.connect.ServerStartCheck"
 filecommit and delta-spark would answer ``format("delta")`` fails to start, naming the setting
 ``spark.filecommit.read.deltaFormat``."""
 
+STANDARD_WRITE_INTERCEPTOR_CLASS = "io.filecommit.connect.StandardWriteInterceptor"
+"""The server's gRPC interceptor (a ``spark.connect.grpc.interceptor.classes`` entry) that runs
+``df.write.format("delta")`` / ``format("filecommit")`` ``.save(path)`` as directly as
+``filecommit.write``, without Spark's command planning around the same write."""
+
 _JAR_GLOB = "filecommit-server-plugin-*.jar"
 
 
@@ -214,6 +219,7 @@ def local_session(
     metastore_dir: str | None = None,
     metastore_url: str | None = None,
     metastore_jars: Sequence[str] = (),
+    reattachable_execute: bool = False,
 ) -> SparkSession:
     """Start (or reuse) an embedded Spark Connect server with the filecommit plugin.
 
@@ -262,6 +268,13 @@ def local_session(
             Derby in ``metastore_dir``. ``metastore_dir`` then holds the warehouse only.
         metastore_jars: the JDBC driver's jar files for ``metastore_url`` (e.g. the PostgreSQL
             driver of ``make pg-jdbc-jar``, in ``.build/jdbc-jars``).
+        reattachable_execute: keep pyspark's reattachable execution for the returned session.
+            Default False (pyspark's ``SparkConnectClient.disable_reattachable_execute``): every
+            operation runs as one ``ExecutePlan`` stream, without the ``ReleaseExecute`` call and
+            server-side response buffer that reattachable execution adds to each (a few ms per small
+            write or query). The trade-off: a broken stream is not resumed but fails (pyspark then
+            retries the whole ``ExecutePlan`` for errors it deems retryable), which matters for a
+            server across a network, not for this in-process one on the loopback interface.
 
     Returns:
         A Spark Connect ``SparkSession`` (``pyspark.sql.connect.session.SparkSession``).
@@ -272,7 +285,7 @@ def local_session(
             empty master; ``NEGATIVE_VALUE`` / ``VALUE_OUT_OF_BOUNDS`` for a port outside
             [0, 65535].
         pyspark.errors.PySparkTypeError: (a ``TypeError``) ``NOT_EXPECTED_TYPE`` for a conf that is
-            not a str -> str mapping, a non-int port or a non-bool verbose_logs.
+            not a str -> str mapping, a non-int port or a non-bool verbose_logs or reattachable_execute.
     """
     from filecommit import _connect
 
@@ -280,6 +293,7 @@ def local_session(
     extra = _checks.string_map("conf", conf)
     _checks.int_in_range("port", port, 0, 65535)
     _checks.flag("verbose_logs", verbose_logs)
+    _checks.flag("reattachable_execute", reattachable_execute)
     if metastore_dir is not None:
         _checks.non_empty_str("metastore_dir", metastore_dir)
     python_exec = extra.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
@@ -313,7 +327,12 @@ def local_session(
     # any spark.plugins of the caller's.
     plugins = [p for p in extra.get("spark.plugins", "").split(",") if p.strip()]
     server_conf["spark.plugins"] = ",".join([*plugins, START_CHECK_CLASS])
+    interceptors = [c for c in extra.get("spark.connect.grpc.interceptor.classes", "").split(",") if c.strip()]
+    server_conf["spark.connect.grpc.interceptor.classes"] = ",".join([*interceptors, STANDARD_WRITE_INTERCEPTOR_CLASS])
     server_conf = _with_log_config(server_conf, verbose_logs)
     url = _connect.start_local_server(master, server_conf, python_exec=python_exec)
-    return _connect.connect(url)
+    session = _connect.connect(url)
+    if not reattachable_execute:
+        session.client.disable_reattachable_execute()
+    return session
 

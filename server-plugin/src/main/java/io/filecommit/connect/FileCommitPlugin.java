@@ -65,6 +65,10 @@ public final class FileCommitPlugin implements CommandPlugin {
     } catch (InvalidProtocolBufferException e) {
       return false;
     }
+    if (StandardSave.TYPE_URL.equals(any.getTypeUrl())) {
+      StandardSave.run(any.getValue(), planner); // a standard-API save (StandardWriteInterceptor)
+      return true;
+    }
     if (!any.getTypeUrl().contains("/filecommit.v1.")) {
       return false;
     }

@@ -73,12 +73,10 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
   @Override
   public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode,
       scala.collection.immutable.Map<String, String> parameters, org.apache.spark.sql.Dataset<Row> data) {
-    SparkSession session = (SparkSession) sqlContext.sparkSession();
-    try (InFlightWrites.Scope scope = InFlightWrites.openScope()) {
-      write(session, mode, parameters, data);
-    } catch (FileCommitException e) {
-      throw ClientExceptions.rethrow(e);
-    }
+    // Spark passes a CaseInsensitiveMap, whose keys iterate lower-cased: read the keys as written.
+    scala.collection.Map<String, String> written = parameters instanceof CaseInsensitiveMap<?> ci
+        ? (scala.collection.Map<String, String>) ci.originalMap() : parameters;
+    save((SparkSession) sqlContext.sparkSession(), mode, scala.jdk.javaapi.CollectionConverters.asJava(written), data);
     StructType schema = data.schema();
     return new BaseRelation() {
       @Override
@@ -135,13 +133,31 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
     return scala.collection.immutable.Map.from(scala.jdk.javaapi.CollectionConverters.asScala(options));
   }
 
-  private static void write(SparkSession session, SaveMode mode, scala.collection.immutable.Map<String, String> parameters,
+  /**
+   * The write of a {@code save}, registered as in flight for its duration; used by {@link
+   * #createRelation(SQLContext, SaveMode, scala.collection.immutable.Map, org.apache.spark.sql.Dataset)}
+   * and by {@link StandardSave}.
+   *
+   * @param session the session
+   * @param mode Spark's save mode
+   * @param written the writer's options with their keys as the client wrote them (no two equal
+   *     ignoring case), {@code path} the table root
+   * @param data the rows
+   * @throws RuntimeException the JVM types of {@link ClientExceptions} for filecommit's error classes
+   */
+  static void save(SparkSession session, SaveMode mode, Map<String, String> written,
+      org.apache.spark.sql.Dataset<Row> data) {
+    try (InFlightWrites.Scope scope = InFlightWrites.openScope()) {
+      write(session, mode, written, data);
+    } catch (FileCommitException e) {
+      throw ClientExceptions.rethrow(e);
+    }
+  }
+
+  private static void write(SparkSession session, SaveMode mode, Map<String, String> written,
       org.apache.spark.sql.Dataset<Row> data) {
     ServerSettings.check(session);
-    // Spark passes a CaseInsensitiveMap, whose keys iterate lower-cased: read the keys as written.
-    scala.collection.Map<String, String> written = parameters instanceof CaseInsensitiveMap<?> ci
-        ? (scala.collection.Map<String, String>) ci.originalMap() : parameters;
-    StandardWrite w = StandardWrite.parse(scala.jdk.javaapi.CollectionConverters.asJava(written));
+    StandardWrite w = StandardWrite.parse(written);
     ServerSettings.options(session, w.options());
     String path = AllowedRoots.allowedPath(w.path(), session);
     CommandResult result = WriteIntoDelta.run(session, (Dataset<Row>) data, path, toMode(mode), w.partitionBy(),
