@@ -77,6 +77,9 @@ def test_every_command_by_table_name(spark, delta_spark, table_path):
     pq.write_table(pa.table({"id": pa.array([7], pa.int64()), "v": ["g"]}), os.path.join(table_path, "ext-7.parquet"))
     external = filecommit.stage_files(spark, files=["ext-7.parquet"], table=name)
     assert filecommit.commit(spark, staged=external, table=name).version == 9
+    # Nothing to publish: committed=False, and the table's root, not "" (the name's location).
+    empty = filecommit.commit(spark, staged=[], table=name)
+    assert not empty.committed and empty.version == -1 and empty.table_path.endswith(table_path)
 
     want = _rows((1, "a"), (2, "b"), (3, "c"), (5, "e"), (7, "g"))
     pd.testing.assert_frame_equal(delta_rows(table_path, COLUMNS), want)
