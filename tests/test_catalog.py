@@ -144,17 +144,14 @@ def test_alter_table_and_drop(spark, delta_spark, table_path):
     name = _name()
     spark.sql(f"CREATE TABLE {name} (id BIGINT) USING delta LOCATION '{table_path}' "
               "TBLPROPERTIES ('delta.constraints.positive' = 'id > 0')").collect()
-    # ADD CONSTRAINT reaches the plugin's SetTablePropertiesCommand, which refuses a constraint on an
-    # existing table (its rows are not checked): an error class, nothing committed.
-    with pytest.raises(SparkConnectGrpcException) as e:
-        spark.sql(f"ALTER TABLE {name} ADD CONSTRAINT small CHECK (id < 100)").collect()
-    assert _condition(e) == "FILECOMMIT_UNSUPPORTED_OPERATION"
-    assert DeltaTable(table_path).version() == 0
+    # ADD CONSTRAINT checks the table's rows (none yet), then commits Delta's property.
+    spark.sql(f"ALTER TABLE {name} ADD CONSTRAINT small CHECK (id < 100)").collect()
+    assert DeltaTable(table_path).version() == 1
     spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.appendOnly' = 'false', 'owner.team' = 'x')").collect()
     spark.sql(f"ALTER TABLE {name} ADD COLUMNS (note STRING)").collect()
     conf = DeltaTable(table_path).metadata().configuration
     assert conf["delta.constraints.positive"] == "id > 0"
-    assert "delta.constraints.small" not in conf
+    assert conf["delta.constraints.small"] == "id < 100"
     assert conf["owner.team"] == "x"
     detail = delta_spark.read([{"kind": "detail", "path": table_path}])[0]
     assert [f["name"] for f in detail["schema"]["fields"]] == ["id", "note"]
@@ -174,6 +171,73 @@ def test_alter_table_and_drop(spark, delta_spark, table_path):
     assert os.path.isdir(os.path.join(path, "_delta_log"))
     spark.sql(f"DROP TABLE {managed}").collect()
     assert not os.path.exists(path)
+
+
+def _refused(spark, path, statement, condition):
+    """``statement`` fails with ``condition`` and commits nothing; returns the error's parameters."""
+    before = DeltaTable(path).version()
+    with pytest.raises(SparkConnectGrpcException) as e:
+        spark.sql(statement).collect()
+    assert _condition(e) == condition, str(e.value)[:400]
+    assert DeltaTable(path).version() == before
+    return e.value.getMessageParameters()
+
+
+def test_check_constraints_on_a_table_with_rows(spark, delta_spark, table_path):
+    """ALTER TABLE ADD / DROP CONSTRAINT as Delta's AlterTableAdd/DropConstraintDeltaCommand: the rows
+    are checked first (false or null violates; rows a deletion vector deleted do not count), the
+    errors are Delta's, and Spark + Delta reads the constraint and its writer feature."""
+    import filecommit
+
+    name = _name()
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, s STRING) USING delta LOCATION '{table_path}' "
+              "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')").collect()
+    spark.createDataFrame([(1, "a"), (5, "b"), (None, "c"), (50, "d")], "id long, s string").coalesce(1)\
+        .writeTo(name).append()
+    spark.sql(f"DELETE FROM {name} WHERE id = 50").collect()
+    delete_commit = os.path.join(table_path, "_delta_log", f"{DeltaTable(table_path).version():020d}.json")
+    with open(delete_commit) as f:
+        assert '"deletionVector":{' in f.read(), "the DELETE left a deletion vector"
+    # 5 and NULL violate; 50 is deleted (by the deletion vector) and is not counted.
+    params = _refused(spark, table_path, f"ALTER TABLE {name} ADD CONSTRAINT small CHECK (id < 3)",
+                      "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION")
+    assert params["numRows"] == "2"
+    _refused(spark, table_path, f"ALTER TABLE {name} ADD CONSTRAINT bad CHECK (id + 1)",
+             "DELTA_NON_BOOLEAN_CHECK_CONSTRAINT")
+    spark.sql(f"ALTER TABLE {name} ADD CONSTRAINT Small CHECK (id < 10 OR id IS NULL)").collect()
+    version = DeltaTable(table_path).version()
+    assert DeltaTable(table_path).metadata().configuration["delta.constraints.small"] == "id < 10 OR id IS NULL"
+    detail = delta_spark.read([{"kind": "detail", "path": table_path}])[0]
+    assert "checkConstraints" in detail["tableFeatures"]
+    assert detail["properties"]["delta.constraints.small"] == "id < 10 OR id IS NULL"
+    history = DeltaTable(table_path).history(1)[0]
+    assert history["operation"] == "ADD CONSTRAINT"
+    assert history["operationParameters"] == {"name": "Small", "expr": "id < 10 OR id IS NULL"}
+    _refused(spark, table_path, f"ALTER TABLE {name} ADD CONSTRAINT SMALL CHECK (id < 100)",
+             "DELTA_CONSTRAINT_ALREADY_EXISTS")
+    _refused(spark, table_path, f"INSERT INTO {name} VALUES (20, 'x')", "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES")
+    _refused(spark, table_path, f"ALTER TABLE {name} DROP CONSTRAINT nope", "DELTA_CONSTRAINT_DOES_NOT_EXIST")
+    # set_table_properties checks the rows the same way.
+    with pytest.raises(SparkConnectGrpcException) as e:
+        filecommit.set_table_properties(spark, table_path, {"delta.constraints.pos": "id > 1"})
+    assert _condition(e) == "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION"
+    assert e.value.getMessageParameters()["numRows"] == "2"
+    assert DeltaTable(table_path).version() == version
+    filecommit.set_table_properties(spark, table_path, {"delta.constraints.pos": "id > 0 OR id IS NULL"})
+    # DROP IF EXISTS of a missing one commits the unchanged metadata, as Delta does; DROP removes it.
+    spark.sql(f"ALTER TABLE {name} DROP CONSTRAINT IF EXISTS nope").collect()
+    spark.sql(f"ALTER TABLE {name} DROP CONSTRAINT SMALL").collect()
+    assert DeltaTable(table_path).version() == version + 3
+    history = DeltaTable(table_path).history(1)[0]
+    assert history["operation"] == "DROP CONSTRAINT"
+    assert history["operationParameters"]["existed"] == "true"
+    detail = delta_spark.read([{"kind": "detail", "path": table_path}])[0]
+    assert "delta.constraints.small" not in detail["properties"]
+    assert detail["properties"]["delta.constraints.pos"] == "id > 0 OR id IS NULL"
+    spark.sql(f"INSERT INTO {name} VALUES (20, 'x')").collect()
+    # delta-rs does not read deletion vectors: Spark + Delta reads the rows.
+    got, _ = _spark_delta(delta_spark, table_path, ["id", "s"])
+    pd.testing.assert_frame_equal(got, _expect([(1, "a"), (5, "b"), (None, "c"), (20, "x")], ["id", "s"]))
 
 
 def test_allowed_roots_apply_to_locations_and_paths(spark, tmp_path):

@@ -205,7 +205,31 @@ _FAILURES = {
     "save_as_table_existing": ("save_as_table", "TABLE_OR_VIEW_ALREADY_EXISTS"),
     "insert_missing_table": ("sql:INSERT INTO no_such_table_xyz VALUES (1)", "TABLE_OR_VIEW_NOT_FOUND"),
     "delete_bad_predicate": ("sql:DELETE FROM {name} WHERE nope = 1", "UNRESOLVED_COLUMN.WITH_SUGGESTION"),
-    "update_time_travel": ("sql:UPDATE {name} VERSION AS OF 0 SET id = 1", None),
+    "update_time_travel": ("sql:UPDATE {name} VERSION AS OF 0 SET id = 1", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    # a time-travel version given to a statement that writes (Delta: a syntax error)
+    "update_at_version": ("sql:UPDATE {name}@v0 SET id = 1", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "delete_time_travel": ("sql:DELETE FROM {name} VERSION AS OF 0 WHERE id = 1", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "delete_at_version": ("sql:DELETE FROM {name}@v0", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "merge_at_version": ("sql:MERGE INTO {name}@v0 t USING (SELECT 1L AS id) s ON t.id = s.id "
+                         "WHEN MATCHED THEN DELETE", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "merge_time_travel": ("sql:MERGE INTO {name} TIMESTAMP AS OF '2020-01-01' t USING (SELECT 1L AS id) s "
+                          "ON t.id = s.id WHEN MATCHED THEN DELETE", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "optimize_at_version": ("sql:OPTIMIZE {name}@v0", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "optimize_time_travel": ("sql:OPTIMIZE {name} VERSION AS OF 0", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "optimize_time_travel_name": ("sql:OPTIMIZE `{name}@v0` ZORDER BY (id)", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "vacuum_at_version": ("sql:VACUUM {name}@v0", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "vacuum_time_travel_name": ("sql:VACUUM `{name}@v0` RETAIN 0 HOURS", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "restore_at_version": ("sql:RESTORE TABLE {name}@v1 TO VERSION AS OF 0", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "restore_time_travel_name": ("sql:RESTORE TABLE `{name}@v1` TO VERSION AS OF 0",
+                                 "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    # Delta statements this server does not run: a class naming them, never a syntax error
+    "convert_to_delta": ("sql:CONVERT TO DELTA parquet.`{missing}`", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "generate_manifest": ("sql:GENERATE symlink_format_manifest FOR TABLE {name}", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "reorg_purge": ("sql:REORG TABLE {name} APPLY (PURGE)", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "vacuum_lite": ("sql:VACUUM {name} LITE", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "optimize_full": ("sql:OPTIMIZE {name} FULL", "DELTA_OPTIMIZE_FULL_NOT_SUPPORTED"),
+    "vacuum_full_retention_too_short": ("sql:VACUUM {name} FULL RETAIN 0 HOURS",
+                                        "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT"),
     "select_bad_version": ("sql:SELECT * FROM {name} VERSION AS OF 99", "DELTA_VERSION_NOT_FOUND"),
     # the maintenance statements
     "optimize_missing_table": ("sql:OPTIMIZE no_such_table_xyz", "TABLE_OR_VIEW_NOT_FOUND"),

@@ -77,6 +77,9 @@ def test_every_command_by_table_name(spark, delta_spark, table_path):
     pq.write_table(pa.table({"id": pa.array([7], pa.int64()), "v": ["g"]}), os.path.join(table_path, "ext-7.parquet"))
     external = filecommit.stage_files(spark, files=["ext-7.parquet"], table=name)
     assert filecommit.commit(spark, staged=external, table=name).version == 9
+    # Nothing to publish: committed=False, and the table's root, not "" (the name's location).
+    empty = filecommit.commit(spark, staged=[], table=name)
+    assert not empty.committed and empty.version == -1 and empty.table_path.endswith(table_path)
 
     want = _rows((1, "a"), (2, "b"), (3, "c"), (5, "e"), (7, "g"))
     pd.testing.assert_frame_equal(delta_rows(table_path, COLUMNS), want)
@@ -106,11 +109,12 @@ def _commands(spark, path, table):
         "read_staged": lambda: filecommit.read_staged(spark, path, "00000000-0000-0000-0000-000000000000",
                                                       table=table),
         "stage_files": lambda: filecommit.stage_files(spark, path, ["x.parquet"], table=table),
+        "write_batch": lambda: filecommit.write_batch(df, path, batch_id=0, table=table),
     }
 
 
 COMMANDS = ["write", "set_table_properties", "delete", "update", "merge", "optimize", "vacuum", "restore", "history",
-            "commit", "abort", "get_staged", "read_staged", "stage_files"]
+            "commit", "abort", "get_staged", "read_staged", "stage_files", "write_batch"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -127,3 +131,28 @@ def test_unknown_table_name_is_refused_by_every_command(spark):
         with pytest.raises(SparkConnectGrpcException) as e:
             call()
         assert e.value.getCondition() == "DELTA_TABLE_NOT_FOUND", command
+
+
+def test_write_batch_by_parquet_table_name(spark, tmp_path):
+    """``write_batch(table=)``: the batch goes to the location of a Parquet table of the catalog (the
+    sink's root); Spark's reader of that table lists the sink's log; a Delta table's name is refused."""
+    root = str(tmp_path / "sink")
+    os.makedirs(root)
+    name = f"s_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, v STRING) USING parquet LOCATION '{root}'").collect()
+    r = filecommit.write_batch(spark.createDataFrame([(1, "a")], "id long, v string"), table=f"default.{name}",
+                               batch_id=0)
+    assert r.committed and r.files and all(root in f.path for f in r.files)
+    assert os.path.exists(os.path.join(root, "_spark_metadata", "0"))
+    from urllib.parse import unquote, urlparse
+
+    files = [unquote(urlparse(f.path).path) for f in r.files]
+    assert [tuple(x.values()) for x in pa.concat_tables([pq.read_table(f) for f in files]).select(COLUMNS)
+            .to_pylist()] == [(1, "a")]
+    assert [tuple(x) for x in spark.table(name).collect()] == [(1, "a")]
+    delta = f"d_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {delta} (id BIGINT) USING delta LOCATION '{tmp_path / 'delta'}'").collect()
+    with pytest.raises(SparkConnectGrpcException) as e:
+        filecommit.write_batch(spark.range(1), table=delta, batch_id=0)
+    assert e.value.getCondition() == "DELTA_TABLE_NOT_FOUND"
+    assert not os.path.exists(tmp_path / "delta" / "_spark_metadata")

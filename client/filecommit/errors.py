@@ -87,6 +87,19 @@ DELTA_AGGREGATE_IN_CHECK_CONSTRAINT = "DELTA_AGGREGATE_IN_CHECK_CONSTRAINT"
 DELTA_UDF_IN_CHECK_CONSTRAINT = "DELTA_UDF_IN_CHECK_CONSTRAINT"
 """SQLSTATE 42621. A CHECK constraint calls a user-defined function."""
 
+DELTA_NEW_CHECK_CONSTRAINT_VIOLATION = "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION"
+"""SQLSTATE 23512. ALTER TABLE ADD CONSTRAINT (or ``set_table_properties`` with a
+``delta.constraints.<name>``) on a table some of whose rows violate it (false or null); the count is
+the parameter ``numRows``."""
+
+DELTA_CONSTRAINT_ALREADY_EXISTS = "DELTA_CONSTRAINT_ALREADY_EXISTS"
+"""SQLSTATE 42710. ALTER TABLE ADD CONSTRAINT with the name (case-insensitive) of a constraint the
+table has."""
+
+DELTA_CONSTRAINT_DOES_NOT_EXIST = "DELTA_CONSTRAINT_DOES_NOT_EXIST"
+"""SQLSTATE 42704. ALTER TABLE DROP CONSTRAINT (without IF EXISTS) of a constraint the table does
+not have."""
+
 DELTA_UNRECOGNIZED_INVARIANT = "DELTA_UNRECOGNIZED_INVARIANT"
 """SQLSTATE 56038. A column invariant (``delta.invariants`` field metadata) of an unknown form."""
 
@@ -119,6 +132,9 @@ TABLE_RULES = frozenset({
     DELTA_NON_DETERMINISTIC_EXPRESSION_IN_CHECK_CONSTRAINT,
     DELTA_AGGREGATE_IN_CHECK_CONSTRAINT,
     DELTA_UDF_IN_CHECK_CONSTRAINT,
+    DELTA_NEW_CHECK_CONSTRAINT_VIOLATION,
+    DELTA_CONSTRAINT_ALREADY_EXISTS,
+    DELTA_CONSTRAINT_DOES_NOT_EXIST,
     DELTA_UNRECOGNIZED_INVARIANT,
     DELTA_INVALID_GENERATED_COLUMN_REFERENCES,
     DELTA_UNSUPPORTED_EXPRESSION_GENERATED_COLUMN,
@@ -281,6 +297,9 @@ DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED = "DELTA_ADDING_COLUMN_WITH_INTERN
 """SQLSTATE 42000. A column named like a table's hidden row tracking column (its materialized row
 ID or row commit version column): refused, so data can never set row IDs of its own."""
 
+DELTA_OPTIMIZE_FULL_NOT_SUPPORTED = "DELTA_OPTIMIZE_FULL_NOT_SUPPORTED"
+"""SQLSTATE 42601. OPTIMIZE FULL on a table without clustering columns."""
+
 DELTA_CLUSTERING_WITH_ZORDER_BY = "DELTA_CLUSTERING_WITH_ZORDER_BY"
 """SQLSTATE 42613. OPTIMIZE with Z-order columns on a clustered table (its clustering columns
 decide the layout)."""
@@ -310,6 +329,7 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP,
     DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED,
     DELTA_CLUSTERING_WITH_ZORDER_BY,
+    DELTA_OPTIMIZE_FULL_NOT_SUPPORTED,
     DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS,
     PATH_NOT_FOUND,
     DELTA_FILE_NOT_FOUND_DETAILED,
@@ -432,8 +452,9 @@ FILECOMMIT_LOGSTORE_UNAVAILABLE = "FILECOMMIT_LOGSTORE_UNAVAILABLE"
 """SQLSTATE 0A000. The configured LogStore class (``spark.delta.logStore.*``) cannot be used."""
 
 FILECOMMIT_UNSUPPORTED_OPERATION = "FILECOMMIT_UNSUPPORTED_OPERATION"
-"""SQLSTATE 0A000. Something filecommit does not do (named in the message), e.g. adding a CHECK
-constraint to a table that holds data."""
+"""SQLSTATE 0A000. Something filecommit does not do (named in the message and the parameter
+``operation``), e.g. a Delta SQL statement it does not run (CONVERT TO DELTA, GENERATE) or a
+time-travel version given to a statement that writes."""
 
 FILECOMMIT_COMMIT_STATE_UNKNOWN = "FILECOMMIT_COMMIT_STATE_UNKNOWN"
 """SQLSTATE 40003. The commit's outcome could not be read from the log; every written file was

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 
 def build_write_batch_command(
     df: DataFrame,
-    path: str,
+    path: str | None = None,
     *,
     batch_id: int,
     partition_by: PartitionBy = None,
     options: StrMap | None = None,
+    table: str | None = None,
 ) -> pb.WriteBatchCommand:
     """Validate the arguments of :func:`write_batch` and build its ``WriteBatchCommand`` message.
 
@@ -39,14 +40,16 @@ def build_write_batch_command(
 
     Raises:
         pyspark.errors.PySparkValueError: (a ``ValueError``) ``VALUE_NOT_NON_EMPTY_STR`` for an empty
-            path or a bad partition column name; ``NEGATIVE_VALUE`` for a negative batch id,
+            path or table name or a bad partition column name; ``CANNOT_SET_TOGETHER`` for both
+            ``path`` and ``table``; ``NEGATIVE_VALUE`` for a negative batch id,
             ``VALUE_OUT_OF_BOUNDS`` for one above 2**63 - 1.
         pyspark.errors.PySparkTypeError: (a ``TypeError``) ``NOT_EXPECTED_TYPE`` for a non-int
             (or bool) batch id, a non-Connect DataFrame, options that are not a str -> str mapping.
     """
-    _checks.check_path(path)
+    path, table = _checks.path_or_table(path, table)
     command = pb.WriteBatchCommand(
         path=path,
+        table=table,
         batch_id=_checks.int64_at_least_zero("batch_id", batch_id),
         partition_by=_checks.partition_columns(partition_by),
         options=_checks.string_map("options", options),
@@ -57,11 +60,12 @@ def build_write_batch_command(
 
 def write_batch(
     df: DataFrame,
-    path: str,
+    path: str | None = None,
     *,
     batch_id: int,
     partition_by: PartitionBy = None,
     options: StrMap | None = None,
+    table: str | None = None,
 ) -> BatchResult:
     """Write a DataFrame as batch ``batch_id`` of the file sink at ``path``, exactly once.
 
@@ -84,6 +88,11 @@ def write_batch(
         df: a Spark Connect DataFrame (``pyspark.sql.connect.dataframe.DataFrame``); its plan runs
             on the server.
         path: sink root as the server sees it (local path, ``file:``, ``hdfs:``, ...).
+        table: instead of ``path``, the name of a Parquet table of the server's catalog whose
+            location is the sink root (``CREATE TABLE events (...) USING parquet LOCATION
+            '<root>'``; Spark's readers of that table list the sink's log); give exactly one of
+            ``path`` and ``table`` (``CANNOT_SET_TOGETHER`` otherwise; ``DELTA_TABLE_NOT_FOUND``
+            from the server for an unknown name or a table that is not a Parquet table).
         batch_id: the batch id, an int in [0, 2**63 - 1] (a bool is refused).
         partition_by: partition columns, in directory order (``col=value`` directories); one str
             is one column.
@@ -108,5 +117,6 @@ def write_batch(
             <id>: ...`` when another writer committed the same batch id first; this call's files
             were deleted and calling again returns ``committed=False``.
     """
-    command = build_write_batch_command(df, path, batch_id=batch_id, partition_by=partition_by, options=options)
+    command = build_write_batch_command(df, path, batch_id=batch_id, partition_by=partition_by, options=options,
+                                        table=table)
     return _wire.execute_batch(df.sparkSession, command)

@@ -74,7 +74,9 @@ def commit(
 
     Returns:
         CommitResult of the new version with the staged actions; ``committed`` False when nothing
-        was committed (already published, or ``txn`` already applied, or nothing was staged).
+        was committed (already published, or ``txn`` already applied, or nothing was staged: then
+        ``version`` is -1 and ``table_path`` the given path, or for ``table`` the table's location as
+        ``DESCRIBE DETAIL`` reports it, ``TABLE_OR_VIEW_NOT_FOUND`` for an unknown name).
 
     Raises:
         pyspark.errors.PySparkTypeError, pyspark.errors.PySparkValueError: invalid arguments.
@@ -87,8 +89,10 @@ def commit(
     path, table = _checks.path_or_table(path, table)
     ids = _ids(staged)
     if not ids:
+        # Nothing to publish; a table by name still answers with its root (Delta's DESCRIBE DETAIL location).
+        root = path if table is None else str(spark.sql(f"DESCRIBE DETAIL {table}").collect()[0]["location"])
         return CommitResult(
-            version=-1, committed=False, table_path=path, add_files=[], remove_files=[], metrics=_empty_metrics()
+            version=-1, committed=False, table_path=root, add_files=[], remove_files=[], metrics=_empty_metrics()
         )
     command = staging_pb2.PublishStagedCommand(path=path, table=table, staged_ids=ids)
     _wire.set_txn(command, txn)

@@ -181,7 +181,11 @@ def set_table_properties(
 
     Follows proto/filecommit/v1/commands.proto (``SetTablePropertiesCommand``). E.g.
     ``set_table_properties(spark, path, {"delta.enableChangeDataFeed": "true"})`` enables the
-    change data feed (and raises the table protocol to writer version 4).
+    change data feed (and raises the table protocol to writer version 4). A CHECK constraint
+    (``{"delta.constraints.positive": "id > 0"}``) is first checked against every row of the table
+    in the same transaction, as ``ALTER TABLE ADD CONSTRAINT`` does (Delta's
+    ``AlterTableAddConstraintDeltaCommand``); an append landing meanwhile makes the change fail with
+    ``DELTA_CONCURRENT_APPEND``.
 
     Args:
         spark: a Spark Connect session (``pyspark.sql.connect.session.SparkSession``) whose server
@@ -214,7 +218,9 @@ def set_table_properties(
             server's error, ``e.getCondition()`` a class of :mod:`filecommit.errors`, e.g.
             ``DELTA_TABLE_NOT_FOUND`` (no table at ``path``), ``DELTA_UNKNOWN_CONFIGURATION``,
             ``DELTA_ILLEGAL_OPTION`` (an invalid ``delta.*`` value), ``DELTA_METADATA_CHANGED``
-            (a concurrent metadata change).
+            (a concurrent metadata change), ``DELTA_NEW_CHECK_CONSTRAINT_VIOLATION`` (rows violate a
+            CHECK constraint given; parameter ``numRows``), ``DELTA_NON_BOOLEAN_CHECK_CONSTRAINT``
+            and the other CHECK expression classes.
     """
     path, table = _checks.path_or_table(path, table)
     props = _checks.not_empty("table property in `properties`", _checks.string_map("properties", properties))

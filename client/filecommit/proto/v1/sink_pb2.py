@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from pyspark.sql.connect.proto import relations_pb2 as spark_dot_connect_dot_relations__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x66ilecommit/v1/sink.proto\x12\rfilecommit.v1\x1a\x1dspark/connect/relations.proto\"\xe1\x01\n\x11WriteBatchCommand\x12&\n\x05input\x18\x01 \x01(\x0b\x32\x17.spark.connect.Relation\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x10\n\x08\x62\x61tch_id\x18\x03 \x01(\x03\x12\x14\n\x0cpartition_by\x18\x04 \x03(\t\x12>\n\x07options\x18\x05 \x03(\x0b\x32-.filecommit.v1.WriteBatchCommand.OptionsEntry\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x96\x01\n\x0eSinkFileStatus\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\x12\x0e\n\x06is_dir\x18\x03 \x01(\x08\x12\x19\n\x11modification_time\x18\x04 \x01(\x03\x12\x19\n\x11\x62lock_replication\x18\x05 \x01(\x05\x12\x12\n\nblock_size\x18\x06 \x01(\x03\x12\x0e\n\x06\x61\x63tion\x18\x07 \x01(\t\"C\n\x13SinkFileStatusBatch\x12,\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x1d.filecommit.v1.SinkFileStatus\"\x9c\x01\n\x0c\x42\x61tchSummary\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\x03\x12\x11\n\tcommitted\x18\x02 \x01(\x08\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x17\n\x0flatest_batch_id\x18\x04 \x01(\x03\x12\x11\n\tnum_files\x18\x05 \x01(\x03\x12\x18\n\x10num_output_bytes\x18\x06 \x01(\x03\x12\x13\n\x0b\x64uration_ms\x18\x07 \x01(\x03\"\x81\x01\n\x12WriteBatchResponse\x12\x33\n\x05\x66iles\x18\x01 \x01(\x0b\x32\".filecommit.v1.SinkFileStatusBatchH\x00\x12.\n\x07summary\x18\x02 \x01(\x0b\x32\x1b.filecommit.v1.BatchSummaryH\x00\x42\x06\n\x04kindB%\n\x16io.filecommit.proto.v1B\tSinkProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x66ilecommit/v1/sink.proto\x12\rfilecommit.v1\x1a\x1dspark/connect/relations.proto\"\xf0\x01\n\x11WriteBatchCommand\x12&\n\x05input\x18\x01 \x01(\x0b\x32\x17.spark.connect.Relation\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x10\n\x08\x62\x61tch_id\x18\x03 \x01(\x03\x12\x14\n\x0cpartition_by\x18\x04 \x03(\t\x12>\n\x07options\x18\x05 \x03(\x0b\x32-.filecommit.v1.WriteBatchCommand.OptionsEntry\x12\r\n\x05table\x18\x06 \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x96\x01\n\x0eSinkFileStatus\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\x12\x0e\n\x06is_dir\x18\x03 \x01(\x08\x12\x19\n\x11modification_time\x18\x04 \x01(\x03\x12\x19\n\x11\x62lock_replication\x18\x05 \x01(\x05\x12\x12\n\nblock_size\x18\x06 \x01(\x03\x12\x0e\n\x06\x61\x63tion\x18\x07 \x01(\t\"C\n\x13SinkFileStatusBatch\x12,\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x1d.filecommit.v1.SinkFileStatus\"\x9c\x01\n\x0c\x42\x61tchSummary\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\x03\x12\x11\n\tcommitted\x18\x02 \x01(\x08\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x17\n\x0flatest_batch_id\x18\x04 \x01(\x03\x12\x11\n\tnum_files\x18\x05 \x01(\x03\x12\x18\n\x10num_output_bytes\x18\x06 \x01(\x03\x12\x13\n\x0b\x64uration_ms\x18\x07 \x01(\x03\"\x81\x01\n\x12WriteBatchResponse\x12\x33\n\x05\x66iles\x18\x01 \x01(\x0b\x32\".filecommit.v1.SinkFileStatusBatchH\x00\x12.\n\x07summary\x18\x02 \x01(\x0b\x32\x1b.filecommit.v1.BatchSummaryH\x00\x42\x06\n\x04kindB%\n\x16io.filecommit.proto.v1B\tSinkProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,15 +36,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WRITEBATCHCOMMAND_OPTIONSENTRY']._loaded_options = None
   _globals['_WRITEBATCHCOMMAND_OPTIONSENTRY']._serialized_options = b'8\001'
   _globals['_WRITEBATCHCOMMAND']._serialized_start=75
-  _globals['_WRITEBATCHCOMMAND']._serialized_end=300
-  _globals['_WRITEBATCHCOMMAND_OPTIONSENTRY']._serialized_start=254
-  _globals['_WRITEBATCHCOMMAND_OPTIONSENTRY']._serialized_end=300
-  _globals['_SINKFILESTATUS']._serialized_start=303
-  _globals['_SINKFILESTATUS']._serialized_end=453
-  _globals['_SINKFILESTATUSBATCH']._serialized_start=455
-  _globals['_SINKFILESTATUSBATCH']._serialized_end=522
-  _globals['_BATCHSUMMARY']._serialized_start=525
-  _globals['_BATCHSUMMARY']._serialized_end=681
-  _globals['_WRITEBATCHRESPONSE']._serialized_start=684
-  _globals['_WRITEBATCHRESPONSE']._serialized_end=813
+  _globals['_WRITEBATCHCOMMAND']._serialized_end=315
+  _globals['_WRITEBATCHCOMMAND_OPTIONSENTRY']._serialized_start=269
+  _globals['_WRITEBATCHCOMMAND_OPTIONSENTRY']._serialized_end=315
+  _globals['_SINKFILESTATUS']._serialized_start=318
+  _globals['_SINKFILESTATUS']._serialized_end=468
+  _globals['_SINKFILESTATUSBATCH']._serialized_start=470
+  _globals['_SINKFILESTATUSBATCH']._serialized_end=537
+  _globals['_BATCHSUMMARY']._serialized_start=540
+  _globals['_BATCHSUMMARY']._serialized_end=696
+  _globals['_WRITEBATCHRESPONSE']._serialized_start=699
+  _globals['_WRITEBATCHRESPONSE']._serialized_end=828
 # @@protoc_insertion_point(module_scope)

@@ -19,6 +19,13 @@ import java.util.Locale;
  * (DESCRIBE | DESC) DETAIL (table | 'path')
  * </pre>
  *
+ * VACUUM also takes Delta's {@code FULL} (the default: every unreferenced file older than the
+ * retention). Refused, as statements of their own ({@link Kind#REFUSED}), instead of a syntax
+ * error: Delta statements this server does not run ({@code VACUUM ... LITE}, {@code OPTIMIZE ...
+ * FULL}, {@code REORG TABLE}, {@code CONVERT TO DELTA}, {@code GENERATE}), and a time-travel
+ * version ({@code t@v1}, {@code VERSION AS OF}, {@code TIMESTAMP AS OF}) given to the target of
+ * OPTIMIZE, VACUUM, RESTORE, DELETE, UPDATE or MERGE.
+ *
  * where {@code table} is a (possibly qualified, possibly back-quoted) name, {@code delta.`/path`}
  * included. Keywords are case-insensitive; one trailing {@code ;} is allowed.
  *
@@ -32,12 +39,19 @@ import java.util.Locale;
  * @param version RESTORE's version, or null
  * @param timestamp RESTORE's timestamp text, or null
  * @param limit DESCRIBE HISTORY's LIMIT, or null
+ * @param refused for {@code REFUSED}, the statement (or form of one) refused, e.g. {@code VACUUM
+ *     LITE} or {@code DELETE on a time-travel version}; else null
  */
 record DeltaStatement(Kind kind, List<String> table, String path, String where, List<String> zOrderBy,
-    Double retainHours, boolean dryRun, Long version, String timestamp, Integer limit) {
+    Double retainHours, boolean dryRun, Long version, String timestamp, Integer limit, String refused) {
 
-  /** The statements. */
-  enum Kind { OPTIMIZE, VACUUM, RESTORE, HISTORY, DETAIL }
+  /** The statements; {@code REFUSED}: a statement of Delta's this server does not run ({@link #refused}). */
+  enum Kind { OPTIMIZE, VACUUM, RESTORE, HISTORY, DETAIL, REFUSED }
+
+  /** A refused statement: {@code what} names it (e.g. {@code CONVERT TO DELTA}). */
+  private static DeltaStatement refuse(String what) {
+    return new DeltaStatement(Kind.REFUSED, null, null, null, List.of(), null, false, null, null, null, what);
+  }
 
   /** The statement's target for plans and messages: the name or the quoted path. */
   String target() {
@@ -64,15 +78,35 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
     Cursor c = new Cursor(sql, tokens);
     try {
       DeltaStatement s = statement(c);
-      return s != null && c.atEnd() ? s : null;
+      return s != null && (c.atEnd() || s.kind == Kind.REFUSED) ? s : null;
     } catch (IndexOutOfBoundsException | NumberFormatException e) {
       return null;
     }
   }
 
   private static DeltaStatement statement(Cursor c) {
+    if (c.accept("CONVERT") && c.accept("TO") && c.accept("DELTA")) {
+      return refuse("CONVERT TO DELTA");
+    }
+    if (c.accept("GENERATE") && c.peek().identifier() && c.peek().value().equalsIgnoreCase("symlink_format_manifest")) {
+      return refuse("GENERATE symlink_format_manifest");
+    }
+    if (c.accept("REORG") && c.accept("TABLE")) {
+      return refuse("REORG TABLE");
+    }
+    if ((c.accept("DELETE") && c.accept("FROM")) || c.accept("UPDATE") || (c.accept("MERGE") && c.accept("INTO"))) {
+      String what = c.tokens.get(0).text().toUpperCase(java.util.Locale.ROOT);
+      name(c);
+      return timeTravel(c) ? refuse(what + " on a time-travel version") : null;
+    }
     if (c.accept("OPTIMIZE")) {
       Target t = target(c);
+      if (timeTravel(c)) {
+        return refuse("OPTIMIZE on a time-travel version");
+      }
+      if (c.accept("FULL")) {
+        return refuse("OPTIMIZE FULL");
+      }
       String where = null;
       if (c.accept("WHERE")) {
         int from = c.peek().start();
@@ -102,25 +136,39 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
           c.expect(")");
         }
       }
-      return new DeltaStatement(Kind.OPTIMIZE, t.name, t.path, where, List.copyOf(z), null, false, null, null, null);
+      return new DeltaStatement(Kind.OPTIMIZE, t.name, t.path, where, List.copyOf(z), null, false, null, null, null, null);
     }
     if (c.accept("VACUUM")) {
       Target t = target(c);
+      if (timeTravel(c)) {
+        return refuse("VACUUM on a time-travel version");
+      }
       Double hours = null;
       boolean dry = false;
+      if (c.accept("LITE")) {
+        return refuse("VACUUM LITE");
+      }
+      c.accept("FULL");
       if (c.accept("RETAIN")) {
         hours = Double.parseDouble(c.number().text());
         c.expect("HOURS");
       }
+      if (c.accept("LITE")) {
+        return refuse("VACUUM LITE");
+      }
+      c.accept("FULL");
       if (c.accept("DRY")) {
         c.expect("RUN");
         dry = true;
       }
-      return new DeltaStatement(Kind.VACUUM, t.name, t.path, null, List.of(), hours, dry, null, null, null);
+      return new DeltaStatement(Kind.VACUUM, t.name, t.path, null, List.of(), hours, dry, null, null, null, null);
     }
     if (c.accept("RESTORE")) {
       c.accept("TABLE");
       Target t = target(c);
+      if (c.peekIs("@")) {
+        return refuse("RESTORE on a time-travel version");
+      }
       c.accept("TO");
       c.accept("FOR");
       Long version = null;
@@ -141,7 +189,7 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
       } else {
         return null;
       }
-      return new DeltaStatement(Kind.RESTORE, t.name, t.path, null, List.of(), null, false, version, ts, null);
+      return new DeltaStatement(Kind.RESTORE, t.name, t.path, null, List.of(), null, false, version, ts, null, null);
     }
     if (c.accept("DESCRIBE") || c.accept("DESC")) {
       if (c.accept("HISTORY")) {
@@ -150,17 +198,27 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
         if (c.accept("LIMIT")) {
           limit = Integer.parseInt(c.number().text());
         }
-        return new DeltaStatement(Kind.HISTORY, t.name, t.path, null, List.of(), null, false, null, null, limit);
+        return new DeltaStatement(Kind.HISTORY, t.name, t.path, null, List.of(), null, false, null, null, limit, null);
       }
       if (c.accept("DETAIL")) {
         Target t = target(c);
-        return new DeltaStatement(Kind.DETAIL, t.name, t.path, null, List.of(), null, false, null, null, null);
+        return new DeltaStatement(Kind.DETAIL, t.name, t.path, null, List.of(), null, false, null, null, null, null);
       }
     }
     return null;
   }
 
   private record Target(List<String> name, String path) {}
+
+  /** Whether a time-travel spec follows a target: {@code @v1}, {@code VERSION AS OF}, {@code TIMESTAMP AS OF}. */
+  private static boolean timeTravel(Cursor c) {
+    if (c.peekIs("@")) {
+      return true;
+    }
+    boolean spec = c.peekIs("VERSION") || c.peekIs("TIMESTAMP") || c.peekIs("SYSTEM_VERSION") || c.peekIs("SYSTEM_TIME");
+    int at = spec ? 1 : c.peekIs("FOR") ? 2 : -1;
+    return at > 0 && c.peekIs(at, "AS") && c.peekIs(at + 1, "OF");
+  }
 
   private static Target target(Cursor c) {
     if (c.peek().string()) {

@@ -46,8 +46,9 @@ import org.apache.spark.sql.types.StructType;
  *       and register the name with the provider and, when {@code LOCATION} was given, the location
  *       (an external table), else the session catalog's default location (a managed table, whose
  *       files {@code DROP TABLE} deletes, as Spark does for managed tables).
- *   <li>ALTER TABLE ... SET TBLPROPERTIES (and Spark's ADD CONSTRAINT ... CHECK, stored as Delta's
- *       {@code delta.constraints.<name>}) commit through {@code SetTablePropertiesCommand}; ADD
+ *   <li>ALTER TABLE ... SET TBLPROPERTIES commits through {@code SetTablePropertiesCommand}, ADD /
+ *       DROP CONSTRAINT (Delta's {@code delta.constraints.<name>}) through {@code
+ *       CheckConstraintCommand}, which checks the table's rows first; ADD
  *       COLUMNS commits a schema change through {@code WriteIntoDelta}'s schema evolution ({@link
  *       TableChanges}).
  * </ul>

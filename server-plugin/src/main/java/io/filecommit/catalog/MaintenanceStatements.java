@@ -60,6 +60,10 @@ import org.apache.spark.sql.types.StructType;
  * through the session's catalog when the statement runs ({@code TABLE_OR_VIEW_NOT_FOUND} when it
  * does not exist, {@code DELTA_MISSING_DELTA_TABLE} when it is not a Delta table); a path must lie
  * under the server's allowed roots. Every error is raised as the client's type ({@link Guard}).
+ * A refused statement ({@link DeltaStatement.Kind#REFUSED}) and OPTIMIZE / VACUUM / RESTORE of a
+ * time-travel name ({@code `t@v1`}) fail when run with {@code FILECOMMIT_UNSUPPORTED_OPERATION}
+ * (parameter {@code operation} naming it; {@code DELTA_OPTIMIZE_FULL_NOT_SUPPORTED} for OPTIMIZE
+ * FULL), before anything is read or committed.
  */
 final class MaintenanceStatements {
   private static final StructType FILE_SIZES = new StructType()
@@ -184,13 +188,18 @@ final class MaintenanceStatements {
    * @return the command node, output columns as described above
    */
   static LogicalPlan plan(SparkSession session, DeltaStatement s) {
-    String text = s.kind() + " " + s.target();
+    String text = s.kind() == DeltaStatement.Kind.REFUSED ? s.refused() : s.kind() + " " + s.target();
     return switch (s.kind()) {
       case OPTIMIZE -> node(text, OPTIMIZE, () -> optimize(session, s));
       case VACUUM -> node(text, VACUUM, () -> vacuum(session, s));
       case RESTORE -> node(text, RESTORE, () -> restore(session, s));
       case HISTORY -> node(text, HISTORY, () -> history(session, s));
       case DETAIL -> node(text, DETAIL, () -> detail(session, s));
+      case REFUSED -> node(s.refused(), VACUUM, () -> Guard.errors(() -> {
+        throw (s.refused().equals("OPTIMIZE FULL") ? ErrorClass.DELTA_OPTIMIZE_FULL_NOT_SUPPORTED
+            : ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION).error(s.refused() + " is not supported by this server; "
+            + "nothing was run or committed", Map.of("operation", s.refused()));
+      }));
     };
   }
 
@@ -318,14 +327,22 @@ final class MaintenanceStatements {
     return scala.jdk.javaapi.CollectionConverters.asScala(values).toList();
   }
 
-  /** A statement's table: its root and, for a catalog table, its qualified name (else null). */
-  record Located(String path, String name) {}
+  /**
+   * A statement's table: its root, for a catalog table its qualified name (else null), and whether
+   * the name asked for a time-travel version ({@code `t@v1`}).
+   */
+  record Located(String path, String name, boolean timeTravel) {}
 
   private static Located locate(SparkSession session, DeltaStatement s) {
     if (s.path() != null) {
-      return new Located(AllowedRoots.allowedPath(s.path(), session), null);
+      return new Located(AllowedRoots.allowedPath(s.path(), session), null, false);
     }
-    return locate(session, s.table());
+    Located l = locate(session, s.table());
+    if (l.timeTravel && s.kind() != DeltaStatement.Kind.HISTORY && s.kind() != DeltaStatement.Kind.DETAIL) {
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error(s.kind() + " on a time-travel version of " + s.target()
+          + "; nothing was run or committed", Map.of("operation", s.kind() + " on a time-travel version"));
+    }
+    return l;
   }
 
   /**
@@ -342,7 +359,7 @@ final class MaintenanceStatements {
   static Located locate(SparkSession session, List<String> parts) {
     if (parts.size() == 2 && FileCommitCatalog.ours(parts.get(0))
         && (parts.get(1).startsWith("/") || parts.get(1).contains(":/"))) {
-      return new Located(AllowedRoots.allowedPath(parts.get(1), session), null);
+      return new Located(AllowedRoots.allowedPath(parts.get(1), session), null, false);
     }
     CatalogManager manager = session.sessionState().catalogManager();
     CatalogPlugin catalog = manager.currentCatalog();
@@ -373,7 +390,8 @@ final class MaintenanceStatements {
     qualified.add(catalog.name());
     qualified.addAll(java.util.Arrays.asList(namespace));
     qualified.add(ident.name());
-    return new Located(location, String.join(".", qualified));
+    return new Located(location, String.join(".", qualified),
+        table instanceof FileCommitTable t && !t.readOptions().isEmpty());
   }
 
   @SuppressWarnings("unchecked")

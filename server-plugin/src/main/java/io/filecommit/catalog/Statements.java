@@ -121,12 +121,22 @@ final class Statements {
     });
   }
 
-  /** ALTER TABLE t ADD CONSTRAINT name CHECK (expr): Delta's {@code delta.constraints.<name>}. */
+  /** ALTER TABLE t ADD CONSTRAINT name CHECK (expr): Delta's {@code delta.constraints.<name>}, rows checked. */
   static LogicalPlan addCheck(SparkSession session, FileCommitTable t, String name, String condition) {
+    refuseTimeTravel(t, "ALTER TABLE ADD CONSTRAINT");
     return node("ALTER TABLE " + t.name() + " ADD CONSTRAINT " + name, List.of(), () -> Guard.run(session, Map.of(),
         () -> {
-          io.filecommit.commands.SetTablePropertiesCommand.run(session, t.path(),
-              Map.of("delta.constraints." + name, condition), null, null);
+          io.filecommit.commands.CheckConstraintCommand.add(session, t.path(), name, condition);
+          return List.<Row>of();
+        }));
+  }
+
+  /** ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name. */
+  static LogicalPlan dropCheck(SparkSession session, FileCommitTable t, String name, boolean ifExists) {
+    refuseTimeTravel(t, "ALTER TABLE DROP CONSTRAINT");
+    return node("ALTER TABLE " + t.name() + " DROP CONSTRAINT " + name, List.of(), () -> Guard.run(session, Map.of(),
+        () -> {
+          io.filecommit.commands.CheckConstraintCommand.drop(session, t.path(), name, ifExists);
           return List.<Row>of();
         }));
   }

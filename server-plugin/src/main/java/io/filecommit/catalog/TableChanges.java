@@ -30,7 +30,7 @@ import org.apache.spark.sql.types.StructType;
  *       with {@code mergeSchema} (new top-level nullable columns, at the end).
  * </ul>
  *
- * Anything else (UNSET TBLPROPERTIES, RENAME / DROP / ALTER COLUMN, DROP CONSTRAINT) is refused
+ * Anything else (UNSET TBLPROPERTIES, RENAME / DROP / ALTER COLUMN) is refused
  * with {@code FILECOMMIT_UNSUPPORTED_OPERATION} before anything is committed.
  */
 final class TableChanges {
@@ -52,7 +52,9 @@ final class TableChanges {
       if (c instanceof TableChange.SetProperty p) {
         properties.put(p.property(), p.value());
       } else if (c instanceof TableChange.AddConstraint a && a.constraint() instanceof Check check) {
-        properties.put("delta.constraints." + check.name(), check.predicateSql());
+        io.filecommit.commands.CheckConstraintCommand.add(session, table.path(), check.name(), check.predicateSql());
+      } else if (c instanceof TableChange.DropConstraint d) {
+        io.filecommit.commands.CheckConstraintCommand.drop(session, table.path(), d.name(), d.ifExists());
       } else if (c instanceof TableChange.AddColumn a && a.fieldNames().length == 1 && a.position() == null
           && a.defaultValue() == null) {
         Metadata md = a.comment() == null ? Metadata.empty()

@@ -37,8 +37,9 @@ import org.apache.spark.sql.types.StructField;
  *       TableWrites}); only the query's scans are replaced; a dynamic partition overwrite (which
  *       Spark has no V1 fallback for) runs {@code WriteIntoDelta} with {@code
  *       partitionOverwriteMode=dynamic} directly;
- *   <li>ALTER TABLE ADD CONSTRAINT ... CHECK sets Delta's {@code delta.constraints.<name>} through
- *       {@code SetTablePropertiesCommand}, which checks the table's rows first.
+ *   <li>ALTER TABLE ADD CONSTRAINT ... CHECK and DROP CONSTRAINT set and remove Delta's {@code
+ *       delta.constraints.<name>} through {@code CheckConstraintCommand}, which checks the table's
+ *       rows first.
  * </ul>
  */
 final class TableResolution extends Rule<LogicalPlan> {
@@ -67,6 +68,11 @@ final class TableResolution extends Rule<LogicalPlan> {
     if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.AddCheckConstraint a && leafTable(a.child()) != null) {
       return Statements.addCheck(session, leafTable(a.child()), a.checkConstraint().name(),
           a.checkConstraint().condition());
+    }
+    if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.DropConstraint d
+        && d.table() instanceof org.apache.spark.sql.catalyst.analysis.ResolvedTable r
+        && r.table() instanceof FileCommitTable t) {
+      return Statements.dropCheck(session, t, d.name(), d.ifExists());
     }
     if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.OverwritePartitionsDynamic o
         && table(o.table()) != null) {

@@ -19,7 +19,10 @@ import org.apache.spark.sql.classic.SparkSession;
 /**
  * {@code ALTER TABLE ... SET TBLPROPERTIES} as a metadata-only commit (Delta's {@code
  * AlterTableSetPropertiesDeltaCommand}), e.g. {@code delta.enableChangeDataFeed=true}, which also
- * raises the protocol to the change data feed's writer requirement.
+ * raises the protocol to the change data feed's writer requirement. A CHECK constraint set or
+ * changed ({@code delta.constraints.<name>}) is checked against the table's rows first, in the same
+ * transaction, as {@link CheckConstraintCommand#add} does (Delta itself refuses constraints here,
+ * {@code DELTA_ADD_CONSTRAINTS}, and wants ALTER TABLE ADD CONSTRAINT).
  */
 public final class SetTablePropertiesCommand {
   private SetTablePropertiesCommand() {}
@@ -36,7 +39,9 @@ public final class SetTablePropertiesCommand {
    *     {@code txnId}) or the {@code txnId} was already applied
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for a
    *     blank path, {@code DELTA_TABLE_NOT_FOUND} without a table, the classes of {@link
-   *     TableConfig#validate}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, conflict classes
+   *     TableConfig#validate}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, {@code
+   *     DELTA_NEW_CHECK_CONSTRAINT_VIOLATION} and the expression classes for a CHECK constraint,
+   *     conflict classes
    */
   public static CommandResult run(SparkSession session, String path, Map<String, String> properties,
       TransactionId txnId, StageRequest stage) {
@@ -65,6 +70,11 @@ public final class SetTablePropertiesCommand {
       return CommandResult.nothingCommitted(snapshot.version(), table, start, 0);
     }
     if (changes) {
+      Map<String, String> constraints = new LinkedHashMap<>(TableConfig.changed(snapshot.metadata().configuration(), conf));
+      constraints.keySet().removeIf(k -> !k.startsWith(TableConfig.CONSTRAINT_PREFIX));
+      if (!constraints.isEmpty()) {
+        CheckConstraintCommand.checkRows(session, txn, constraints); // as ALTER TABLE ADD CONSTRAINT
+      }
       txn.updateMetadata(snapshot.metadata().withConfiguration(conf));
     }
     long version = txn.commit(List.of(), new Operation.SetTableProperties(properties));

@@ -29,13 +29,15 @@ final class SinkCommands {
    * @param cmd the command
    * @param planner the session's planner (turns the input plan into a DataFrame, gives the stream)
    * @throws io.filecommit.errors.FileCommitException for a missing input, blank path, negative batch
-   *     id and the other bad input {@link BatchSinkWriter#write} refuses, before anything is written
+   *     id and the other bad input {@link BatchSinkWriter#write} refuses, {@code DELTA_TABLE_NOT_FOUND}
+   *     for a {@code table} that is not a Parquet table of the catalog, before anything is written
    * @throws IllegalStateException for a lost race on the batch id (see {@link BatchSinkWriter#write})
    */
   static void writeBatch(WriteBatchCommand cmd, SparkConnectPlanner planner) {
     java.util.Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
-    BatchSinkWriter.checkArguments(cmd.getPath(), cmd.getBatchId());
-    String path = CommandInput.path(cmd.getPath(), planner);
+    String root = TableCommands.tablePath(cmd.getPath(), cmd.getTable(), planner.session(), true);
+    BatchSinkWriter.checkArguments(root, cmd.getBatchId());
+    String path = CommandInput.path(root, planner);
     Consumer<WriteBatchResponse> out = ResponseStream.of(planner);
     BatchSinkWriter.Result result = BatchSinkWriter.write(planner.session(),
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteBatchCommand"), path,

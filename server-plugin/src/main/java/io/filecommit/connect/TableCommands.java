@@ -44,6 +44,16 @@ final class TableCommands {
 
   /** {@link #tablePath(String, String, SparkConnectPlanner)} in {@code session}. */
   static String tablePath(String path, String table, org.apache.spark.sql.classic.SparkSession session) {
+    return tablePath(path, table, session, false);
+  }
+
+  /**
+   * The root of a table by name, as {@link #tablePath(String, String, SparkConnectPlanner)}; with
+   * {@code parquet}, of a Parquet table (a file sink's directory, {@code WriteBatchCommand.table})
+   * instead of a Delta table ({@code DELTA_TABLE_NOT_FOUND} for any other table).
+   */
+  static String tablePath(String path, String table, org.apache.spark.sql.classic.SparkSession session,
+      boolean parquet) {
     if (table == null || table.isEmpty()) {
       return path;
     }
@@ -70,10 +80,10 @@ final class TableCommands {
           .loadTable(org.apache.spark.sql.connector.catalog.Identifier.of(ns, name));
       String location = t.properties().get(org.apache.spark.sql.connector.catalog.TableCatalog.PROP_LOCATION);
       String provider = t.properties().get(org.apache.spark.sql.connector.catalog.TableCatalog.PROP_PROVIDER);
-      if (location == null || provider == null || !(provider.equalsIgnoreCase("delta")
-          || provider.equalsIgnoreCase("filecommit"))) {
-        throw io.filecommit.errors.ErrorClass.DELTA_TABLE_NOT_FOUND.error("Table " + table + " is not a Delta table",
-            notFound);
+      if (location == null || provider == null || !(parquet ? provider.equalsIgnoreCase("parquet")
+          : provider.equalsIgnoreCase("delta") || provider.equalsIgnoreCase("filecommit"))) {
+        throw io.filecommit.errors.ErrorClass.DELTA_TABLE_NOT_FOUND.error("Table " + table + " is not a "
+            + (parquet ? "Parquet" : "Delta") + " table", notFound);
       }
       return location;
     } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException e) {

@@ -42,6 +42,12 @@ public enum ErrorClass {
   DELTA_AGGREGATE_IN_CHECK_CONSTRAINT("42621"),
   /** A CHECK constraint that calls a user-defined function. */
   DELTA_UDF_IN_CHECK_CONSTRAINT("42621"),
+  /** Rows of the table violate a CHECK constraint being added (ALTER TABLE ADD CONSTRAINT). */
+  DELTA_NEW_CHECK_CONSTRAINT_VIOLATION("23512"),
+  /** ALTER TABLE ADD CONSTRAINT with the name of an existing constraint (case-insensitive). */
+  DELTA_CONSTRAINT_ALREADY_EXISTS("42710"),
+  /** ALTER TABLE DROP CONSTRAINT (without IF EXISTS) of a constraint the table does not have. */
+  DELTA_CONSTRAINT_DOES_NOT_EXIST("42704"),
   /** A column invariant ({@code delta.invariants}) of a form filecommit does not know. */
   DELTA_UNRECOGNIZED_INVARIANT("56038"),
   /** A generation expression that references a column the table does not have. */
@@ -227,6 +233,8 @@ public enum ErrorClass {
   DELTA_CLUSTERING_WITH_ZORDER_BY("42613"),
   /** A delta.autoOptimize.autoCompact value other than true / false (Delta's class). */
   DELTA_INVALID_AUTO_COMPACT_TYPE("22023"),
+  /** OPTIMIZE FULL on a table without clustering columns (Delta's class). */
+  DELTA_OPTIMIZE_FULL_NOT_SUPPORTED("42601"),
   /** Something the table asks for that filecommit does not do (named in the message). */
   FILECOMMIT_UNSUPPORTED_OPERATION("0A000");
 

@@ -18,17 +18,19 @@ final class MetadataChecks {
 
   /**
    * Checks the properties {@code metadata} changes against the snapshot's: known values, retention
-   * floors, CHECK constraint expressions; a constraint added to an existing table only while it
-   * holds no data; in-commit timestamps only on a new table.
+   * floors, CHECK constraint expressions; a constraint added to an existing table only once the
+   * transaction checked its rows ({@link OptimisticTransaction#readAllRowsForConstraints}) or while
+   * it holds no files; in-commit timestamps only on a new table.
    *
    * @param session the session (constraint expressions are resolved in it)
    * @param snapshot the snapshot the transaction read
    * @param metadata the new metadata
    * @param table the table path, for messages
-   * @param readAllAndEmpty records that the transaction read every file; true when there are none
+   * @param readAllAndEmpty records that the transaction read every file; true when its rows were
+   *     checked or there are none
    * @throws io.filecommit.errors.FileCommitException the property classes of {@link TableConfig};
-   *     {@code FILECOMMIT_UNSUPPORTED_OPERATION} for a constraint on a table with data or in-commit
-   *     timestamps switched on for an existing table
+   *     {@code FILECOMMIT_UNSUPPORTED_OPERATION} for a constraint on a table with unchecked data or
+   *     in-commit timestamps switched on for an existing table
    */
   static void checkProperties(SparkSession session, Snapshot snapshot, Metadata metadata, String table,
       BooleanSupplier readAllAndEmpty) {
@@ -39,9 +41,9 @@ final class MetadataChecks {
     ConstraintValidation.validateConstraintProperties(session, metadata.schema(), changed);
     if (snapshot.exists() && changed.keySet().stream().anyMatch(k -> k.startsWith(TableConfig.CONSTRAINT_PREFIX))
         && !readAllAndEmpty.getAsBoolean()) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Adding a CHECK constraint to the existing table "
-          + table + " that holds data is not supported by filecommit (its rows would have to be "
-          + "checked first); declare constraints when the table is created, or add them with Delta's ALTER TABLE");
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("A CHECK constraint added to the existing table "
+          + table + " by this command, whose rows it does not check; use ALTER TABLE ADD CONSTRAINT or "
+          + "set_table_properties", java.util.Map.of("operation", "ADD CONSTRAINT"));
     }
     if (snapshot.exists() && TableConfig.IN_COMMIT_TIMESTAMPS.fromConfiguration(changed)) {
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Enabling " + TableConfig.IN_COMMIT_TIMESTAMPS

@@ -184,6 +184,40 @@ public sealed interface Operation {
   }
 
   /**
+   * ALTER TABLE ADD / DROP CONSTRAINT, a metadata-only commit (Delta's {@code DeltaOperations.AddConstraint}
+   * and {@code DropConstraint}): parameters {@code name} and {@code expr} (for a drop: the dropped
+   * expression, absent when there was none, and {@code existed}).
+   *
+   * @param add true for ADD CONSTRAINT, false for DROP CONSTRAINT
+   * @param constraint the name as given
+   * @param expr the CHECK expression added or dropped, or null (a drop of a missing constraint)
+   */
+  record Constraint(boolean add, String constraint, String expr) implements Operation {
+    @Override
+    public String name() {
+      return add ? "ADD CONSTRAINT" : "DROP CONSTRAINT";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("name", constraint);
+      if (expr != null) {
+        p.put("expr", expr);
+      }
+      if (!add) {
+        p.put("existed", Boolean.toString(expr != null));
+      }
+      return p;
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      return Map.of();
+    }
+  }
+
+  /**
    * What a row-level change wrote.
    *
    * @param rows the row metrics

@@ -62,6 +62,7 @@ public final class OptimisticTransaction {
   private StageRequest stage;
   private StagedCommit staged;
   private boolean readWholeTable;
+  private boolean rowsChecked;
   private final List<ConflictChecker.ReadPredicate> readPredicates = new ArrayList<>();
   private final Set<String> readFiles = new HashSet<>();
   private final Map<String, Long> txns = new LinkedHashMap<>();
@@ -160,10 +161,7 @@ public final class OptimisticTransaction {
     return hasWritten;
   }
 
-  /**
-   * Records that data files are being written (Delta's {@code hasWritten}): from now on the
-   * metadata cannot change.
-   */
+  /** Records that data files are being written (Delta's {@code hasWritten}): the metadata cannot change. */
   public void markWritten() {
     hasWritten = true;
   }
@@ -284,7 +282,10 @@ public final class OptimisticTransaction {
     if (!snapshot.exists()) { // a new table's directory: checked before any file is written, never on appends
       io.filecommit.delta.storage.TableLocation.checkNewTable(session, deltaLog.fs(), deltaLog.tablePath());
     }
-    MetadataChecks.checkProperties(session, snapshot, metadata, table(), this::readAllForConstraint);
+    MetadataChecks.checkProperties(session, snapshot, metadata, table(), () -> {
+      readWholeTable(); // Delta's ADD CONSTRAINT reads every file: an append landing first conflicts
+      return rowsChecked || snapshot.allFiles().isEmpty();
+    });
     metadata = RowTracking.prepare(snapshot.metadata(), ColumnMapping.assign(snapshot.metadata(), metadata), table());
     Protocol current = protocol();
     Protocol required = TableFeatures.required(current, metadata);
@@ -487,10 +488,10 @@ public final class OptimisticTransaction {
         : new LinkedHashMap<>(op.metrics()), CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId, op.userMetadata());
   }
 
-  /** Reads and records every active file (Delta's ADD CONSTRAINT scan): an append landing first conflicts. */
-  private boolean readAllForConstraint() {
+  /** Records every active file as read and checked against the constraints added (Delta's ADD CONSTRAINT scan). */
+  public void readAllRowsForConstraints() {
     readWholeTable();
-    return snapshot.allFiles().isEmpty();
+    rowsChecked = true;
   }
 
   static boolean onlyAdds(List<? extends FileAction> actions) {

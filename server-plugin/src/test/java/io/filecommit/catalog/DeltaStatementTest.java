@@ -50,8 +50,39 @@ class DeltaStatementTest {
   void otherTextIsLeftToSpark() {
     for (String sql : List.of("SELECT 1", "DESCRIBE t", "DESCRIBE TABLE t", "OPTIMIZE t ZORDER (c",
         "VACUUM t RETAIN x HOURS", "RESTORE t TO TIMESTAMP AS OF 5", "DESCRIBE HISTORY t LIMIT -1",
-        "OPTIMIZE t WHERE", "VACUUM t LITE", "OPTIMIZE 't", "")) {
+        "OPTIMIZE t WHERE", "OPTIMIZE 't", "", "DELETE FROM t WHERE id = 1", "DELETE FROM t AS x",
+        "UPDATE t SET version = 1", "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE",
+        "CONVERT TO PARQUET x", "GENERATE x FOR TABLE t")) {
       assertNull(DeltaStatement.parse(sql), sql);
     }
+  }
+
+  @Test
+  void deltaStatementsNotRunAndTimeTravelTargetsAreRefusedByName() {
+    java.util.Map<String, String> cases = new java.util.LinkedHashMap<>();
+    cases.put("CONVERT TO DELTA parquet.`/p` PARTITIONED BY (a INT)", "CONVERT TO DELTA");
+    cases.put("GENERATE symlink_format_manifest FOR TABLE t", "GENERATE symlink_format_manifest");
+    cases.put("REORG TABLE t APPLY (PURGE)", "REORG TABLE");
+    cases.put("VACUUM t LITE", "VACUUM LITE");
+    cases.put("VACUUM t RETAIN 200 HOURS LITE DRY RUN", "VACUUM LITE");
+    cases.put("OPTIMIZE t FULL", "OPTIMIZE FULL");
+    cases.put("OPTIMIZE db.t@v1", "OPTIMIZE on a time-travel version");
+    cases.put("OPTIMIZE t VERSION AS OF 1 ZORDER BY (a)", "OPTIMIZE on a time-travel version");
+    cases.put("VACUUM t FOR SYSTEM_TIME AS OF '2024-01-01'", "VACUUM on a time-travel version");
+    cases.put("RESTORE TABLE t@v3 TO VERSION AS OF 1", "RESTORE on a time-travel version");
+    cases.put("DELETE FROM t@v1 WHERE id = 1", "DELETE on a time-travel version");
+    cases.put("delete from delta.`/p` TIMESTAMP AS OF '2024-01-01'", "DELETE on a time-travel version");
+    cases.put("UPDATE t VERSION AS OF 0 SET id = 1", "UPDATE on a time-travel version");
+    cases.put("MERGE INTO t@v1 x USING s ON x.id = s.id WHEN MATCHED THEN DELETE", "MERGE on a time-travel version");
+    cases.forEach((sql, what) -> {
+      DeltaStatement s = DeltaStatement.parse(sql);
+      assertEquals(DeltaStatement.Kind.REFUSED, s.kind(), sql);
+      assertEquals(what, s.refused(), sql);
+    });
+    DeltaStatement full = DeltaStatement.parse("VACUUM t FULL RETAIN 200 HOURS DRY RUN");
+    assertEquals(DeltaStatement.Kind.VACUUM, full.kind());
+    assertEquals(200.0, full.retainHours());
+    assertTrue(full.dryRun());
+    assertEquals(DeltaStatement.Kind.VACUUM, DeltaStatement.parse("VACUUM t RETAIN 200 HOURS FULL").kind());
   }
 }

@@ -285,6 +285,28 @@ class OptimisticTransactionTest {
   }
 
   @Test
+  void aConstraintOnATableWithFilesNeedsItsRowsCheckedAndARacingAppendConflicts() {
+    createTable();
+    OptimisticTransaction first = new OptimisticTransaction(spark, log());
+    assertEquals(1, first.commit(List.of(add("a.parquet")), APPEND));
+    Map<String, String> conf = new java.util.HashMap<>(log().snapshot().metadata().configuration());
+    conf.put("delta.constraints.positive", "id > 0");
+    OptimisticTransaction unchecked = new OptimisticTransaction(spark, log());
+    assertEquals("FILECOMMIT_UNSUPPORTED_OPERATION", assertThrows(FileCommitException.class,
+        () -> unchecked.updateMetadata(unchecked.snapshot().metadata().withConfiguration(conf))).getCondition());
+    OptimisticTransaction constraint = new OptimisticTransaction(spark, log());
+    constraint.readAllRowsForConstraints(); // what CheckConstraintCommand does once the rows passed
+    constraint.updateMetadata(constraint.snapshot().metadata().withConfiguration(conf));
+    OptimisticTransaction append = new OptimisticTransaction(spark, log()); // rows the check never saw
+    assertEquals(2, append.commit(List.of(add("b.parquet")), APPEND));
+    FileCommitException e = assertThrows(FileCommitException.class,
+        () -> constraint.commit(List.of(), new Operation.Constraint(true, "positive", "id > 0")));
+    assertEquals("DELTA_CONCURRENT_APPEND", e.getCondition());
+    assertEquals(List.of(0L, 1L, 2L), log().listVersions(), "the constraint did not commit over unchecked rows");
+    assertFalse(log().snapshot().metadata().configuration().containsKey("delta.constraints.positive"));
+  }
+
+  @Test
   void addConstraintStillCommitsThroughACompactionOfNoRows() {
     createTable();
     OptimisticTransaction constraint = new OptimisticTransaction(spark, log());
