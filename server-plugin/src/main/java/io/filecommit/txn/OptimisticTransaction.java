@@ -8,12 +8,10 @@ import io.filecommit.delta.TableFeatures;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
-import io.filecommit.delta.actions.CommitInfo;
 import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
 import io.filecommit.delta.actions.RemoveFile;
-import io.filecommit.delta.actions.SetTransaction;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.schema.SchemaUtils;
@@ -387,18 +385,8 @@ public final class OptimisticTransaction {
         inCommit = Math.max(now, lastTimestamp + 1);
         now = inCommit;
       }
-      List<Action> lines = new ArrayList<>();
-      lines.add(commitInfo(operation, inCommit, now, isolation, blind));
-      if (pr != null) {
-        lines.add(pr);
-      }
-      if (md != null) {
-        lines.add(md);
-      }
-      for (Map.Entry<String, Long> t : txns.entrySet()) {
-        lines.add(new SetTransaction(t.getKey(), t.getValue(), now));
-      }
-      lines.addAll(rowTracking.assign(actions, version));
+      List<Action> lines = CommitActions.lines(CommitActions.commitInfo(this, operation, inCommit, now, isolation, blind),
+          pr, md, List.of(), txns, now, rowTracking.assign(actions, version));
       List<Action> winning = publisher.publish(version, lines);
       if (winning == null) {
         committed = true;
@@ -478,13 +466,6 @@ public final class OptimisticTransaction {
       }
     }
     return duplicate;
-  }
-
-  /** The one {@code commitInfo} of this transaction's commits. */
-  private CommitInfo commitInfo(Operation op, Long inCommitTimestamp, long timestamp, String isolation, boolean blind) {
-    return new CommitInfo(inCommitTimestamp, timestamp, op.name(), new LinkedHashMap<>(op.parameters()),
-        snapshot.exists() ? snapshot.version() : null, isolation, blind, op.metrics().isEmpty() ? null
-        : new LinkedHashMap<>(op.metrics()), CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId, op.userMetadata());
   }
 
   /** Reads and records every active file (Delta's ADD CONSTRAINT scan): an append landing first conflicts. */
