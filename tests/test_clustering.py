@@ -9,6 +9,7 @@ writer co-writes afterwards.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 
@@ -120,7 +121,7 @@ def test_cluster_by_creates_a_clustered_table_that_delta_reads_and_alter_changes
     assert len(adds) > 1 and all(a["clusteringProvider"] == "liquid" for a in adds), adds
     stats = sorted((s["minValues"][physical["b"]], s["maxValues"][physical["b"]])
                    for s in (json.loads(a["stats"]) for a in adds))
-    assert all(hi < lo for (_, hi), (lo, _) in zip(stats, stats[1:])), stats
+    assert all(hi < lo for (_, hi), (lo, _) in itertools.pairwise(stats)), stats
     got = _sql(delta_spark, table_path, "SELECT count(*) AS n FROM {table}")[0]["n"]
     assert got == 17
 
@@ -158,7 +159,8 @@ def test_sql_create_table_cluster_by(spark, delta_spark, tmp_path):
     ({"cluster_by": ["a", "b", "v", "a2", "b2"]}, "DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS"),
 ])
 def test_invalid_cluster_by_is_refused_before_anything_is_written(spark, table_path, kwargs, cls):
-    df = spark.createDataFrame([(1, "x", "y", 2, "z", True)], "a long, b string, v string, a2 long, b2 string, flag boolean")
+    df = spark.createDataFrame([(1, "x", "y", 2, "z", True)],
+                               "a long, b string, v string, a2 long, b2 string, flag boolean")
     with pytest.raises(Exception) as e:
         filecommit.write(df, table_path, **kwargs)
     assert condition(e.value) == cls, e.value
