@@ -131,7 +131,7 @@ def test_cluster_by_creates_a_clustered_table_that_delta_reads_and_alter_changes
 
 def test_sql_create_table_cluster_by(spark, delta_spark, tmp_path):
     """CREATE TABLE ... CLUSTER BY, CTAS with CLUSTER BY and writeTo().clusterBy().create() through
-    filecommit's catalog make clustered tables that Delta reads as such."""
+    filecommit's catalog, and df.write.clusterBy().save(), make clustered tables that Delta reads as such."""
     made = {}
     p1 = str(tmp_path / "ddl")
     spark.sql(f"CREATE TABLE delta.`{p1}` (a BIGINT, b STRING) USING delta CLUSTER BY (b, a)").collect()
@@ -143,6 +143,9 @@ def test_sql_create_table_cluster_by(spark, delta_spark, tmp_path):
     p3 = str(tmp_path / "writeto")
     _rows(spark, 4).writeTo(f"delta.`{p3}`").using("delta").clusterBy("v").create()
     made[p3] = ["v"]
+    p4 = str(tmp_path / "dfwriter")
+    _rows(spark, 4).write.format("delta").clusterBy("b").save(p4)
+    made[p4] = ["b"]
     for path, cols in made.items():
         assert _sql(delta_spark, path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == cols, path
     assert _sql(delta_spark, p2, "SELECT count(*) AS n FROM {table}")[0]["n"] == 2
