@@ -169,14 +169,18 @@ def test_invalid_cluster_by_is_refused_before_anything_is_written(spark, table_p
 
 
 def test_cluster_by_on_existing_tables(spark, table_path, tmp_path):
-    """A write whose cluster_by differs from the existing table's is refused (Delta's append check);
-    the same columns append; ALTER TABLE CLUSTER BY on a partitioned table is refused."""
+    """An append whose cluster_by differs from the existing table's is refused (Delta's append
+    check); the same columns append; an overwrite sets new ones; ALTER TABLE CLUSTER BY on a
+    partitioned table is refused."""
     filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
     with pytest.raises(Exception) as e:
         filecommit.write(_rows(spark, 4), table_path, cluster_by=["b"])
     assert condition(e.value) == "DELTA_CLUSTERING_COLUMNS_MISMATCH", e.value
     assert max(log_actions(table_path)) == 0
     assert filecommit.write(_rows(spark, 4), table_path, cluster_by=["A"]).version == 1
+    # An overwrite replaces the table, its clustering columns with it (as Delta's overwrite).
+    assert filecommit.write(_rows(spark, 4), table_path, mode="overwrite", cluster_by=["b"]).version == 2
+    assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["b"]]}
 
     parted = str(tmp_path / "parted")
     filecommit.write(_rows(spark, 4), parted, partition_by=["b"])

@@ -140,9 +140,10 @@ def write(
             (numeric, date, timestamp, string) among the first ``delta.dataSkippingNumIndexedCols``
             columns, not together with ``partition_by``. The table gets the ``clustering`` and
             ``domainMetadata`` writer features and the ``delta.clustering`` domain, as Delta's
-            ``CLUSTER BY``; :func:`filecommit.optimize` then clusters its files. On an existing
-            table they must equal its clustering columns (change them with ``ALTER TABLE ...
-            CLUSTER BY``). Not with ``stage``.
+            ``CLUSTER BY``; :func:`filecommit.optimize` then clusters its files. Mode "overwrite"
+            (without ``replaceWhere``) sets them on an existing table; an append must give the
+            table's clustering columns (change them with ``ALTER TABLE ... CLUSTER BY``). Not with
+            ``stage``.
 
     Returns:
         CommitResult with the committed version, AddFiles, AddCDCFiles, RemoveFiles and metrics

@@ -179,7 +179,7 @@ public final class WriteIntoDelta {
       throw ErrorClass.DELTA_TABLE_NOT_FOUND.error("Option replaceWhere needs an existing table at " + table);
     }
     updateMetadata(txn, dataSchema, partitionBy, tableProperties, overwriteSchema, mergeSchema);
-    cluster(txn, clusterBy, overwriteSchema);
+    cluster(txn, clusterBy, !snapshot.exists() || (mode == WriteMode.OVERWRITE && replaceWhere == null));
     if (mode == WriteMode.OVERWRITE && TableConfig.APPEND_ONLY.fromMetadata(txn.metadata())) {
       throw DeltaErrors.appendOnly(table, TableConfig.APPEND_ONLY.key(), "mode overwrite is not allowed");
     }
@@ -213,17 +213,19 @@ public final class WriteIntoDelta {
 
   /**
    * The clustering columns of the write ({@link Clustering#PROPERTY}; Delta's {@code
-   * ClusteredTableUtils}): a new table (or an overwritten schema) gets the {@code clustering} and
-   * {@code domainMetadata} writer features and the {@code delta.clustering} domain; an existing
-   * table's clustering columns must equal them ({@code DELTA_CLUSTERING_COLUMNS_MISMATCH}, as
-   * Delta's append checks; change them with ALTER TABLE CLUSTER BY).
+   * ClusteredTableUtils} and {@code WriteIntoDelta}): a new table, or an existing one the write
+   * replaces (mode overwrite without replaceWhere), gets the {@code clustering} and {@code
+   * domainMetadata} writer features and the {@code delta.clustering} domain; on an append (or a
+   * replaceWhere) the table's clustering columns must equal them ({@code
+   * DELTA_CLUSTERING_COLUMNS_MISMATCH}, as Delta's append checks; change them with ALTER TABLE
+   * CLUSTER BY).
    */
-  private static void cluster(OptimisticTransaction txn, List<String> clusterBy, boolean overwriteSchema) {
+  private static void cluster(OptimisticTransaction txn, List<String> clusterBy, boolean replacing) {
     if (clusterBy == null || clusterBy.isEmpty()) {
       return;
     }
     Snapshot snapshot = txn.snapshot();
-    if (!snapshot.exists() || overwriteSchema) {
+    if (replacing) {
       txn.updateDomainMetadata(Clustering.domain(txn.metadata(), clusterBy), Clustering.FEATURES);
       return;
     }
