@@ -9,7 +9,9 @@ writer co-writes afterwards.
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 
 import pytest
 from helpers import log_actions
@@ -69,3 +71,120 @@ def test_zorder_on_clustered_table_is_refused(spark, delta_spark, table_path):
     with pytest.raises(Exception) as e:
         filecommit.optimize(spark, table_path, zorder_by=["a"])
     assert condition(e.value) == "DELTA_CLUSTERING_WITH_ZORDER_BY", e.value
+
+
+def _domain(path, version):
+    """The ``delta.clustering`` domain metadata of a commit, or None."""
+    for a in log_actions(path)[version]:
+        if "domainMetadata" in a and a["domainMetadata"]["domain"] == "delta.clustering":
+            return a["domainMetadata"]
+    return None
+
+
+def _rows(spark, n=16):
+    return spark.createDataFrame([(i, f"s{(i * 7) % n:02d}", f"v{i}") for i in range(n)], "a long, b string, v string")
+
+
+def test_cluster_by_creates_a_clustered_table_that_delta_reads_and_alter_changes(spark, delta_spark, table_path):
+    """filecommit.write(cluster_by=...) on a new column-mapped table, then ALTER TABLE ... CLUSTER BY
+    through the catalog, then OPTIMIZE by the new columns; Delta reads, co-writes and optimizes."""
+    r = filecommit.write(_rows(spark).repartition(2), table_path, cluster_by=["a", "b"],
+                         table_properties={"delta.columnMapping.mode": "name"})
+    assert r.version == 0
+    actions = log_actions(table_path)[0]
+    protocol = next(a["protocol"] for a in actions if "protocol" in a)
+    assert {"clustering", "domainMetadata", "columnMapping"} <= set(protocol["writerFeatures"]), protocol
+    schema = json.loads(next(a["metaData"] for a in actions if "metaData" in a)["schemaString"])
+    physical = {f["name"]: f["metadata"]["delta.columnMapping.physicalName"] for f in schema["fields"]}
+    assert physical["a"] != "a"  # column mapping gave physical names: the domain must hold those
+    domain = json.loads(_domain(table_path, 0)["configuration"])
+    assert domain == {"clusteringColumns": [[physical["a"]], [physical["b"]]]}, domain
+    assert "clusteringColumns" not in next(a["metaData"] for a in actions if "metaData" in a)["configuration"]
+    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a", "b"]
+
+    # Delta's writer co-writes and optimizes the table filecommit created.
+    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (100, 's99', 'd')")
+    _sql(delta_spark, table_path, "OPTIMIZE {table}")
+    v = max(log_actions(table_path))
+
+    # ALTER TABLE ... CLUSTER BY through filecommit's catalog: a commit of the domain only.
+    spark.sql(f"ALTER TABLE delta.`{table_path}` CLUSTER BY (b)").collect()
+    commit = log_actions(table_path)[v + 1]
+    assert sorted(k for a in commit for k in a) == ["commitInfo", "domainMetadata"], commit
+    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["b"]
+
+    # filecommit's OPTIMIZE now lays the files out by b alone (one column: range order, so the
+    # files' b ranges do not overlap).
+    opt = filecommit.optimize(spark, table_path, target_file_size=900)
+    assert opt.committed
+    adds = _adds(table_path, opt.version)
+    assert len(adds) > 1 and all(a["clusteringProvider"] == "liquid" for a in adds), adds
+    stats = sorted((s["minValues"][physical["b"]], s["maxValues"][physical["b"]])
+                   for s in (json.loads(a["stats"]) for a in adds))
+    assert all(hi < lo for (_, hi), (lo, _) in itertools.pairwise(stats)), stats
+    got = _sql(delta_spark, table_path, "SELECT count(*) AS n FROM {table}")[0]["n"]
+    assert got == 17
+
+    spark.sql(f"ALTER TABLE delta.`{table_path}` CLUSTER BY NONE").collect()
+    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
+
+
+def test_sql_create_table_cluster_by(spark, delta_spark, tmp_path):
+    """CREATE TABLE ... CLUSTER BY, CTAS with CLUSTER BY and writeTo().clusterBy().create() through
+    filecommit's catalog, and df.write.clusterBy().save(), make clustered tables that Delta reads as such."""
+    made = {}
+    p1 = str(tmp_path / "ddl")
+    spark.sql(f"CREATE TABLE delta.`{p1}` (a BIGINT, b STRING) USING delta CLUSTER BY (b, a)").collect()
+    made[p1] = ["b", "a"]
+    p2 = str(tmp_path / "ctas")
+    spark.sql(f"CREATE TABLE delta.`{p2}` USING delta CLUSTER BY (id) AS "
+              "SELECT * FROM VALUES (1L, 'x'), (2L, 'y') AS v(id, name)").collect()
+    made[p2] = ["id"]
+    p3 = str(tmp_path / "writeto")
+    _rows(spark, 4).writeTo(f"delta.`{p3}`").using("delta").clusterBy("v").create()
+    made[p3] = ["v"]
+    p4 = str(tmp_path / "dfwriter")
+    _rows(spark, 4).write.format("delta").clusterBy("b").save(p4)
+    made[p4] = ["b"]
+    for path, cols in made.items():
+        assert _sql(delta_spark, path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == cols, path
+    assert _sql(delta_spark, p2, "SELECT count(*) AS n FROM {table}")[0]["n"] == 2
+
+
+@pytest.mark.parametrize("kwargs, cls", [
+    ({"cluster_by": ["a"], "partition_by": ["b"]}, "DELTA_CLUSTER_BY_WITH_PARTITIONED_BY"),
+    ({"cluster_by": ["nope"]}, "DELTA_COLUMN_NOT_FOUND_IN_SCHEMA"),
+    ({"cluster_by": ["flag"]}, "DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED"),
+    ({"cluster_by": ["b"], "table_properties": {"delta.dataSkippingNumIndexedCols": "1"}},
+     "DELTA_CLUSTERING_COLUMN_MISSING_STATS"),
+    ({"cluster_by": ["a", "b", "v", "a2", "b2"]}, "DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS"),
+])
+def test_invalid_cluster_by_is_refused_before_anything_is_written(spark, table_path, kwargs, cls):
+    df = spark.createDataFrame([(1, "x", "y", 2, "z", True)],
+                               "a long, b string, v string, a2 long, b2 string, flag boolean")
+    with pytest.raises(Exception) as e:
+        filecommit.write(df, table_path, **kwargs)
+    assert condition(e.value) == cls, e.value
+    assert not os.path.exists(table_path)
+
+
+def test_cluster_by_on_existing_tables(spark, table_path, tmp_path):
+    """An append whose cluster_by differs from the existing table's is refused (Delta's append
+    check); the same columns append; an overwrite sets new ones; ALTER TABLE CLUSTER BY on a
+    partitioned table is refused."""
+    filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
+    with pytest.raises(Exception) as e:
+        filecommit.write(_rows(spark, 4), table_path, cluster_by=["b"])
+    assert condition(e.value) == "DELTA_CLUSTERING_COLUMNS_MISMATCH", e.value
+    assert max(log_actions(table_path)) == 0
+    assert filecommit.write(_rows(spark, 4), table_path, cluster_by=["A"]).version == 1
+    # An overwrite replaces the table, its clustering columns with it (as Delta's overwrite).
+    assert filecommit.write(_rows(spark, 4), table_path, mode="overwrite", cluster_by=["b"]).version == 2
+    assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["b"]]}
+
+    parted = str(tmp_path / "parted")
+    filecommit.write(_rows(spark, 4), parted, partition_by=["b"])
+    with pytest.raises(Exception) as e:
+        spark.sql(f"ALTER TABLE delta.`{parted}` CLUSTER BY (a)").collect()
+    assert condition(e.value) == "DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED", e.value
+    assert max(log_actions(parted)) == 0

@@ -102,8 +102,10 @@ def string_map(arg_name: str, value: StrMap | None) -> dict[str, str]:
     return out
 
 
-def partition_columns(partition_by: PartitionBy) -> list[str]:
-    """Partition column names in directory order; one str is one column, ``None`` is none.
+def partition_columns(partition_by: PartitionBy, name: str = "partition_by") -> list[str]:
+    """Column names in order (partition columns, clustering columns); one str is one column, ``None`` is none.
+
+    ``name`` is the argument's name in errors.
 
     Raises:
         PySparkTypeError: ``NOT_EXPECTED_TYPE`` when ``partition_by`` is not iterable.
@@ -112,10 +114,10 @@ def partition_columns(partition_by: PartitionBy) -> list[str]:
     if partition_by is None:
         return []
     if isinstance(partition_by, str):
-        return [non_empty_str("partition_by", partition_by)]
+        return [non_empty_str(name, partition_by)]
     if not isinstance(partition_by, Iterable):
-        type_error("partition_by", "str or an iterable of str", partition_by)
-    return [non_empty_str("partition_by", c) for c in partition_by]
+        type_error(name, "str or an iterable of str", partition_by)
+    return [non_empty_str(name, c) for c in partition_by]
 
 
 def int_in_range(arg_name: str, value: object, lower: int, upper: int) -> int:

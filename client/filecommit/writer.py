@@ -48,6 +48,7 @@ def build_write_command(
     table_properties: StrMap | None = None,
     change_data: bool = False,
     txn: WriteTxn | None = None,
+    cluster_by: PartitionBy = None,
 ) -> pb.WriteCommand:
     """Validate the arguments of :func:`write` and build its ``WriteCommand`` message.
 
@@ -74,6 +75,7 @@ def build_write_command(
         options=_checks.string_map("options", options),
         table_properties=_checks.string_map("table_properties", table_properties),
         change_data=_checks.flag("change_data", change_data),
+        cluster_by=_checks.partition_columns(cluster_by, "cluster_by"),
     )
     _wire.set_txn(command, txn)
     command.input.CopyFrom(_wire.relation(df))
@@ -92,6 +94,7 @@ def write(
     change_data: bool = False,
     txn: WriteTxn | None = None,
     stage: bool | Stage = False,
+    cluster_by: PartitionBy = None,
 ) -> CommitResult | StagedCommit:
     """Write a DataFrame into the Delta table at ``path`` as one new table version.
 
@@ -132,6 +135,15 @@ def write(
             nothing: the result is then a :class:`~filecommit.StagedCommit` to audit
             (:func:`filecommit.read_staged`) and publish (:func:`filecommit.commit`) or abort
             (:func:`filecommit.abort`) later, from any client.
+        cluster_by: clustering columns of a new table (liquid clustering, PROTOCOL.md "Clustered
+            Table"; one str is one column): at most 4 top-level columns of a type with statistics
+            (numeric, date, timestamp, string) among the first ``delta.dataSkippingNumIndexedCols``
+            columns, not together with ``partition_by``. The table gets the ``clustering`` and
+            ``domainMetadata`` writer features and the ``delta.clustering`` domain, as Delta's
+            ``CLUSTER BY``; :func:`filecommit.optimize` then clusters its files. Mode "overwrite"
+            (without ``replaceWhere``) sets them on an existing table; an append must give the
+            table's clustering columns (change them with ``ALTER TABLE ... CLUSTER BY``). Not with
+            ``stage``.
 
     Returns:
         CommitResult with the committed version, AddFiles, AddCDCFiles, RemoveFiles and metrics
@@ -146,6 +158,9 @@ def write(
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): the
             server's error, ``e.getCondition()`` a class of :mod:`filecommit.errors`, e.g.
             ``DELTA_TABLE_ALREADY_EXISTS`` (mode "error"), ``DELTA_METADATA_MISMATCH``,
+            ``DELTA_CLUSTER_BY_WITH_PARTITIONED_BY``, ``DELTA_COLUMN_NOT_FOUND_IN_SCHEMA``,
+            ``DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED``, ``DELTA_CLUSTERING_COLUMN_MISSING_STATS``,
+            ``DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS``, ``DELTA_CLUSTERING_COLUMNS_MISMATCH`` (``cluster_by``),
             ``DELTA_INVALID_PARTITION_COLUMN``, ``DELTA_UNKNOWN_CONFIGURATION``, a table rule
             (``errors.TABLE_RULES``) or a lost race (``errors.CONCURRENCY``;
             ``DELTA_CONCURRENT_TRANSACTION`` for a concurrent commit of the same txn app id: call
@@ -163,6 +178,7 @@ def write(
         table_properties=table_properties,
         change_data=change_data,
         txn=txn,
+        cluster_by=cluster_by,
     )
     _wire.set_stage(command, stage)
     return _wire.execute_commit(df.sparkSession, command)

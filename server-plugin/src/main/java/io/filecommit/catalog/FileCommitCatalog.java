@@ -266,16 +266,28 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
           .toString(), session());
     }
     List<String> partitionBy = new ArrayList<>();
+    List<String> clusterBy = null;
     for (Transform t : partitions) {
+      if (t instanceof org.apache.spark.sql.connector.expressions.ClusterByTransform) {
+        clusterBy = new ArrayList<>(); // CLUSTER BY (Delta's ClusterBySpec): a table property for the write
+        for (org.apache.spark.sql.connector.expressions.NamedReference r : t.references()) {
+          clusterBy.add(String.join(".", r.fieldNames()));
+        }
+        continue;
+      }
       if (!"identity".equals(t.name()) || t.references().length != 1) {
         throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Delta tables are partitioned by columns only, not by "
             + t.describe(), Map.of("operation", "PARTITIONED BY " + t.describe()));
       }
       partitionBy.add(String.join(".", t.references()[0].fieldNames()));
     }
+    Map<String, String> props = tableProperties(properties);
+    if (clusterBy != null) {
+      props.put(io.filecommit.delta.Clustering.PROPERTY, io.filecommit.delta.Clustering.toProperty(clusterBy));
+    }
     return new TableCreation(this, ident, path != null, registered, explicit != null, location,
         org.apache.spark.sql.connector.catalog.CatalogV2Util.v2ColumnsToStructType(columns), partitionBy,
-        tableProperties(properties), kind);
+        props, kind);
   }
 
   private String existingLocation(Identifier ident) {

@@ -1,5 +1,6 @@
 package io.filecommit.catalog;
 
+import io.filecommit.commands.ClusterByCommand;
 import io.filecommit.commands.SetTablePropertiesCommand;
 import io.filecommit.commands.WriteIntoDelta;
 import io.filecommit.commands.WriteMode;
@@ -26,6 +27,7 @@ import org.apache.spark.sql.types.StructType;
  *   <li>SET TBLPROPERTIES: {@link SetTablePropertiesCommand} (one commit for all properties);
  *   <li>ADD CONSTRAINT name CHECK (expr): the property {@code delta.constraints.<name>} through
  *       {@link SetTablePropertiesCommand}, which checks the table's rows against it first;
+ *   <li>CLUSTER BY (cols) / CLUSTER BY NONE: {@link ClusterByCommand} (domain metadata only);
  *   <li>ADD COLUMNS: a commit of the widened schema and no files through {@link WriteIntoDelta}
  *       with {@code mergeSchema} (new top-level nullable columns, at the end).
  * </ul>
@@ -48,8 +50,11 @@ final class TableChanges {
   static void apply(SparkSession session, FileCommitTable table, TableChange... changes) {
     Map<String, String> properties = new LinkedHashMap<>();
     StructType added = new StructType();
+    List<String> clusterBy = null;
     for (TableChange c : changes) {
-      if (c instanceof TableChange.SetProperty p) {
+      if (c instanceof TableChange.ClusterBy cb) {
+        clusterBy = java.util.Arrays.stream(cb.clusteringColumns()).map(r -> String.join(".", r.fieldNames())).toList();
+      } else if (c instanceof TableChange.SetProperty p) {
         properties.put(p.property(), p.value());
       } else if (c instanceof TableChange.AddConstraint a && a.constraint() instanceof Check check) {
         io.filecommit.commands.CheckConstraintCommand.add(session, table.path(), check.name(), check.predicateSql());
@@ -64,6 +69,9 @@ final class TableChanges {
         throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("ALTER TABLE " + table.name() + ": " + c
             + " is not supported on Delta tables by this server", Map.of("operation", "ALTER TABLE"));
       }
+    }
+    if (clusterBy != null) {
+      ClusterByCommand.run(session, table.path(), clusterBy);
     }
     if (!properties.isEmpty()) {
       SetTablePropertiesCommand.run(session, table.path(), properties, null, null);

@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.delta.Clustering;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.Snapshot;
@@ -112,6 +113,11 @@ public final class WriteIntoDelta {
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
     }
+    List<String> clusterBy = Clustering.fromProperty(tableProperties.get(Clustering.PROPERTY));
+    if (clusterBy != null) {
+      tableProperties = new LinkedHashMap<>(tableProperties);
+      tableProperties.remove(Clustering.PROPERTY);
+    }
     TableConfig.validate(tableProperties);
     boolean overwriteSchema = "true".equalsIgnoreCase(options.get(OVERWRITE_SCHEMA));
     if (overwriteSchema && mode != WriteMode.OVERWRITE) {
@@ -173,6 +179,7 @@ public final class WriteIntoDelta {
       throw ErrorClass.DELTA_TABLE_NOT_FOUND.error("Option replaceWhere needs an existing table at " + table);
     }
     updateMetadata(txn, dataSchema, partitionBy, tableProperties, overwriteSchema, mergeSchema);
+    cluster(txn, clusterBy, !snapshot.exists() || (mode == WriteMode.OVERWRITE && replaceWhere == null));
     if (mode == WriteMode.OVERWRITE && TableConfig.APPEND_ONLY.fromMetadata(txn.metadata())) {
       throw DeltaErrors.appendOnly(table, TableConfig.APPEND_ONLY.key(), "mode overwrite is not allowed");
     }
@@ -201,6 +208,34 @@ public final class WriteIntoDelta {
     } catch (RuntimeException | Error e) {
       txn.abort();
       throw e;
+    }
+  }
+
+  /**
+   * The clustering columns of the write ({@link Clustering#PROPERTY}; Delta's {@code
+   * ClusteredTableUtils} and {@code WriteIntoDelta}): a new table, or an existing one the write
+   * replaces (mode overwrite without replaceWhere), gets the {@code clustering} and {@code
+   * domainMetadata} writer features and the {@code delta.clustering} domain; on an append (or a
+   * replaceWhere) the table's clustering columns must equal them ({@code
+   * DELTA_CLUSTERING_COLUMNS_MISMATCH}, as Delta's append checks; change them with ALTER TABLE
+   * CLUSTER BY).
+   */
+  private static void cluster(OptimisticTransaction txn, List<String> clusterBy, boolean replacing) {
+    if (clusterBy == null || clusterBy.isEmpty()) {
+      return;
+    }
+    Snapshot snapshot = txn.snapshot();
+    if (replacing) {
+      txn.updateDomainMetadata(Clustering.domain(txn.metadata(), clusterBy), Clustering.FEATURES);
+      return;
+    }
+    List<String> existing = Clustering.columns(txn.deltaLog(), snapshot);
+    List<String> given = clusterBy.stream().map(c -> c.toLowerCase(Locale.ROOT)).toList();
+    if (!given.equals(existing.stream().map(c -> c.toLowerCase(Locale.ROOT)).toList())) {
+      throw ErrorClass.DELTA_CLUSTERING_COLUMNS_MISMATCH.error("The clustering columns " + clusterBy + " of the "
+          + "write differ from the clustering columns " + existing + " of " + txn.table() + "; change them with "
+          + "ALTER TABLE ... CLUSTER BY", Map.of("providedClusteringColumns", String.join(",", clusterBy),
+          "existingClusteringColumns", String.join(",", existing)));
     }
   }
 

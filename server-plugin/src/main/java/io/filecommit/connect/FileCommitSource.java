@@ -36,7 +36,8 @@ import org.apache.spark.sql.types.StructType;
  * ServerSettings}; allowed roots, {@link AllowedRoots}).
  *
  * <p>Writer options, as Delta's {@code DeltaOptions} names them (keys case-insensitive):
- * {@code partitionBy} (Spark sends it as {@code __partition_columns}), {@code replaceWhere}, {@code
+ * {@code partitionBy} (Spark sends it as {@code __partition_columns}), {@code clusterBy} (as {@code
+ * __clustering_columns}: clustering columns, as {@code cluster_by}), {@code replaceWhere}, {@code
  * mergeSchema}, {@code overwriteSchema}, {@code txnAppId} + {@code txnVersion} (an idempotent write,
  * protocol "Transaction Identifiers"), {@code userMetadata} ({@code commitInfo.userMetadata}),
  * {@code partitionOverwriteMode} ({@code static} or {@code dynamic}), {@code maxRecordsPerFile},
@@ -207,6 +208,9 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
         } else if (key.equals(DataSourceUtils.PARTITIONING_COLUMNS_KEY().toLowerCase(Locale.ROOT))) {
           partitionBy = new ArrayList<>(scala.jdk.javaapi.CollectionConverters.asJava(
               DataSourceUtils.decodePartitioningColumns(e.getValue())));
+        } else if (key.equals(DataSourceUtils.CLUSTERING_COLUMNS_KEY().toLowerCase(Locale.ROOT))) {
+          properties.put(io.filecommit.delta.Clustering.PROPERTY,
+              io.filecommit.delta.Clustering.toProperty(clusteringColumns(e.getValue())));
         } else if (key.equals(TXN_APP_ID.toLowerCase(Locale.ROOT))) {
           appId = e.getValue();
         } else if (key.equals(TXN_VERSION.toLowerCase(Locale.ROOT))) {
@@ -218,6 +222,26 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
         }
       }
       return new StandardWrite(path, partitionBy, options, properties, txn(appId, txnVersion));
+    }
+
+    /**
+     * The column names of Spark's {@code clusterBy} option (a JSON array of name-part arrays, as
+     * Spark's {@code ClusterBySpec} writes it), dotted.
+     *
+     * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} when unreadable
+     */
+    static List<String> clusteringColumns(String json) {
+      List<String> out = new ArrayList<>();
+      try {
+        for (com.fasterxml.jackson.databind.JsonNode col : io.filecommit.delta.actions.Actions.MAPPER.readTree(json)) {
+          List<String> parts = new ArrayList<>();
+          col.forEach(p -> parts.add(p.asText()));
+          out.add(col.isArray() ? String.join(".", parts) : col.asText());
+        }
+      } catch (java.io.IOException | RuntimeException e) {
+        throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Unreadable clustering columns '" + json + "': " + e.getMessage());
+      }
+      return out;
     }
 
     /** Delta's option names in the spelling {@link WriteIntoDelta} reads; other keys unchanged. */

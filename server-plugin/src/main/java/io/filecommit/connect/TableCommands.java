@@ -21,9 +21,22 @@ final class TableCommands {
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
         CommandInput.path(cmd.getPath(), cmd.getTable(), planner),
         ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
-        options, cmd.getTablePropertiesMap(), cmd.getChangeData(),
+        options, withClustering(cmd), cmd.getChangeData(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner)));
+  }
+
+  /**
+   * The table properties of a {@code WriteCommand}, with its {@code cluster_by} as {@link
+   * io.filecommit.delta.Clustering#PROPERTY} (how {@link WriteIntoDelta} takes clustering columns).
+   */
+  static java.util.Map<String, String> withClustering(WriteCommand cmd) {
+    if (cmd.getClusterByCount() == 0) {
+      return cmd.getTablePropertiesMap();
+    }
+    java.util.Map<String, String> out = new java.util.LinkedHashMap<>(cmd.getTablePropertiesMap());
+    out.put(io.filecommit.delta.Clustering.PROPERTY, io.filecommit.delta.Clustering.toProperty(cmd.getClusterByList()));
+    return out;
   }
 
   /**

@@ -8,7 +8,15 @@ import io.filecommit.errors.ErrorClass;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.NumericType;
+import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
 
 /**
  * Liquid clustering's table state (protocol "Clustered Table"; Delta's {@code ClusteredTableUtils},
@@ -22,6 +30,16 @@ public final class Clustering {
   public static final String DOMAIN = "delta.clustering";
   /** The {@code clusteringProvider} of files clustered by liquid clustering. */
   public static final String PROVIDER = "liquid";
+  /**
+   * The table property that carries the clustering columns of a table being created, a JSON array
+   * of logical names (Delta's {@code ClusteredTableUtils.PROP_CLUSTERING_COLUMNS}); never stored in
+   * {@code metaData.configuration}: the columns go to the {@link #DOMAIN} domain.
+   */
+  public static final String PROPERTY = "clusteringColumns";
+  /** At most this many clustering columns (Delta's {@code clusteredTable.numClusteringColumnsLimit}). */
+  public static final int MAX_COLUMNS = 4;
+  /** The writer features a clustered table needs (protocol "Clustered Table"). */
+  public static final java.util.Set<String> FEATURES = java.util.Set.of("clustering", "domainMetadata");
 
   private Clustering() {}
 
@@ -51,6 +69,136 @@ public final class Clustering {
     }
     String conf = DomainMetadatas.configuration(log, snapshot.version(), DOMAIN).orElse(null);
     return conf == null ? List.of() : logical(snapshot.metadata(), conf);
+  }
+
+  /**
+   * The {@link #PROPERTY} value of clustering columns.
+   *
+   * @param columns logical names
+   * @return a JSON array of the names
+   */
+  public static String toProperty(List<String> columns) {
+    return Actions.MAPPER.valueToTree(columns).toString();
+  }
+
+  /**
+   * The clustering columns of a {@link #PROPERTY} value.
+   *
+   * @param property a JSON array of names, or null
+   * @return the names; null when {@code property} is null
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} when it
+   *     is not a JSON array of strings
+   */
+  public static List<String> fromProperty(String property) {
+    if (property == null) {
+      return null;
+    }
+    List<String> out = new ArrayList<>();
+    try {
+      JsonNode n = Actions.MAPPER.readTree(property);
+      if (n == null || !n.isArray()) {
+        throw new IOException("not a JSON array");
+      }
+      for (JsonNode c : n) {
+        if (!c.isTextual()) {
+          throw new IOException("not a string: " + c);
+        }
+        out.add(c.asText());
+      }
+    } catch (IOException e) {
+      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Table property " + PROPERTY + " must be a JSON array of "
+          + "column names, got '" + property + "': " + e.getMessage());
+    }
+    return out;
+  }
+
+  /**
+   * The {@link #DOMAIN} domain metadata of clustering columns, checked as Delta's {@code
+   * ClusteringColumn} and {@code ClusteredTableUtils.validateClusteringColumnsInStatsSchema} do:
+   * top-level columns of the schema (matched case-insensitively), of a type with data skipping
+   * statistics (numeric, date, timestamp, timestamp_ntz, string), within the statistics columns
+   * ({@code delta.dataSkippingNumIndexedCols} leaf columns), at most {@link #MAX_COLUMNS}, no
+   * partition columns on the table. The domain holds physical names (column mapping).
+   *
+   * @param md the metadata the table has after the commit
+   * @param columns logical names; empty: clustered by no column ({@code CLUSTER BY NONE})
+   * @return the domain metadata action
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS},
+   *     {@code DELTA_CLUSTER_BY_WITH_PARTITIONED_BY}, {@code DELTA_COLUMN_NOT_FOUND_IN_SCHEMA},
+   *     {@code DELTA_DUPLICATE_COLUMNS_FOUND}, {@code DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED},
+   *     {@code DELTA_CLUSTERING_COLUMN_MISSING_STATS}; {@code FILECOMMIT_UNSUPPORTED_OPERATION} for a
+   *     nested column
+   */
+  public static io.filecommit.delta.actions.DomainMetadata domain(Metadata md, List<String> columns) {
+    if (columns.size() > MAX_COLUMNS) {
+      throw ErrorClass.DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS.error("CLUSTER BY supports up to " + MAX_COLUMNS
+          + " clustering columns, got " + columns.size() + ": " + columns,
+          Map.of("numColumnsLimit", Integer.toString(MAX_COLUMNS), "actualNumColumns", Integer.toString(columns.size())));
+    }
+    if (!columns.isEmpty() && md.partitionColumns() != null && !md.partitionColumns().isEmpty()) {
+      throw ErrorClass.DELTA_CLUSTER_BY_WITH_PARTITIONED_BY.error("Clustering columns " + columns
+          + " and partition columns " + md.partitionColumns() + " cannot both be specified");
+    }
+    int indexed = TableConfig.DATA_SKIPPING_NUM_INDEXED_COLS.fromMetadata(md);
+    List<List<String>> physical = new ArrayList<>();
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (String c : columns) {
+      StructField field = null;
+      int leavesBefore = 0;
+      int leavesBeforeField = 0;
+      for (StructField f : md.schema().fields()) {
+        if (field == null && f.name().equalsIgnoreCase(c)) {
+          field = f;
+          leavesBeforeField = leavesBefore;
+        }
+        leavesBefore += leafCount(f.dataType());
+      }
+      if (field == null) {
+        if (c != null && c.contains(".")) {
+          throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("The clustering column " + c
+              + " is nested or unknown; filecommit clusters by top-level columns only",
+              Map.of("operation", "CLUSTER BY " + c));
+        }
+        throw ErrorClass.DELTA_COLUMN_NOT_FOUND_IN_SCHEMA.error("Clustering column " + c + " is not in the table "
+            + "schema " + md.schema().simpleString(), Map.of("columnName", String.valueOf(c),
+            "tableSchema", md.schema().simpleString()));
+      }
+      if (!seen.add(field.name().toLowerCase(java.util.Locale.ROOT))) {
+        throw ErrorClass.DELTA_DUPLICATE_COLUMNS_FOUND.error("Duplicate clustering column " + field.name()
+            + " in " + columns, Map.of("coltype", "clustering", "duplicateCols", field.name()));
+      }
+      if (!skippingEligible(field.dataType())) {
+        throw ErrorClass.DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED.error("CLUSTER BY is not supported "
+            + "because the column " + field.name() + " : " + field.dataType().sql() + " does not support data "
+            + "skipping", Map.of("columnsWithDataTypes", field.name() + " : " + field.dataType().sql()));
+      }
+      if (indexed >= 0 && leavesBeforeField + 1 > indexed) {
+        throw ErrorClass.DELTA_CLUSTERING_COLUMN_MISSING_STATS.error("Clustering requires statistics on the "
+            + "clustering column " + field.name() + ", but only the first " + indexed + " columns have them ("
+            + TableConfig.DATA_SKIPPING_NUM_INDEXED_COLS.key() + ")", Map.of("columns", field.name()));
+      }
+      physical.add(List.of(ColumnMapping.physicalName(md, field.name())));
+    }
+    String conf = Actions.MAPPER.createObjectNode().set("clusteringColumns", Actions.MAPPER.valueToTree(physical))
+        .toString();
+    return new io.filecommit.delta.actions.DomainMetadata(DOMAIN, conf, false);
+  }
+
+  /** Delta's {@code SkippingEligibleDataType}: the types data skipping statistics are kept for. */
+  static boolean skippingEligible(DataType t) {
+    return t instanceof NumericType || t instanceof DateType || t instanceof TimestampType
+        || t instanceof TimestampNTZType || t instanceof StringType;
+  }
+
+  private static int leafCount(DataType t) {
+    if (t instanceof StructType s) {
+      int c = 0;
+      for (StructField f : s.fields()) {
+        c += leafCount(f.dataType());
+      }
+      return c;
+    }
+    return 1;
   }
 
   /** The logical names of the domain's physical name paths. */

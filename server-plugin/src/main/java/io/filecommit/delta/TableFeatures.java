@@ -230,6 +230,27 @@ public final class TableFeatures {
   }
 
   /**
+   * A protocol with writer features added (a feature the metadata does not show, e.g. {@code
+   * clustering}): writer 7 listing the features the protocol had (a legacy version's implied ones
+   * too) and the new ones; the reader version and reader features kept (protocol "Table Features").
+   *
+   * @param current the table's protocol, or null for a new table
+   * @param features writer feature names
+   * @return the protocol to commit (equal to {@code current} when it has them all)
+   */
+  public static Protocol withWriterFeatures(Protocol current, Set<String> features) {
+    Protocol base = current == null ? Protocol.DEFAULT : current;
+    Set<String> writers = new TreeSet<>(writerFeatures(base));
+    if (writers.containsAll(features)) {
+      return base;
+    }
+    writers.addAll(features);
+    int reader = base.minReaderVersion();
+    return new Protocol(reader, Protocol.TABLE_FEATURES_WRITER,
+        reader >= Protocol.TABLE_FEATURES_READER ? new TreeSet<>(readerFeatures(base)) : null, writers);
+  }
+
+  /**
    * The names of the generated columns of a schema (top level).
    *
    * @param schema a table schema

@@ -231,6 +231,18 @@ public enum ErrorClass {
   DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED("42000"),
   /** OPTIMIZE ZORDER BY on a clustered table (Delta's class). */
   DELTA_CLUSTERING_WITH_ZORDER_BY("42613"),
+  /** Clustering columns together with partition columns (Delta's class). */
+  DELTA_CLUSTER_BY_WITH_PARTITIONED_BY("42613"),
+  /** More clustering columns than Delta allows (4). */
+  DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS("54000"),
+  /** A clustering column of a type without data skipping statistics (Delta's class). */
+  DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED("0A000"),
+  /** A clustering column outside the statistics columns (delta.dataSkippingNumIndexedCols). */
+  DELTA_CLUSTERING_COLUMN_MISSING_STATS("22000"),
+  /** A write's clustering columns differ from the existing table's (Delta's class). */
+  DELTA_CLUSTERING_COLUMNS_MISMATCH("42P10"),
+  /** ALTER TABLE CLUSTER BY on a partitioned table (Delta's class). */
+  DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED("42000"),
   /** A delta.autoOptimize.autoCompact value other than true / false (Delta's class). */
   DELTA_INVALID_AUTO_COMPACT_TYPE("22023"),
   /** OPTIMIZE FULL on a table without clustering columns (Delta's class). */

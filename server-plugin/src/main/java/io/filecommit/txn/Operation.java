@@ -218,6 +218,31 @@ public sealed interface Operation {
   }
 
   /**
+   * A commit that changes only the clustering columns (Delta's {@code CLUSTER BY} operation of
+   * {@code ALTER TABLE ... CLUSTER BY}).
+   *
+   * @param oldColumns the clustering columns before, logical names
+   * @param newColumns the clustering columns after (empty: {@code CLUSTER BY NONE})
+   */
+  record ClusterBy(List<String> oldColumns, List<String> newColumns) implements Operation {
+    @Override
+    public String name() {
+      return "CLUSTER BY";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      return Map.of("oldClusteringColumns", String.join(",", oldColumns),
+          "newClusteringColumns", String.join(",", newColumns));
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      return Map.of();
+    }
+  }
+
+  /**
    * What a row-level change wrote.
    *
    * @param rows the row metrics

@@ -8,12 +8,11 @@ import io.filecommit.delta.TableFeatures;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
-import io.filecommit.delta.actions.CommitInfo;
+import io.filecommit.delta.actions.DomainMetadata;
 import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
 import io.filecommit.delta.actions.RemoveFile;
-import io.filecommit.delta.actions.SetTransaction;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.schema.SchemaUtils;
@@ -72,6 +71,7 @@ public final class OptimisticTransaction {
   private boolean duplicateOfStaged;
   private RowTracking rowTracking;
   private IdentityValues identityValues;
+  private final List<DomainMetadata> domains = new ArrayList<>();
 
   /**
    * Starts a transaction at the table's latest snapshot.
@@ -296,6 +296,27 @@ public final class OptimisticTransaction {
   }
 
   /**
+   * Commits a domain's metadata with this transaction (protocol "Domain Metadata"; Delta's {@code
+   * OptimisticTransaction.commit} of {@code DomainMetadata} actions), replacing an earlier one of
+   * the same domain, and raises the protocol to list {@code writerFeatures} (with {@code
+   * domainMetadata}). A concurrent commit of the same domain conflicts ({@link CommitActions}).
+   *
+   * @param domain the domain metadata action
+   * @param writerFeatures writer features the domain needs, e.g. {@code clustering}
+   */
+  public void updateDomainMetadata(DomainMetadata domain, Set<String> writerFeatures) {
+    Set<String> needed = new HashSet<>(writerFeatures);
+    needed.add("domainMetadata");
+    Protocol current = protocol();
+    Protocol required = TableFeatures.withWriterFeatures(current, needed);
+    if (!required.equals(current)) {
+      newProtocol = required;
+    }
+    domains.removeIf(d -> d.domain().equals(domain.domain()));
+    domains.add(domain);
+  }
+
+  /**
    * Commits the actions (with any metadata and protocol change) as the next table version, or, for
    * a transaction made with {@link #stageInstead}, stores them as a staged commit ({@link
    * #staged()}) and publishes nothing. When identity values were generated ({@link
@@ -320,6 +341,10 @@ public final class OptimisticTransaction {
       newMetadata = marks; // the identity high-water marks (IdentityValues): a metaData action, a conflict for others
     }
     ConflictChecker.ReadState state = readState(actions);
+    if (stage != null && !domains.isEmpty()) {
+      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("A commit that writes domain metadata ("
+          + domains.get(0).domain() + ") cannot be staged; commit it directly", Map.of("operation", "stage"));
+    }
     if (stage != null) {
       staged = StagedCommit.of(this, stage, state, operation, actions);
       StagingStore.write(deltaLog, staged);
@@ -342,7 +367,7 @@ public final class OptimisticTransaction {
   private ConflictChecker.ReadState readState(List<? extends FileAction> actions) {
     Set<String> removed = actions.stream().filter(a -> a instanceof RemoveFile).map(FileAction::path)
         .collect(java.util.stream.Collectors.toSet());
-    return new ConflictChecker.ReadState(newMetadata != null || newProtocol != null, readWholeTable,
+    return new ConflictChecker.ReadState(newMetadata != null || newProtocol != null || !domains.isEmpty(), readWholeTable,
         List.copyOf(readPredicates), Set.copyOf(readFiles), removed, Map.copyOf(txns),
         TableConfig.ISOLATION_LEVEL.fromMetadata(metadata()));
   }
@@ -388,18 +413,8 @@ public final class OptimisticTransaction {
         inCommit = Math.max(now, lastTimestamp + 1);
         now = inCommit;
       }
-      List<Action> lines = new ArrayList<>();
-      lines.add(commitInfo(operation, inCommit, now, isolation, blind));
-      if (pr != null) {
-        lines.add(pr);
-      }
-      if (md != null) {
-        lines.add(md);
-      }
-      for (Map.Entry<String, Long> t : txns.entrySet()) {
-        lines.add(new SetTransaction(t.getKey(), t.getValue(), now));
-      }
-      lines.addAll(rowTracking.assign(actions, version));
+      List<Action> lines = CommitActions.lines(CommitActions.commitInfo(this, operation, inCommit, now, isolation, blind),
+          pr, md, List.copyOf(domains), txns, now, rowTracking.assign(actions, version));
       List<Action> winning = publisher.publish(version, lines);
       if (winning == null) {
         committed = true;
@@ -454,22 +469,13 @@ public final class OptimisticTransaction {
   private boolean judge(WinningCommitSummary winner, List<Action> actions, List<ConflictChecker.Reader> readers,
       Set<String> stagedIds, Metadata effective, boolean createdOurTable) {
     rowTracking.saw(actions);
+    CommitActions.checkDomains(domains, actions, winner.version(), table());
     if (winner.inCommitTimestamp() != null) {
       lastTimestamp = Math.max(lastTimestamp, winner.inCommitTimestamp());
     }
-    if (!stagedIds.isEmpty()) {
-      Set<String> theirs = winner.stagedCommitIds();
-      if (theirs.equals(stagedIds)) {
-        duplicateOfStaged = true;
-        return true;
-      }
-      for (String id : stagedIds) {
-        if (theirs.contains(id)) {
-          throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Staged commit " + id + " of " + table()
-              + " was published by version " + winner.version() + " together with other staged commits "
-              + theirs + "; nothing was committed", Map.of("stagedId", id, "version", Long.toString(winner.version())));
-        }
-      }
+    if (StagedPublish.publishedBy(winner, stagedIds, table())) {
+      duplicateOfStaged = true;
+      return true;
     }
     boolean duplicate = false;
     for (ConflictChecker.Reader r : readers) {
@@ -479,13 +485,6 @@ public final class OptimisticTransaction {
       }
     }
     return duplicate;
-  }
-
-  /** The one {@code commitInfo} of this transaction's commits. */
-  private CommitInfo commitInfo(Operation op, Long inCommitTimestamp, long timestamp, String isolation, boolean blind) {
-    return new CommitInfo(inCommitTimestamp, timestamp, op.name(), new LinkedHashMap<>(op.parameters()),
-        snapshot.exists() ? snapshot.version() : null, isolation, blind, op.metrics().isEmpty() ? null
-        : new LinkedHashMap<>(op.metrics()), CommitInfo.ENGINE + " Apache-Spark/" + session.version(), txnId, op.userMetadata());
   }
 
   /** Records every active file as read and checked against the constraints added (Delta's ADD CONSTRAINT scan). */

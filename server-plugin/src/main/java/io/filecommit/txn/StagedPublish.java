@@ -213,4 +213,32 @@ public final class StagedPublish {
         + " cannot be published as one commit: " + why + "; nothing was committed",
         Map.of("stagedIds", a + "," + b));
   }
+
+  /**
+   * Whether a concurrent commit already published the staged commits being published.
+   *
+   * @param winner the concurrent commit
+   * @param stagedIds ids of the staged commits being published (empty for a plain commit)
+   * @param table the table path, for messages
+   * @return true when it published exactly them (nothing more must be committed)
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED}
+   *     when it published some of them together with others
+   */
+  static boolean publishedBy(WinningCommitSummary winner, Set<String> stagedIds, String table) {
+    if (stagedIds.isEmpty()) {
+      return false;
+    }
+    Set<String> theirs = winner.stagedCommitIds();
+    if (theirs.equals(stagedIds)) {
+      return true;
+    }
+    for (String id : stagedIds) {
+      if (theirs.contains(id)) {
+        throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Staged commit " + id + " of " + table
+            + " was published by version " + winner.version() + " together with other staged commits "
+            + theirs + "; nothing was committed", Map.of("stagedId", id, "version", Long.toString(winner.version())));
+      }
+    }
+    return false;
+  }
 }

@@ -11,6 +11,7 @@ import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.DomainMetadata;
 import io.filecommit.delta.actions.CommitInfo;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
@@ -22,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.Row;
@@ -121,6 +123,29 @@ class OptimisticTransactionTest {
     assertEquals("DELTA_METADATA_CHANGED", e.getCondition());
     assertEquals("1", e.getMessageParameters().get("version"));
     assertEquals(List.of(0L, 1L), log().listVersions(), "nothing committed by the loser");
+  }
+
+  @Test
+  void concurrentClusteringChangesConflictAndAnAppendDoesNot() {
+    OptimisticTransaction create = new OptimisticTransaction(spark, log());
+    create.updateMetadata(metadata(List.of(), Map.of()));
+    Set<String> features = Set.of("clustering");
+    create.updateDomainMetadata(new DomainMetadata("delta.clustering", "{\"clusteringColumns\":[[\"id\"]]}", false),
+        features);
+    assertEquals(0, create.commit(List.of(), APPEND));
+    assertTrue(log().snapshot().protocol().writerFeatures().containsAll(Set.of("clustering", "domainMetadata")));
+    OptimisticTransaction a = new OptimisticTransaction(spark, log());
+    OptimisticTransaction b = new OptimisticTransaction(spark, log());
+    OptimisticTransaction append = new OptimisticTransaction(spark, log());
+    a.updateDomainMetadata(new DomainMetadata("delta.clustering", "{\"clusteringColumns\":[[\"name\"]]}", false),
+        features);
+    b.updateDomainMetadata(new DomainMetadata("delta.clustering", "{\"clusteringColumns\":[]}", false), features);
+    assertEquals(1, a.commit(List.of(), new Operation.ClusterBy(List.of("id"), List.of("name"))));
+    assertEquals(2, append.commit(List.of(add("c.parquet")), APPEND), "an append does not touch the domain");
+    FileCommitException e = assertThrows(FileCommitException.class,
+        () -> b.commit(List.of(), new Operation.ClusterBy(List.of("id"), List.of())));
+    assertEquals("DELTA_CONCURRENT_TRANSACTION", e.getCondition());
+    assertEquals(List.of(0L, 1L, 2L), log().listVersions(), "nothing committed by the loser");
   }
 
   @Test
