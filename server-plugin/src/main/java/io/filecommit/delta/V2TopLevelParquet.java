@@ -70,8 +70,20 @@ final class V2TopLevelParquet {
    */
   static void write(Engine engine, Path path, StructType base, List<String> lines) throws IOException {
     ColumnarBatch batch = engine.getJsonHandler().parseJson(strings(lines), schema(base), Optional.empty());
-    FilteredColumnarBatch only = new FilteredColumnarBatch(batch, Optional.empty());
-    try (CloseableIterator<FilteredColumnarBatch> data = new CloseableIterator<>() {
+    try (CloseableIterator<FilteredColumnarBatch> data = one(new FilteredColumnarBatch(batch, Optional.empty()))) {
+      engine.getParquetHandler().writeParquetFileAtomically(path.toString(), data);
+    }
+  }
+
+  /**
+   * A Kernel iterator over one item.
+   *
+   * @param item the item
+   * @param <T> its type
+   * @return the iterator (close does nothing)
+   */
+  static <T> CloseableIterator<T> one(T item) {
+    return new CloseableIterator<>() {
       private boolean done;
 
       @Override
@@ -80,19 +92,17 @@ final class V2TopLevelParquet {
       }
 
       @Override
-      public FilteredColumnarBatch next() {
+      public T next() {
         if (done) {
           throw new java.util.NoSuchElementException();
         }
         done = true;
-        return only;
+        return item;
       }
 
       @Override
       public void close() {}
-    }) {
-      engine.getParquetHandler().writeParquetFileAtomically(path.toString(), data);
-    }
+    };
   }
 
   private static ColumnVector strings(List<String> values) {
