@@ -68,10 +68,24 @@ def _last_checkpoint(path):
 
 
 def _referenced(path, version):
-    """Sidecar names the JSON checkpoint file of ``version`` lists."""
-    (top,) = _checkpoints(path, version)
+    """Sidecar names the UUID-named JSON checkpoint file of ``version`` lists."""
+    (top,) = glob.glob(os.path.join(_log(path), f"{version:020d}.checkpoint.*-*.json"))
     with open(top) as fh:
         return sorted(json.loads(line)["sidecar"]["path"] for line in fh if '"sidecar"' in line)
+
+
+def _all_referenced(path):
+    """Sidecar names every checkpoint file in the log lists (JSON and Parquet ones)."""
+    import pyarrow.parquet as pq
+
+    names = []
+    for f in glob.glob(os.path.join(_log(path), "*.checkpoint*")):
+        if f.endswith(".json"):
+            with open(f) as fh:
+                names += [json.loads(line)["sidecar"]["path"] for line in fh if '"sidecar"' in line]
+        elif f.endswith(".parquet") and "sidecar" in pq.read_schema(f).names:
+            names += [s["path"] for s in pq.read_table(f, columns=["sidecar"]).column("sidecar").drop_null().to_pylist()]
+    return sorted(names)
 
 
 def _age(paths, days=40):
@@ -141,25 +155,39 @@ def test_cleanup_deletes_sidecars_of_failed_attempts_and_expired_checkpoints(spa
     assert _append(spark, table_path, 4).version == 4
     _wait(lambda: orphan not in _sidecars(table_path), "the orphan sidecar's deletion")
     v4 = _referenced(table_path, 4)
-    assert _sidecars(table_path) == v4
+    assert set(v4) <= set(_sidecars(table_path))
+    assert _sidecars(table_path) == _all_referenced(table_path)
 
-    # Everything grows old; version 6's cleanup deletes the commits before checkpoint 4 but keeps
-    # that checkpoint (the newest one before the cut-off), so its old sidecar stays.
+    # Everything grows old; version 6's cleanup deletes the commits before version 4 but keeps a
+    # checkpoint of version 4 (the newest one before the cut-off): the old sidecars it lists stay.
     _age(glob.glob(os.path.join(_log(table_path), "*")) + glob.glob(os.path.join(_log(table_path), "_sidecars", "*")))
     assert _append(spark, table_path, 5).version == 5
     assert _append(spark, table_path, 6).version == 6
     _wait(lambda: not os.path.exists(os.path.join(_log(table_path), f"{3:020d}.json")), "version 3's cleanup")
     time.sleep(1)  # the sidecar cleanup follows the commit cleanup in the same background task
-    assert len(_checkpoints(table_path, 4)) == 1
-    v6 = _referenced(table_path, 6)
-    assert _sidecars(table_path) == sorted(v4 + v6)
+    assert _checkpoints(table_path, 4) != []
+    old = [s for s in _sidecars(table_path)
+           if os.path.getmtime(os.path.join(_log(table_path), "_sidecars", s)) < time.time() - 30 * DAY_S]
+    assert old, "a kept checkpoint's sidecars are older than the retention"
+    assert _sidecars(table_path) == _all_referenced(table_path), "exactly the sidecars kept checkpoints list"
+    # Files expired while the newest checkpoint was UUID-named: a classic-named one beside it, as
+    # Delta's metadata cleanup writes, for clients that do not know UUID-named checkpoints.
+    _wait(lambda: os.path.exists(os.path.join(_log(table_path), f"{6:020d}.checkpoint.parquet")),
+          "the compatibility checkpoint of version 6")
 
     # Checkpoint 4 expires with version 8's checkpoint (6 is kept): its sidecar goes, the others stay.
     _age(glob.glob(os.path.join(_log(table_path), "*")) + glob.glob(os.path.join(_log(table_path), "_sidecars", "*")))
     assert _append(spark, table_path, 7).version == 7
     assert _append(spark, table_path, 8).version == 8
-    _wait(lambda: _checkpoints(table_path, 4) == [], "checkpoint 4 to expire")
-    _wait(lambda: _sidecars(table_path) == sorted(v6 + _referenced(table_path, 8)),
-          "the expired checkpoint's sidecar's deletion")
-    assert len(_checkpoints(table_path, 6)) == 1
+    _wait(lambda: _checkpoints(table_path, 4) == [], "checkpoint 4 (both files) to expire")
+    _wait(lambda: not set(v4) & set(_sidecars(table_path)), "the expired checkpoint's sidecar's deletion")
+    _wait(lambda: os.path.exists(os.path.join(_log(table_path), f"{8:020d}.checkpoint.parquet")),
+          "the compatibility checkpoint of version 8")
+    _wait(lambda: _sidecars(table_path) == _all_referenced(table_path), "exactly the kept checkpoints' sidecars")
+    assert set(_referenced(table_path, 8)) <= set(_sidecars(table_path))
+    import pyarrow.parquet as pq
+
+    compat = pq.read_table(os.path.join(_log(table_path), f"{8:020d}.checkpoint.parquet"))
+    protocols = compat.column("protocol").drop_null().to_pylist()
+    assert len(protocols) == 1 and "v2Checkpoint" in protocols[0]["readerFeatures"]
     _readers_see(delta_spark, table_path, list(range(1, 9)), 8)

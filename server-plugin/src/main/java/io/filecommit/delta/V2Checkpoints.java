@@ -113,6 +113,34 @@ final class V2Checkpoints {
     if (exists(log, version)) {
       return null;
     }
+    String name = String.format("%020d.checkpoint.%s.%s", version, UUID.randomUUID(), parquet ? "parquet" : "json");
+    return writeAs(log, snapshot, version, actionsPerSidecar, new Path(log.logPath(), name), true);
+  }
+
+  /**
+   * Writes a classic-named V2 checkpoint {@code <version>.checkpoint.parquet} beside a UUID-named
+   * one (protocol "Handling Backward compatibility while moving to UUID-named v2 Checkpoints"; Delta's
+   * {@code MetadataCleanup.createSinglePartCheckpointForBackwardCompat}): the same actions, its own
+   * sidecars, so clients that do not know UUID-named checkpoints find the protocol and fail
+   * gracefully. {@code _last_checkpoint} is left as it is.
+   *
+   * @param log the table's log
+   * @param snapshot Kernel's snapshot at {@code version}
+   * @param version the version of the UUID-named checkpoint
+   * @return what was written, or null when a classic-named checkpoint of {@code version} existed
+   * @throws IOException when writing fails
+   */
+  static Written writeCompatibility(DeltaLog log, io.delta.kernel.Snapshot snapshot, long version) throws IOException {
+    Path classic = new Path(log.logPath(), String.format("%020d.checkpoint.parquet", version));
+    if (log.fs().exists(classic)) {
+      return null;
+    }
+    return writeAs(log, snapshot, version, ACTIONS_PER_SIDECAR, classic, false);
+  }
+
+  private static Written writeAs(DeltaLog log, io.delta.kernel.Snapshot snapshot, long version, int actionsPerSidecar,
+      Path checkpoint, boolean lastCheckpoint) throws IOException {
+    boolean parquet = checkpoint.getName().endsWith(".parquet");
     Engine engine = log.engine();
     Path sidecarDir = new Path(log.logPath(), "_sidecars");
     List<Path> sidecars = new ArrayList<>();
@@ -155,8 +183,6 @@ final class V2Checkpoints {
     lines.add(Actions.MAPPER.writeValueAsString(meta));
     lines.addAll(nonFile);
     lines.addAll(sidecarLines);
-    String name = String.format("%020d.checkpoint.%s.%s", version, UUID.randomUUID(), parquet ? "parquet" : "json");
-    Path checkpoint = new Path(log.logPath(), name);
     try {
       if (parquet) {
         V2TopLevelParquet.write(engine, checkpoint, sourceSchema, lines);
@@ -168,10 +194,42 @@ final class V2Checkpoints {
     }
     long size = lines.size() + fileActions;
     FileStatus top = log.fs().getFileStatus(checkpoint);
-    List<String> nonFileWithMeta = new ArrayList<>(lines.subList(0, lines.size() - sidecarLines.size()));
-    LastCheckpointFile.writeV2(log, version, size, top.getLen() + sidecarBytes, adds, top, nonFileWithMeta,
-        sidecarLines);
+    if (lastCheckpoint) {
+      List<String> nonFileWithMeta = new ArrayList<>(lines.subList(0, lines.size() - sidecarLines.size()));
+      LastCheckpointFile.writeV2(log, version, size, top.getLen() + sidecarBytes, adds, top, nonFileWithMeta,
+          sidecarLines);
+    }
     return new Written(checkpoint, sidecars, fileActions, adds, size);
+  }
+
+  /**
+   * The version of the newest UUID-named checkpoint in the log that has no classic-named checkpoint
+   * beside it, when some commit before it was last modified before {@code cutOffMs} (metadata
+   * cleanup is about to delete files: Delta writes its compatibility checkpoint then).
+   *
+   * @param log the table's log
+   * @param cutOffMs files modified before it expire, ms since epoch
+   * @return the version, or -1
+   * @throws IOException when listing fails
+   */
+  static long compatibilityNeeded(DeltaLog log, long cutOffMs) throws IOException {
+    long newest = -1;
+    boolean classicAtNewest = false;
+    long oldestExpiredCommit = Long.MAX_VALUE;
+    for (FileStatus f : log.fs().listStatus(log.logPath())) {
+      String n = f.getPath().getName();
+      if (n.length() < 21 || !n.substring(0, 20).chars().allMatch(Character::isDigit)) {
+        continue;
+      }
+      long v = Long.parseLong(n.substring(0, 20));
+      if (n.matches("\\d{20}\\.checkpoint\\.[0-9a-fA-F-]{36}\\.(json|parquet)") && v > newest) {
+        newest = v;
+        classicAtNewest = log.fs().exists(new Path(log.logPath(), String.format("%020d.checkpoint.parquet", v)));
+      } else if (n.endsWith(".json") && n.length() == 25 && f.getModificationTime() < cutOffMs) {
+        oldestExpiredCommit = Math.min(oldestExpiredCommit, v);
+      }
+    }
+    return newest >= 0 && !classicAtNewest && oldestExpiredCommit < newest ? newest : -1;
   }
 
   /** Whether any checkpoint of {@code version} (classic, multi-part or UUID-named) exists. */
