@@ -164,12 +164,11 @@ def test_cleanup_deletes_sidecars_of_failed_attempts_and_expired_checkpoints(spa
     assert _append(spark, table_path, 5).version == 5
     assert _append(spark, table_path, 6).version == 6
     _wait(lambda: not os.path.exists(os.path.join(_log(table_path), f"{3:020d}.json")), "version 3's cleanup")
-    time.sleep(1)  # the sidecar cleanup follows the commit cleanup in the same background task
     assert _checkpoints(table_path, 4) != []
     old = [s for s in _sidecars(table_path)
            if os.path.getmtime(os.path.join(_log(table_path), "_sidecars", s)) < time.time() - 30 * DAY_S]
     assert old, "a kept checkpoint's sidecars are older than the retention"
-    assert _sidecars(table_path) == _all_referenced(table_path), "exactly the sidecars kept checkpoints list"
+    _wait(lambda: _sidecars(table_path) == _all_referenced(table_path), "exactly the kept checkpoints' sidecars")
     # Files expired while the newest checkpoint was UUID-named: a classic-named one beside it, as
     # Delta's metadata cleanup writes, for clients that do not know UUID-named checkpoints.
     _wait(lambda: os.path.exists(os.path.join(_log(table_path), f"{6:020d}.checkpoint.parquet")),
