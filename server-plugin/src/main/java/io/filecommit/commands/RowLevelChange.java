@@ -228,7 +228,8 @@ public final class RowLevelChange {
     // read registered above stays the partition-level one, a superset for conflict checks.
     Dataset<Row> empty = scan(List.of());
     StatsSkipping skipping = StatsSkipping.of(alias == null ? empty : empty.as(alias),
-        name -> ColumnMapping.physicalName(md, name), conjuncts(session, condition));
+        name -> ColumnMapping.physicalName(md, name), conjuncts(session, condition),
+        MaterializedRowTracking.of(md).map(rt -> java.util.Set.of(rt.rowId(), rt.rowCommitVersion())).orElse(java.util.Set.of()));
     return new Candidates(skipping.filter(files), false);
   }
 

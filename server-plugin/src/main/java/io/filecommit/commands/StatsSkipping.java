@@ -44,6 +44,24 @@ final class StatsSkipping {
    * @return the filter; {@link #keeps} is true for every file when no conjunct could be used
    */
   static StatsSkipping of(Dataset<Row> emptyTarget, UnaryOperator<String> physicalName, List<Column> conjuncts) {
+    return of(emptyTarget, physicalName, conjuncts, java.util.Set.of());
+  }
+
+  /**
+   * The skipping filters of {@code conjuncts}, leaving out every conjunct that names one of {@code
+   * hidden}: the materialized row-tracking columns (protocol "Row Tracking"; {@link
+   * io.filecommit.delta.MaterializedRowTracking}) hold NULL for a row whose value is the default
+   * one ({@code baseRowId} + row index, {@code defaultRowCommitVersion}), so their statistics say
+   * nothing about the values a predicate sees, and such a conjunct keeps every file.
+   *
+   * @param emptyTarget as {@link #of(Dataset, UnaryOperator, List)}
+   * @param physicalName as {@link #of(Dataset, UnaryOperator, List)}
+   * @param conjuncts as {@link #of(Dataset, UnaryOperator, List)}
+   * @param hidden column names whose statistics are not used (logical or physical, exact)
+   * @return the filter
+   */
+  static StatsSkipping of(Dataset<Row> emptyTarget, UnaryOperator<String> physicalName, List<Column> conjuncts,
+      java.util.Set<String> hidden) {
     List<Expression> out = new ArrayList<>();
     for (Column c : conjuncts) {
       Expression resolved;
@@ -54,6 +72,9 @@ final class StatsSkipping {
         }
         resolved = f.condition();
       } catch (Exception e) { // AnalysisException: names a column of something else
+        continue;
+      }
+      if (names(resolved, hidden)) {
         continue;
       }
       out.add(physical(fold(resolved), physicalName));
@@ -74,6 +95,22 @@ final class StatsSkipping {
   /** The files {@link #keeps} keeps, in the given order. */
   List<AddFile> filter(List<AddFile> files) {
     return filters.isEmpty() ? files : files.stream().filter(this::keeps).toList();
+  }
+
+  /** Whether {@code e} references a column named in {@code hidden}. */
+  private static boolean names(Expression e, java.util.Set<String> hidden) {
+    if (hidden.isEmpty()) {
+      return false;
+    }
+    if (e instanceof AttributeReference a) {
+      return hidden.contains(a.name());
+    }
+    for (Expression c : scala.jdk.javaapi.CollectionConverters.asJava(e.children())) {
+      if (names(c, hidden)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Replaces every foldable non-literal subexpression by its value (Spark's {@code ConstantFolding}, on one expression). */

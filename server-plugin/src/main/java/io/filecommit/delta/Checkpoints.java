@@ -96,14 +96,17 @@ final class Checkpoints {
   /**
    * Deletes the log files that expired under the table's {@code delta.logRetentionDuration} when
    * {@code delta.enableExpiredLogCleanup} is on (protocol "Metadata Cleanup", with Kernel's {@code
-   * MetadataCleanup}): commits and checkpoints older than the retention that a later complete
-   * checkpoint covers. Nothing is deleted on a table that protects its checkpoints ({@code
+   * MetadataCleanup}): first, when files are about to expire and the newest checkpoint is a
+   * UUID-named V2 checkpoint, a classic-named one of the same version ({@link
+   * V2Checkpoints#writeCompatibility}, as Delta's metadata cleanup writes it); then commits and
+   * checkpoints older than the retention that a later complete checkpoint covers, then the sidecar files no remaining checkpoint references ({@link
+   * SidecarCleanup}). Nothing is deleted on a table that protects its checkpoints ({@code
    * delta.requireCheckpointProtectionBeforeVersion} set), since that needs history truncated as a
    * whole, nor when the retention does not parse.
    *
    * @param log the table's log
    * @param md the table's metadata at the latest version
-   * @return the number of log files deleted
+   * @return the number of log and sidecar files deleted
    * @throws IOException when listing or deleting fails
    */
   static long cleanupExpiredLogs(DeltaLog log, io.filecommit.delta.actions.Metadata md) throws IOException {
@@ -120,7 +123,13 @@ final class Checkpoints {
     if (retentionMs < 0) {
       return 0;
     }
+    long now = System.currentTimeMillis();
+    long compat = V2Checkpoints.compatibilityNeeded(log, now - retentionMs);
+    if (compat >= 0) {
+      V2Checkpoints.writeCompatibility(log, kernelSnapshot(log, compat), compat);
+    }
     long deleted = KernelInternals.cleanupExpiredLogs(log.engine(), log.tablePath().toString(), retentionMs);
+    deleted += SidecarCleanup.deleteUnreferenced(log, SidecarCleanup.cutOff(now, retentionMs));
     if (deleted > 0) {
       log.invalidateCache();
     }

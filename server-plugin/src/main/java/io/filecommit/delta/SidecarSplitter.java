@@ -29,6 +29,7 @@ final class SidecarSplitter implements Closeable {
   private final CloseableIterator<FilteredColumnarBatch> source;
   private final List<String> nonFileActions = new ArrayList<>();
   private ColumnarBatch data;
+  private StructType schema;
   private boolean[] fileRow;
   private int pos;
   private long fileActions;
@@ -111,6 +112,11 @@ final class SidecarSplitter implements Closeable {
     return nonFileActions;
   }
 
+  /** {@return the schema of the source batches (Kernel's checkpoint schema), null before the first} */
+  StructType schema() {
+    return schema;
+  }
+
   /** {@return file actions handed out in chunks so far} */
   long fileActions() {
     return fileActions;
@@ -132,6 +138,7 @@ final class SidecarSplitter implements Closeable {
     fileRow = new boolean[n];
     pos = 0;
     StructType schema = data.getSchema();
+    this.schema = schema;
     int add = schema.indexOf("add");
     int remove = schema.indexOf("remove");
     Optional<ColumnVector> sel = batch.getSelectionVector();

@@ -84,4 +84,19 @@ class StatsSkippingTest {
     assertTrue(s.keeps(LOW), "the statistics have no key col-1");
     assertFalse(s.keeps(file("{\"numRecords\":1,\"minValues\":{\"col-1\":1},\"maxValues\":{\"col-1\":10}}")));
   }
+
+  @Test
+  void materializedRowTrackingColumnsAreNeverUsedForSkipping() {
+    String rowId = "_row-id-col-0b5e";
+    Dataset<Row> rt = spark.createDataFrame(List.<Row>of(), new StructType().add("id", DataTypes.LongType)
+        .add(rowId, DataTypes.LongType)).as("target");
+    // Every materialized value NULL: each row's ID is its default (baseRowId + index), not NULL.
+    AddFile defaults = file("{\"numRecords\":10,\"minValues\":{\"id\":1},\"maxValues\":{\"id\":10},"
+        + "\"nullCount\":{\"id\":0,\"" + rowId + "\":10}}");
+    List<org.apache.spark.sql.Column> byRowId = List.of(functions.col("`" + rowId + "`").equalTo(5));
+    assertTrue(StatsSkipping.of(rt, n -> n, byRowId, java.util.Set.of(rowId)).keeps(defaults));
+    List<org.apache.spark.sql.Column> both = List.of(functions.col("id").gt(20), functions.col("`" + rowId + "`").equalTo(5));
+    assertFalse(StatsSkipping.of(rt, n -> n, both, java.util.Set.of(rowId)).keeps(defaults),
+        "the other conjuncts still skip");
+  }
 }

@@ -134,4 +134,81 @@ class V2CheckpointsTest {
     assertEquals(1, sidecars.length, "7 file actions fit one sidecar of 50,000");
     assertFalse(log.checkpoint(1), "written once");
   }
+
+  @Test
+  void lastCheckpointChecksumFollowsTheProtocolsExample() throws Exception {
+    // Protocol "JSON checksum": the example object and its checksum.
+    JsonNode example = Actions.MAPPER.readTree("{\"k0\":\"'v 0'\", \"checksum\": \"adsaskfljadfkjadfkj\", "
+        + "\"k1\":{\"k2\": 2, \"k3\": [\"v3\", [1, 2], {\"k4\": \"v4\", \"k5\": [\"v5\", \"v6\", \"v7\"]}]}}");
+    assertEquals("6a92d155a59bf2eecbd4b4ec7fd1f875", LastCheckpointFile.checksum(example));
+  }
+
+  @Test
+  void parquetCheckpointFileWithV2LastCheckpointAndKernelReadsItAlone() throws Exception {
+    DeltaLog log = table(Map.of("delta.checkpointPolicy", "v2"));
+    io.delta.kernel.Snapshot ks = io.delta.kernel.Table.forPath(log.engine(), tmp.toString())
+        .getSnapshotAsOfVersion(log.engine(), 1);
+    V2Checkpoints.Written w = V2Checkpoints.write(log, ks, 1, 3, true);
+    assertNotNull(w);
+    String name = w.checkpoint().getName();
+    assertTrue(name.matches("00000000000000000001\\.checkpoint\\.[0-9a-f-]{36}\\.parquet"), name);
+    try (ParquetFileReader r = ParquetFileReader.open(HadoopInputFile.fromPath(w.checkpoint(), log.conf()))) {
+      List<String> columns = r.getFooter().getFileMetaData().getSchema().getFields().stream()
+          .map(org.apache.parquet.schema.Type::getName).toList();
+      assertTrue(columns.containsAll(List.of("txn", "metaData", "protocol", "checkpointMetadata", "sidecar")),
+          columns.toString());
+      assertEquals(1 + 3 + 3, r.getRecordCount(), "checkpointMetadata, protocol, metaData, txn and 3 sidecars");
+    }
+    JsonNode last = lines(new File(tmp.toFile(), "_delta_log/_last_checkpoint")).get(0);
+    assertEquals(1, last.path("version").asLong());
+    assertEquals(7 + 7, last.path("size").asLong());
+    JsonNode v2 = last.path("v2Checkpoint");
+    assertEquals(name, v2.path("path").asText());
+    assertEquals(new File(w.checkpoint().toUri()).length(), v2.path("sizeInBytes").asLong());
+    assertEquals(3, v2.path("sidecarFiles").size());
+    assertEquals(4, v2.path("nonFileActions").size());
+    long sidecarBytes = 0;
+    for (org.apache.hadoop.fs.Path s : w.sidecars()) {
+      sidecarBytes += new File(s.toUri()).length();
+    }
+    assertEquals(v2.path("sizeInBytes").asLong() + sidecarBytes, last.path("sizeInBytes").asLong());
+    assertEquals(LastCheckpointFile.checksum(last), last.path("checksum").asText());
+
+    Files.delete(tmp.resolve("_delta_log/00000000000000000000.json"));
+    log.invalidateCache();
+    Snapshot s = log.snapshot();
+    assertEquals(Set.of("f2.parquet", "f3.parquet", "f4.parquet", "f5.parquet", "f6.parquet"),
+        s.activeFiles().keySet());
+    assertEquals(4L, s.latestTransactionVersion("app").orElseThrow());
+  }
+
+  @Test
+  void cleanupDeletesOnlyOldUnreferencedSidecars() throws Exception {
+    DeltaLog log = table(Map.of("delta.checkpointPolicy", "v2"));
+    io.delta.kernel.Snapshot ks = io.delta.kernel.Table.forPath(log.engine(), tmp.toString())
+        .getSnapshotAsOfVersion(log.engine(), 1);
+    V2Checkpoints.Written kept = V2Checkpoints.write(log, ks, 1, 3, false);
+    // A failed attempt: sidecars written, its checkpoint file never published.
+    java.nio.file.Path sidecars = tmp.resolve("_delta_log/_sidecars");
+    java.nio.file.Path orphanOld = sidecars.resolve("11111111-1111-1111-1111-111111111111.parquet");
+    java.nio.file.Path orphanNew = sidecars.resolve("22222222-2222-2222-2222-222222222222.parquet");
+    Files.copy(new File(kept.sidecars().get(0).toUri()).toPath(), orphanOld);
+    Files.copy(new File(kept.sidecars().get(0).toUri()).toPath(), orphanNew);
+    long old = System.currentTimeMillis() - 40L * 86_400_000L;
+    for (org.apache.hadoop.fs.Path s : kept.sidecars()) {
+      assertTrue(new File(s.toUri()).setLastModified(old));
+    }
+    assertTrue(orphanOld.toFile().setLastModified(old));
+    long cutOff = SidecarCleanup.cutOff(System.currentTimeMillis(), 30L * 86_400_000L);
+    assertEquals(1, SidecarCleanup.deleteUnreferenced(log, cutOff));
+    assertFalse(Files.exists(orphanOld), "old and unreferenced");
+    assertTrue(Files.exists(orphanNew), "unreferenced but within the retention: maybe in progress");
+    for (org.apache.hadoop.fs.Path s : kept.sidecars()) {
+      assertTrue(new File(s.toUri()).exists(), "old but referenced by a checkpoint");
+    }
+    // Once the checkpoint is gone, its old sidecars go too.
+    Files.delete(new File(kept.checkpoint().toUri()).toPath());
+    assertEquals(3, SidecarCleanup.deleteUnreferenced(log, cutOff));
+    assertEquals(0, SidecarCleanup.cutOff(86_400_000L + 5, 5) % 86_400_000L, "midnight UTC");
+  }
 }

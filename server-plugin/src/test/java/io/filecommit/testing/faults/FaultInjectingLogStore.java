@@ -29,7 +29,9 @@ import org.apache.hadoop.fs.Path;
  *   <li>{@code last_checkpoint.before} / {@code .after}: the {@code _last_checkpoint} write, before
  *       or after it lands;
  *   <li>{@code checkpoint.before}: {@code isPartialWriteVisible} of a checkpoint Parquet file,
- *       which Delta Kernel asks before writing it: {@link IOException}, nothing written.
+ *       which Delta Kernel asks before writing it, or the {@code write} of a JSON checkpoint file
+ *       (a V2 checkpoint's {@code <v>.checkpoint.<uuid>.json}): {@link IOException}, nothing
+ *       written.
  * </ul>
  *
  * <p>With no rule armed it is exactly {@link HardLinkLocalLogStore}. The test server sets it with
@@ -87,6 +89,9 @@ public class FaultInjectingLogStore extends LogStore {
         throw new IOException(FaultPlan.message(Point.LAST_CHECKPOINT_AFTER, path));
       }
       return;
+    }
+    if (path.getName().contains(".checkpoint.") && FaultPlan.fires(Point.CHECKPOINT_BEFORE, path)) {
+      throw new IOException(FaultPlan.message(Point.CHECKPOINT_BEFORE, path));
     }
     delegate.write(path, actions, overwrite, hadoopConf);
   }
