@@ -46,7 +46,7 @@ import scala.runtime.BoxedUnit;
  * jars are on the server's class path and their native library loads ({@link #available}); every
  * other write uses Spark's writer. Differences of the files (same rows, types and {@code add.stats}):
  * uncompressed (the Java binding of Arrow 18.3 has no compression option; named {@code
- * .c000.parquet}, as Spark names uncompressed files), row groups of at most 32,768 rows, decimals as
+ * -c000.parquet}, as Spark names uncompressed files), row groups of at most 32,768 rows, decimals as
  * fixed-length byte arrays and timestamps as INT64 microseconds (both read by every Parquet reader
  * the same way).
  */

@@ -68,8 +68,13 @@ final class NativeTaskWriter implements Serializable {
   static final int MAX_OPEN_FILES = 32;
   /** Bytes of Arrow batches a task keeps before it finishes its largest open file. */
   static final long TASK_BUFFER_BYTES = 256L << 20;
-  /** File name suffix: Arrow's dataset writer writes uncompressed Parquet. */
-  static final String EXTENSION = ".c000.parquet";
+  /**
+   * File name suffixes, as Spark's writers give them for uncompressed Parquet: {@code -c000.parquet}
+   * (single directory) and {@code .c000.parquet} (partitioned); Arrow's dataset writer writes
+   * uncompressed Parquet.
+   */
+  static final String EXTENSION = "-c000.parquet";
+  static final String PARTITIONED_EXTENSION = ".c000.parquet";
 
   private final DelayedCommitProtocol committer;
   private final SerializableConfiguration conf;
@@ -129,7 +134,8 @@ final class NativeTaskWriter implements Serializable {
             buffered -= largest.getValue().buffered;
             open.remove(largest.getKey()).finish();
           }
-          String target = committer.newTaskTempFile(ctx, dir.isEmpty() ? Option.empty() : Option.apply(dir), EXTENSION);
+          String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), EXTENSION)
+              : committer.newTaskTempFile(ctx, Option.apply(dir), PARTITIONED_EXTENSION);
           sink = new Sink(new Path(target), arrowSchema, allocator, hc);
           open.put(dir, sink);
         }
