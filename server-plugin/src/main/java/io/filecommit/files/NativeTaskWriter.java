@@ -67,7 +67,13 @@ final class NativeTaskWriter implements Serializable {
   /** Open files (partition directories) per task at most. */
   static final int MAX_OPEN_FILES = 32;
   /** Bytes of Arrow batches a task keeps before it finishes its largest open file. */
-  static final long TASK_BUFFER_BYTES = 256L << 20;
+  static final long TASK_BUFFER_BYTES = 128L << 20;
+  /**
+   * Hard limit of a task's Arrow memory: over it Arrow fails the task with its own {@code
+   * OutOfMemoryException} (an exception), before Netty's direct memory limit would raise an
+   * {@code Error} that ends the server.
+   */
+  static final long TASK_MEMORY_LIMIT = 3 * TASK_BUFFER_BYTES;
   /**
    * File name suffixes, as Spark's writers give them for uncompressed Parquet: {@code -c000.parquet}
    * (single directory) and {@code .c000.parquet} (partitioned); Arrow's dataset writer writes
@@ -117,8 +123,7 @@ final class NativeTaskWriter implements Serializable {
     committer.setupTask(ctx);
     Map<String, Sink> open = new LinkedHashMap<>();
     BufferAllocator allocator = ArrowUtils$.MODULE$.rootAllocator()
-        .newChildAllocator("filecommit-native-" + tc.partitionId(), 0, Long.MAX_VALUE);
-    long buffered = 0;
+        .newChildAllocator("filecommit-native-" + tc.partitionId(), 0, TASK_MEMORY_LIMIT);
     try {
       StructType dataSchema = dataSchema();
       Schema arrowSchema = ArrowUtils$.MODULE$.toArrowSchema(dataSchema, timeZone, true, false,
@@ -131,7 +136,6 @@ final class NativeTaskWriter implements Serializable {
           if (open.size() >= MAX_OPEN_FILES) {
             Map.Entry<String, Sink> largest = open.entrySet().stream()
                 .max((a, b) -> Long.compare(a.getValue().buffered, b.getValue().buffered)).orElseThrow();
-            buffered -= largest.getValue().buffered;
             open.remove(largest.getKey()).finish();
           }
           String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), EXTENSION)
@@ -139,11 +143,10 @@ final class NativeTaskWriter implements Serializable {
           sink = new Sink(new Path(target), arrowSchema, allocator, hc);
           open.put(dir, sink);
         }
-        buffered += sink.write(row);
-        if (buffered > TASK_BUFFER_BYTES) {
+        // Arrow's own count of the task's buffers (capacities, not just the bytes written).
+        if (sink.write(row) > 0 && allocator.getAllocatedMemory() > TASK_BUFFER_BYTES) {
           Map.Entry<String, Sink> largest = open.entrySet().stream()
               .max((a, b) -> Long.compare(a.getValue().buffered, b.getValue().buffered)).orElseThrow();
-          buffered -= largest.getValue().buffered;
           open.remove(largest.getKey()).finish();
         }
       }
