@@ -11,7 +11,7 @@ MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
 .PHONY: setup build run test docs test-java test-python proto proto-check docker-check lint javadoc bench clean delta-reader \
-	tools minio s3a-jars pg-jdbc-jar spark-proto go-gen proto-lint proto-breaking proto-release contract-check \
+	tools minio s3a-jars pg-jdbc-jar native-jars spark-proto go-gen proto-lint proto-breaking proto-release contract-check \
 	test-containers test-containers-if-podman test-containers-memory
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
@@ -60,7 +60,7 @@ $(DELTA_VENV)/.installed: $(DELTA_PINS_STAMP)
 	touch $@
 
 ## build: the server plugin jar (Maven, against pyspark's Spark 4.3.0 jars), copied into the client
-build: setup
+build: setup native-jars
 	cd server-plugin && $(MVN) package -DskipTests
 	mkdir -p client/filecommit/jars
 	cp $(JAR) client/filecommit/jars/
@@ -177,6 +177,21 @@ $(S3A_JARS)/.installed: server-plugin/s3a/pom.xml
 	mvn -q -B -f server-plugin/s3a/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(S3A_JARS) \
 	  -DincludeScope=runtime -DexcludeGroupIds=io.netty,org.slf4j \
 	  -DexcludeArtifactIds=commons-codec,commons-logging,httpclient,httpcore
+	touch $@
+
+## native-jars: Apache Arrow's dataset module (arrow-dataset, 76 MB with its native Parquet writer, and
+## arrow-c-data) fetched by Maven into .build/native-jars; local_session() puts them on the server's class path
+## for the native Parquet writer (docs/operators.md, "Native Parquet writer"); without them Spark's writer is used
+ARROW_DATASET_VERSION := 18.3.0
+NATIVE_JARS := .build/native-jars
+
+native-jars: $(NATIVE_JARS)/.installed-$(ARROW_DATASET_VERSION)
+
+$(NATIVE_JARS)/.installed-$(ARROW_DATASET_VERSION):
+	rm -rf $(NATIVE_JARS) && mkdir -p $(NATIVE_JARS)
+	for a in arrow-dataset arrow-c-data; do \
+	  mvn -q -B dependency:copy -Dartifact=org.apache.arrow:$$a:$(ARROW_DATASET_VERSION) \
+	    -DoutputDirectory=$(CURDIR)/$(NATIVE_JARS) || exit 1; done
 	touch $@
 
 ## pg-jdbc-jar: the PostgreSQL JDBC driver fetched by Maven into .build/jdbc-jars, for servers whose Hive metastore

@@ -122,7 +122,8 @@ def spark(tmp_path_factory, minio, postgres):
         import s3
 
         conf.update(s3.server_conf(minio.endpoint))
-        conf["spark.jars"] = ",".join([conf["spark.jars"], *s3.s3a_jars()])
+        # The native Parquet writer's jars (make native-jars), as local_session adds them by default.
+        conf["spark.jars"] = ",".join([conf["spark.jars"], *s3.s3a_jars(), *filecommit.find_native_jars()])
         conf["spark.filecommit.allowedRoots"] += f",s3a://{minio.bucket}/,s3a://{minio.roots_bucket}/prefix"
         # Its table names live in the session's PostgreSQL metastore when there is one (shared with
         # the servers of tests/test_shared_metastore.py), else in a Derby metastore of its own.

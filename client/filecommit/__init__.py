@@ -46,7 +46,7 @@ from filecommit.results import (
     WriteMetrics,
 )
 from filecommit.rowlevel import MergeBuilder, delete, merge, update
-from filecommit.session import PLUGIN_CLASS, find_plugin_jar, local_session
+from filecommit.session import PLUGIN_CLASS, find_native_jars, find_plugin_jar, local_session
 from filecommit.sink import write_batch
 from filecommit.staging import abort, commit, get_staged, read_staged, stage_files
 from filecommit.writer import set_table_properties, write
@@ -72,6 +72,7 @@ __all__ = [
     "conflicts",
     "delete",
     "errors",
+    "find_native_jars",
     "find_plugin_jar",
     "get_staged",
     "history",

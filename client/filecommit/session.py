@@ -189,6 +189,27 @@ def find_plugin_jar() -> str:
     return candidates[-1]
 
 
+NATIVE_JARS_ENV = "FILECOMMIT_NATIVE_JARS"
+"""Environment variable: a directory of the Arrow dataset jars (``arrow-dataset``, ``arrow-c-data``)
+of the server's native Parquet writer; default the repository's ``.build/native-jars``."""
+
+
+def find_native_jars() -> list[str]:
+    """Locate the jars of the server's native Parquet writer (Apache Arrow's dataset module).
+
+    Looks in ``$FILECOMMIT_NATIVE_JARS``, else in the repository's ``.build/native-jars`` (where
+    the Makefile's ``native-jars`` target, part of ``build``, fetches them with Maven).
+
+    Returns:
+        Absolute paths of the ``*.jar`` files found, sorted; empty when there are none (the server
+        then writes Parquet with Spark's writer only; docs/operators.md, "Native Parquet writer").
+    """
+    directory = os.environ.get(NATIVE_JARS_ENV) or str(
+        Path(__file__).resolve().parent.parent.parent / ".build" / "native-jars"
+    )
+    return sorted(os.path.abspath(p) for p in glob.glob(os.path.join(directory, "*.jar")))
+
+
 QUIET_LOG_CONFIG = str(Path(__file__).resolve().parent / "log4j2-quiet.properties")
 """Log4j 2 configuration of the embedded server by default: warnings and errors only, without the
 warnings that Delta Kernel and Hadoop log for normal events (a table without checkpoint, no native
@@ -299,7 +320,7 @@ def local_session(
     python_exec = extra.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
     server_conf = {
         "spark.master": master,
-        "spark.jars": find_plugin_jar(),
+        "spark.jars": ",".join([find_plugin_jar(), *find_native_jars()]),
         "spark.connect.extensions.command.classes": PLUGIN_CLASS,
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),

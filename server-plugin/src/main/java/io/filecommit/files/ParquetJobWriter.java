@@ -78,7 +78,7 @@ public final class ParquetJobWriter {
   }
 
   /** Waits (at most {@value #AWAIT_MS} ms) until no task of the jobs tagged {@code tag} runs. */
-  private static void awaitTasks(SparkSession session, String tag) {
+  static void awaitTasks(SparkSession session, String tag) {
     org.apache.spark.SparkStatusTracker tracker = session.sparkContext().statusTracker();
     long deadline = System.currentTimeMillis() + AWAIT_MS;
     while (System.currentTimeMillis() < deadline) {

@@ -225,12 +225,40 @@ public final class TransactionalWrite {
         DriverSideWrite.write(txn.session(), small, outputPath, partitionColumns, c, writeOptions);
         return;
       }
+      if (nativeWrite(normalized, outputPath, partitionColumns, writeOptions)) {
+        NativeParquetWriter.write(txn.session(), normalized, outputPath, partitionColumns, c,
+            "filecommit write " + outputPath);
+        return;
+      }
       ParquetJobWriter.write(txn.session(), normalized, outputPath, partitionColumns, c, writeOptions,
           "filecommit write " + outputPath);
     } catch (RuntimeException e) {
       FileCommitException violation = Constraints.translate(e);
       throw violation != null ? violation : e;
     }
+  }
+
+  /**
+   * Whether a job write goes through {@link NativeParquetWriter}: table data only (no change data,
+   * no column mapping), eligible by {@link NativeParquetWriter#ineligible}, native writer available.
+   * A write that could have and does not is noted ({@link NativeParquetWriter#fellBack}).
+   */
+  private boolean nativeWrite(Dataset<Row> normalized, String outputPath, List<String> partitionColumns,
+      Map<String, String> writeOptions) {
+    Metadata md = txn.metadata();
+    Optional<String> reason = partitionColumns.contains(DelayedCommitProtocol.CDC_PARTITION_COL)
+        ? Optional.of("change data") : ColumnMapping.enabled(md) ? Optional.of("column mapping")
+        : NativeParquetWriter.ineligible(txn.session(), normalized.schema(), partitionColumns, outputPath, writeOptions);
+    if (reason.isEmpty() && !NativeParquetWriter.available()) {
+      reason = Optional.of("arrow-dataset not on the class path or its native library does not load");
+    }
+    if (reason.isPresent()) {
+      if (!reason.get().equals(NativeParquetWriter.SETTING + "=off")) {
+        NativeParquetWriter.fellBack(outputPath, reason.get());
+      }
+      return false;
+    }
+    return true;
   }
 
   /**

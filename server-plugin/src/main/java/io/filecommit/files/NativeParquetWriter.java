@@ -1,0 +1,251 @@
+package io.filecommit.files;
+
+import java.lang.reflect.Method;
+import java.text.SimpleDateFormat;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SQLExecution$;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.reflect.ClassTag$;
+import scala.runtime.BoxedUnit;
+
+/**
+ * The columnar bulk-write path: a write job whose tasks encode Parquet with Apache Arrow's native
+ * (C++) dataset writer ({@code org.apache.arrow:arrow-dataset}, {@code DatasetFileWriter}) instead
+ * of parquet-mr through Spark's {@code ParquetWriteSupport}, behind the same commit protocol
+ * ({@link DelayedCommitProtocol}: file names, task commit with footer statistics, abort) as
+ * {@link ParquetJobWriter}. The job mirrors Spark's {@code FileFormatWriter.write}: one SQL
+ * execution, {@code runJob} over the plan's rows, {@code onTaskCommit} per finished task, then
+ * {@code commitJob}; on failure {@code abortJob}.
+ *
+ * <p>Server setting {@value #SETTING} ({@code auto}, the default, or {@code off}). With {@code
+ * auto} a write goes here when {@link #ineligible} finds no reason against it and the Arrow dataset
+ * jars are on the server's class path and their native library loads ({@link #available}); every
+ * other write uses Spark's writer. Differences of the files (same rows, types and {@code add.stats}):
+ * uncompressed (the Java binding of Arrow 18.3 has no compression option; named {@code
+ * -c000.parquet}, as Spark names uncompressed files), row groups of at most 32,768 rows, decimals as
+ * fixed-length byte arrays and timestamps as INT64 microseconds (both read by every Parquet reader
+ * the same way).
+ */
+public final class NativeParquetWriter {
+  /** The server setting: {@code auto} (default) or {@code off}. */
+  public static final String SETTING = "spark.filecommit.writer.native";
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NativeParquetWriter.class);
+  private static final AtomicLong NATIVE_WRITES = new AtomicLong();
+  private static final AtomicLong FALLBACKS = new AtomicLong();
+  private static volatile Boolean available;
+  private static Method writeMethod;
+  private static Object parquetFormat;
+
+  private NativeParquetWriter() {}
+
+  /** {@return how many write jobs went through the native writer since the server started} */
+  public static long nativeWrites() {
+    return NATIVE_WRITES.get();
+  }
+
+  /** {@return how many write jobs fell back to Spark's writer with the setting on {@code auto}} */
+  public static long fallbacks() {
+    return FALLBACKS.get();
+  }
+
+  /**
+   * Why a write cannot use the native writer, or empty when it can: the setting is {@code off}, the
+   * write has Spark writer options, {@code spark.sql.files.maxRecordsPerFile} is set, the table is
+   * not on the local file system, a data column has a type without an exact Arrow mapping here
+   * (allowed: boolean, byte, short, int, long, string without collation, binary, date, timestamp,
+   * timestamp without time zone, decimal; floats and doubles are not, as the native writer's
+   * statistics leave out NaN), or a partition column is not a string, integral or boolean column.
+   *
+   * @param session the session of the write
+   * @param schema the physical schema of the written rows, partition columns included
+   * @param partitionColumns the partition columns (names of {@code schema})
+   * @param outputPath the table root
+   * @param options the write's Spark Parquet writer options
+   * @return the reason, or empty
+   */
+  public static Optional<String> ineligible(SparkSession session, StructType schema, List<String> partitionColumns,
+      String outputPath, Map<String, String> options) {
+    String setting = session.sparkContext().getConf().get(SETTING, "auto").trim().toLowerCase(Locale.ROOT);
+    if (setting.equals("off")) {
+      return Optional.of(SETTING + "=off");
+    }
+    if (!setting.equals("auto")) {
+      throw new IllegalArgumentException(SETTING + " must be auto or off, got " + setting);
+    }
+    if (!options.isEmpty()) {
+      return Optional.of("writer options " + options.keySet());
+    }
+    if (!session.conf().get("spark.sql.files.maxRecordsPerFile", "0").trim().equals("0")) {
+      return Optional.of("spark.sql.files.maxRecordsPerFile is set");
+    }
+    String scheme = new org.apache.hadoop.fs.Path(outputPath).toUri().getScheme();
+    if (scheme != null && !scheme.equals("file")) {
+      return Optional.of("table on " + scheme + ":");
+    }
+    for (StructField f : schema.fields()) {
+      boolean partition = partitionColumns.contains(f.name());
+      if (partition ? !PARTITION_TYPES.contains(f.dataType()) : !dataType(f.dataType())) {
+        return Optional.of("column " + f.name() + " of type " + f.dataType().simpleString());
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static final Set<DataType> PARTITION_TYPES = Set.of(DataTypes.StringType, DataTypes.IntegerType,
+      DataTypes.LongType, DataTypes.ShortType, DataTypes.ByteType, DataTypes.BooleanType);
+  private static final Set<DataType> DATA_TYPES = Set.of(DataTypes.StringType, DataTypes.IntegerType,
+      DataTypes.LongType, DataTypes.ShortType, DataTypes.ByteType, DataTypes.BooleanType, DataTypes.BinaryType,
+      DataTypes.DateType, DataTypes.TimestampType, DataTypes.TimestampNTZType);
+
+  private static boolean dataType(DataType t) {
+    return DATA_TYPES.contains(t) || t instanceof DecimalType;
+  }
+
+  /**
+   * Whether Arrow's dataset classes are on the server's class path and its native library loads
+   * (checked once; the first check extracts and loads the library, about a second or more).
+   *
+   * @return true when the native writer can run
+   */
+  public static boolean available() {
+    Boolean a = available;
+    if (a == null) {
+      synchronized (NativeParquetWriter.class) {
+        if (available == null) {
+          available = load();
+        }
+        a = available;
+      }
+    }
+    return a;
+  }
+
+  private static boolean load() {
+    try {
+      ClassLoader cl = NativeParquetWriter.class.getClassLoader();
+      Class<?> writer = Class.forName("org.apache.arrow.dataset.file.DatasetFileWriter", true, cl);
+      Class<?> format = Class.forName("org.apache.arrow.dataset.file.FileFormat", true, cl);
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      Object parquet = Enum.valueOf((Class) format, "PARQUET");
+      Method m = writer.getMethod("write", BufferAllocator.class, ArrowReader.class, format, String.class,
+          String[].class, int.class, String.class);
+      Class<?> loader = Class.forName("org.apache.arrow.dataset.jni.JniLoader", true, cl);
+      Object jni = loader.getMethod("get").invoke(null);
+      loader.getMethod("ensureLoaded").invoke(jni);
+      parquetFormat = parquet;
+      writeMethod = m;
+      return true;
+    } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
+      LOG.info("filecommit: the native Parquet writer is not available, Spark's writer is used: " + e);
+      return false;
+    }
+  }
+
+  static Method writeMethod() {
+    if (!available()) {
+      throw new IllegalStateException("The native Parquet writer is not available");
+    }
+    return writeMethod;
+  }
+
+  static Object parquetFormat() {
+    writeMethod();
+    return parquetFormat;
+  }
+
+  /**
+   * Notes a write that uses Spark's writer although the setting is {@code auto}, with the reason
+   * in the server log (info) and in {@link #fallbacks}.
+   *
+   * @param outputPath the table root
+   * @param reason why
+   */
+  public static void fellBack(String outputPath, String reason) {
+    FALLBACKS.incrementAndGet();
+    LOG.info("filecommit: Spark's Parquet writer for " + outputPath + " (native writer not used: " + reason + ")");
+  }
+
+  /**
+   * Writes {@code data} under {@code outputPath} as one job through the native writer.
+   *
+   * @param session the session that runs the job
+   * @param data the rows; its analyzed output is the written schema (partition columns included),
+   *     already checked by {@link #ineligible}
+   * @param outputPath the table root, as given to the committer
+   * @param partitionColumns partition column names in directory order (exact names of the data)
+   * @param committer the commit protocol of this job
+   * @param description the SQL execution's description
+   * @throws RuntimeException (Spark's {@code SparkException} and others) when the job fails; the
+   *     committer's {@code abortJob} has run by then
+   */
+  public static void write(SparkSession session, Dataset<Row> data, String outputPath, List<String> partitionColumns,
+      DelayedCommitProtocol committer, String description) {
+    QueryExecution qe = data.queryExecution();
+    StructType schema = qe.analyzed().schema();
+    List<Integer> partitionOrdinals = new ArrayList<>();
+    for (String p : partitionColumns) {
+      partitionOrdinals.add(schema.fieldIndex(p));
+    }
+    Configuration hadoopConf = io.filecommit.delta.DeltaLogCache.sessionHadoopConfWithOptions(session, Map.of());
+    String jobTrackerId = new SimpleDateFormat("yyyyMMddHHmmss", Locale.US).format(new Date());
+    NativeTaskWriter task = new NativeTaskWriter(committer, hadoopConf, schema, partitionOrdinals,
+        session.sessionState().conf().sessionLocalTimeZone(), jobTrackerId);
+    Job job;
+    try {
+      job = Job.getInstance(hadoopConf);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    String tag = "filecommit-" + java.util.UUID.randomUUID();
+    session.sparkContext().addJobTag(tag);
+    try {
+      committer.setupJob(job);
+      List<TaskCommitMessage> messages = new ArrayList<>();
+      SQLExecution$.MODULE$.withNewExecutionId(qe, Option.apply(description), () -> {
+        RDD<InternalRow> rdd = qe.executedPlan().execute();
+        scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage> f =
+            (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage>
+                & java.io.Serializable) (tc, it) -> task.run(tc, CollectionConverters.asJava(it));
+        scala.Function2<Object, TaskCommitMessage, BoxedUnit> handler = (i, m) -> {
+          committer.onTaskCommit(m);
+          messages.add(m);
+          return BoxedUnit.UNIT;
+        };
+        session.sparkContext().runJob(rdd, f, handler, ClassTag$.MODULE$.apply(TaskCommitMessage.class));
+        return null;
+      });
+      committer.commitJob(job, CollectionConverters.asScala(messages).toSeq());
+      NATIVE_WRITES.incrementAndGet();
+    } catch (RuntimeException | Error e) {
+      ParquetJobWriter.awaitTasks(session, tag);
+      committer.abortJob(job);
+      throw e;
+    } finally {
+      session.sparkContext().removeJobTag(tag);
+    }
+  }
+}
