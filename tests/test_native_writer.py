@@ -20,6 +20,23 @@ import filecommit
 pytestmark = pytest.mark.slow
 
 COLUMNS = ["id", "s", "d", "dt", "ts", "n", "b", "p"]
+SETTING = "spark.filecommit.writer.native"
+
+
+@pytest.fixture(autouse=True)
+def native_on(spark):
+    """The setting is off by default; this module's session opts in (a session's value wins)."""
+    spark.conf.set(SETTING, "auto")
+    yield
+    spark.conf.unset(SETTING)
+
+
+def test_off_by_default_writes_spark_snappy_files(spark, tmp_path):
+    spark.conf.unset(SETTING)
+    path = str(tmp_path / "t")
+    filecommit.write(_df(spark), path)
+    adds = [a["add"] for a in log_actions(path)[0] if "add" in a]
+    assert adds and all(a["path"].endswith(".snappy.parquet") for a in adds), adds
 
 
 def _df(spark):

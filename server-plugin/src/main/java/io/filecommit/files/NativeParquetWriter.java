@@ -41,8 +41,8 @@ import scala.runtime.BoxedUnit;
  * execution, {@code runJob} over the plan's rows, {@code onTaskCommit} per finished task, then
  * {@code commitJob}; on failure {@code abortJob}.
  *
- * <p>Server setting {@value #SETTING} ({@code auto}, the default, or {@code off}). With {@code
- * auto} a write goes here when {@link #ineligible} finds no reason against it and the Arrow dataset
+ * <p>Setting {@value #SETTING} ({@code auto}, or {@code off}, the default; the session's value over the
+ * server's). With {@code auto} a write goes here when {@link #ineligible} finds no reason against it and the Arrow dataset
  * jars are on the server's class path and their native library loads ({@link #available}); every
  * other write uses Spark's writer. Differences of the files (same rows, types and {@code add.stats}):
  * uncompressed (the Java binding of Arrow 18.3 has no compression option; named {@code
@@ -51,7 +51,7 @@ import scala.runtime.BoxedUnit;
  * the same way).
  */
 public final class NativeParquetWriter {
-  /** The server setting: {@code auto} (default) or {@code off}. */
+  /** The setting: {@code auto} or {@code off} (default); a session's value wins over the server's. */
   public static final String SETTING = "spark.filecommit.writer.native";
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NativeParquetWriter.class);
   private static final AtomicLong NATIVE_WRITES = new AtomicLong();
@@ -89,7 +89,11 @@ public final class NativeParquetWriter {
    */
   public static Optional<String> ineligible(SparkSession session, StructType schema, List<String> partitionColumns,
       String outputPath, Map<String, String> options) {
-    String setting = session.sparkContext().getConf().get(SETTING, "auto").trim().toLowerCase(Locale.ROOT);
+    // The session's value (a client may opt in for its own writes) over the server's, default off: the
+    // Java binding of Arrow's dataset writer takes no codec, so its files are uncompressed (about twice
+    // the size of Spark's snappy files).
+    String setting = session.conf().get(SETTING, session.sparkContext().getConf().get(SETTING, "off"))
+        .trim().toLowerCase(Locale.ROOT);
     if (setting.equals("off")) {
       return Optional.of(SETTING + "=off");
     }
