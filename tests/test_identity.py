@@ -354,8 +354,8 @@ def test_ctas_from_an_identity_table_makes_a_plain_column(spark, delta_spark, ma
 
 
 def test_merge_insert_star_takes_the_source_column_as_delta(spark, delta_spark, made, tmp_path):
-    src = spark.createDataFrame([(99, "x")], "id long, v string")
-    stmt = ("MERGE INTO {table} t USING (SELECT 99L AS id, 'x' AS v) s ON t.v = s.v "
+    src = spark.createDataFrame([(99, "n")], "id long, v string")
+    stmt = ("MERGE INTO {table} t USING (SELECT 99L AS id, 'n' AS v) s ON t.v = s.v "
             "WHEN NOT MATCHED THEN INSERT *")
     always = _copy(made, tmp_path, "always")
     before = sorted(log_actions(always))
@@ -370,26 +370,26 @@ def test_merge_insert_star_takes_the_source_column_as_delta(spark, delta_spark, 
     by_default = _copy(made, tmp_path, "by_default")
     filecommit.merge(src, by_default, "t.v = s.v", target_alias="t", source_alias="s").when_not_matched_insert_all() \
         .execute()
-    assert _rows(delta_spark, by_default)["x"] == 99
+    assert _rows(delta_spark, by_default)["n"] == 99
     assert _identity(by_default)["delta.identity.highWaterMark"] == -1, "a given value moves no mark"
 
 
 def test_mixed_merge_moves_the_mark_as_delta(spark, delta_spark, made, tmp_path):
-    # One clause gives -50, the other generates: Delta's tracker follows every value written to a
-    # column it generates for, so the mark goes to -50 (past the generated -4, -7).
+    # One clause gives -5000, the other generates: Delta's tracker follows every value written to a
+    # column it generates for, so the mark goes to -5000 (past the generated values near -1).
     ours, theirs = _copy(made, tmp_path / "ours", "by_default"), _copy(made, tmp_path / "theirs", "by_default")
-    source = "SELECT * FROM VALUES (-50L, 'p', true), (NULL, 'q', false), (NULL, 'r', false) AS s(id, v, given)"
+    source = "SELECT * FROM VALUES (-5000L, 'p', true), (NULL, 'q', false), (NULL, 'r', false) AS s(id, v, given)"
     merge = ("MERGE INTO {table} t USING (" + source + ") s ON t.v = s.v "
              "WHEN NOT MATCHED AND s.given THEN INSERT (id, v) VALUES (s.id, s.v) "
              "WHEN NOT MATCHED THEN INSERT (v) VALUES (s.v)")
     spark.sql(merge.replace("{table}", f"delta.`{ours}`")).collect()
     _sql(delta_spark, theirs, merge)
-    assert _identity(ours)["delta.identity.highWaterMark"] == _identity(theirs)["delta.identity.highWaterMark"] == -50
+    assert _identity(ours)["delta.identity.highWaterMark"] == _identity(theirs)["delta.identity.highWaterMark"] == -5000
     rows = _rows(delta_spark, ours)
-    assert rows["p"] == -50
+    assert rows["p"] == -5000
     _assert_sequence([rows["q"], rows["r"]], -1, -3, -1)
     _sql(delta_spark, ours, "INSERT INTO {table} (v) VALUES ('z')")
-    assert _rows(delta_spark, ours)["z"] == -53
+    assert _rows(delta_spark, ours)["z"] == -5003
 
 
 def test_change_data_write_needs_the_identity_values(spark, delta_spark, tmp_path):

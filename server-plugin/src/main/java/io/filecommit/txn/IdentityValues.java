@@ -83,8 +83,8 @@ public final class IdentityValues {
   }
 
   /**
-   * The metadata to commit after the write: {@code md} with each column's mark moved past the
-   * values written ({@link IdentityColumns#advance}). For a column this transaction generated
+   * The metadata to commit after the write: {@code md} with each column's mark moved to the
+   * farthest value written ({@link IdentityColumns#advanceWritten}). For a column this transaction generated
    * values for, the farthest value is taken over every row the commit adds (the {@code
    * maxValues} / {@code minValues} statistics of its new files), values given explicitly or
    * copied in the same files included: Delta's identity statistics tracker follows all values
@@ -101,7 +101,7 @@ public final class IdentityValues {
       Long generated = e.getValue().value();
       Long value = generated == null ? null : farthestWritten(md, e.getKey(), e.getValue().up, generated, actions);
       if (value != null) {
-        IdentityColumns.find(md.schema(), e.getKey()).map(i -> IdentityColumns.advance(i, value))
+        IdentityColumns.find(md.schema(), e.getKey()).map(i -> IdentityColumns.advanceWritten(i, value))
             .ifPresent(m -> marks.put(e.getKey(), m));
       }
     }

@@ -118,4 +118,28 @@ class IdentityColumnsTest {
     assertEquals("DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP",
         assertThrows(FileCommitException.class, () -> IdentityColumns.of(schema(1, 0, null, true))).getCondition());
   }
+
+  @Test
+  void aWriteMovesTheMarkToItsFarthestValueUnrounded() {
+    IdentityColumns.Info down = new IdentityColumns.Info("id", -1, -3, -1L, true);
+    assertEquals(-5000L, IdentityColumns.advanceWritten(down, -5000));
+    assertNull(IdentityColumns.advanceWritten(down, -1), "not past the mark");
+    assertNull(IdentityColumns.advanceWritten(down, 7), "before start");
+    assertEquals(3L, IdentityColumns.advanceWritten(new IdentityColumns.Info("id", 1, 1, null, false), 3));
+  }
+
+  @Test
+  void aDeclaredColumnCarriesDeltasKeysAndOnlyBigint() {
+    org.apache.spark.sql.types.StructField f = IdentityColumns.declare(new org.apache.spark.sql.types.StructField("id",
+        org.apache.spark.sql.types.DataTypes.LongType, true, org.apache.spark.sql.types.Metadata.empty()), 5, -2, false);
+    IdentityColumns.Info i = IdentityColumns.of(new org.apache.spark.sql.types.StructType(
+        new org.apache.spark.sql.types.StructField[] {f})).get(0);
+    assertEquals(new IdentityColumns.Info("id", 5, -2, null, false), i);
+    assertEquals(Set.of(IdentityColumns.START, IdentityColumns.STEP, IdentityColumns.ALLOW_EXPLICIT_INSERT),
+        Set.of(scala.jdk.javaapi.CollectionConverters.asJava(f.metadata().map().keySet()).toArray(new String[0])));
+    assertEquals("DELTA_IDENTITY_COLUMNS_UNSUPPORTED_DATA_TYPE", assertThrows(FileCommitException.class,
+        () -> IdentityColumns.declare(new org.apache.spark.sql.types.StructField("id",
+            org.apache.spark.sql.types.DataTypes.IntegerType, true, org.apache.spark.sql.types.Metadata.empty()), 1, 1,
+            true)).getCondition());
+  }
 }
