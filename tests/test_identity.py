@@ -376,7 +376,8 @@ def test_merge_insert_star_takes_the_source_column_as_delta(spark, delta_spark, 
 
 def test_mixed_merge_moves_the_mark_as_delta(spark, delta_spark, made, tmp_path):
     # One clause gives -5000, the other generates: Delta's tracker follows every value written to a
-    # column it generates for, so the mark goes to -5000 (past the generated values near -1).
+    # column it generates for, so the mark goes past -5000 (rounded onto -1 - 3n: -5002), not just
+    # past the generated values near -1.
     ours, theirs = _copy(made, tmp_path / "ours", "by_default"), _copy(made, tmp_path / "theirs", "by_default")
     source = "SELECT * FROM VALUES (-5000L, 'p', true), (NULL, 'q', false), (NULL, 'r', false) AS s(id, v, given)"
     merge = ("MERGE INTO {table} t USING (" + source + ") s ON t.v = s.v "
@@ -384,12 +385,12 @@ def test_mixed_merge_moves_the_mark_as_delta(spark, delta_spark, made, tmp_path)
              "WHEN NOT MATCHED THEN INSERT (v) VALUES (s.v)")
     spark.sql(merge.replace("{table}", f"delta.`{ours}`")).collect()
     _sql(delta_spark, theirs, merge)
-    assert _identity(ours)["delta.identity.highWaterMark"] == _identity(theirs)["delta.identity.highWaterMark"] == -5000
+    assert _identity(ours)["delta.identity.highWaterMark"] == _identity(theirs)["delta.identity.highWaterMark"] == -5002
     rows = _rows(delta_spark, ours)
     assert rows["p"] == -5000
     _assert_sequence([rows["q"], rows["r"]], -1, -3, -1)
     _sql(delta_spark, ours, "INSERT INTO {table} (v) VALUES ('z')")
-    assert _rows(delta_spark, ours)["z"] == -5003
+    assert _rows(delta_spark, ours)["z"] == -5005
 
 
 def test_change_data_write_needs_the_identity_values(spark, delta_spark, tmp_path):

@@ -285,8 +285,8 @@ public final class WriteIntoDelta {
     // protocol "Identity Columns": GENERATED ALWAYS columns take no given values (refused before any job)
     data = withoutFilledIdentity(data, txn.metadata().schema());
     if (!(data.queryExecution().analyzed() instanceof org.apache.spark.sql.catalyst.plans.logical.LocalRelation l
-        && l.data().isEmpty())) {
-      // a write of no rows (a CREATE TABLE's first commit) gives no values
+        && l.data().isEmpty() && (!snapshot.exists() || mode == WriteMode.OVERWRITE))) {
+      // a CREATE (OR REPLACE) TABLE's first commit writes no rows: it gives no values
       IdentityColumns.checkExplicitInsert(txn.metadata().schema(), List.of(data.schema().fieldNames()));
     }
     TransactionalWrite writer = new TransactionalWrite(txn);

@@ -230,26 +230,6 @@ public final class IdentityColumns {
   }
 
   /**
-   * The high-water mark after a write whose values in the column reach {@code farthest} (Delta's
-   * identity statistics tracker with {@code IdentityColumn.updateSchema}): {@code farthest} itself,
-   * not rounded to the sequence (a value given in the same write may lie off it; the next write
-   * generates from {@code mark + step}, as Delta's), kept only when it is past the current mark and
-   * not before {@code start}.
-   *
-   * @param info the column
-   * @param farthest the farthest value written in the step's direction
-   * @return the new mark, or null when the mark stays
-   */
-  public static Long advanceWritten(Info info, long farthest) {
-    boolean up = info.step() > 0;
-    Long old = info.highWaterMark();
-    if (up ? farthest < info.start() : farthest > info.start()) {
-      return null;
-    }
-    return old == null || (up ? farthest > old : farthest < old) ? Long.valueOf(farthest) : null;
-  }
-
-  /**
    * The metadata with new high-water marks.
    *
    * @param md the metadata

@@ -83,13 +83,13 @@ public final class IdentityValues {
   }
 
   /**
-   * The metadata to commit after the write: {@code md} with each column's mark moved to the
-   * farthest value written ({@link IdentityColumns#advanceWritten}). For a column this transaction generated
+   * The metadata to commit after the write: {@code md} with each column's mark moved past the
+   * farthest value written, rounded onto the column's sequence ({@link IdentityColumns#advance}). For a column this transaction generated
    * values for, the farthest value is taken over every row the commit adds (the {@code
    * maxValues} / {@code minValues} statistics of its new files), values given explicitly or
    * copied in the same files included: Delta's identity statistics tracker follows all values
-   * written to such a column, so a MERGE that inserts {@code 50} explicitly and generates {@code 3}
-   * moves the mark to {@code 50}, as Delta does. A write that generates nothing moves no mark.
+   * written to such a column, so a MERGE that inserts {@code -5000} explicitly and generates values
+   * near {@code -1} (start -1, step -3) moves the mark to {@code -5002}, as Delta does. A write that generates nothing moves no mark.
    *
    * @param md the metadata the transaction commits under (its marks are the read ones)
    * @param actions the commit's file actions (its new files' statistics)
@@ -101,7 +101,7 @@ public final class IdentityValues {
       Long generated = e.getValue().value();
       Long value = generated == null ? null : farthestWritten(md, e.getKey(), e.getValue().up, generated, actions);
       if (value != null) {
-        IdentityColumns.find(md.schema(), e.getKey()).map(i -> IdentityColumns.advanceWritten(i, value))
+        IdentityColumns.find(md.schema(), e.getKey()).map(i -> IdentityColumns.advance(i, value))
             .ifPresent(m -> marks.put(e.getKey(), m));
       }
     }

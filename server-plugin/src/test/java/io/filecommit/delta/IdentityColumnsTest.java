@@ -120,15 +120,6 @@ class IdentityColumnsTest {
   }
 
   @Test
-  void aWriteMovesTheMarkToItsFarthestValueUnrounded() {
-    IdentityColumns.Info down = new IdentityColumns.Info("id", -1, -3, -1L, true);
-    assertEquals(-5000L, IdentityColumns.advanceWritten(down, -5000));
-    assertNull(IdentityColumns.advanceWritten(down, -1), "not past the mark");
-    assertNull(IdentityColumns.advanceWritten(down, 7), "before start");
-    assertEquals(3L, IdentityColumns.advanceWritten(new IdentityColumns.Info("id", 1, 1, null, false), 3));
-  }
-
-  @Test
   void aDeclaredColumnCarriesDeltasKeysAndOnlyBigint() {
     org.apache.spark.sql.types.StructField f = IdentityColumns.declare(new org.apache.spark.sql.types.StructField("id",
         org.apache.spark.sql.types.DataTypes.LongType, true, org.apache.spark.sql.types.Metadata.empty()), 5, -2, false);
