@@ -232,6 +232,43 @@ def shared_dir(tmp) -> str:
     return path
 
 
+def race_held_commit(path: str, version: int, first, second):
+    """Two writers racing for ``version`` of ``path``, decided by the store (``tests/faults.py``):
+    ``first()`` runs in a thread whose commit of ``version`` the fault-injection jar holds until
+    ``second()`` (run here) has committed ``version``; then the hold is released.
+
+    :returns: ``(outcome, result)``: ``outcome`` has ``"result"`` (first's return) or ``"error"``
+        (what it raised); ``result`` is second's return, asserted committed as ``version``
+    :raises AssertionError: when first's commit never reached the store within 60 s
+    """
+    import threading
+
+    import faults
+
+    held = faults.arm(path, faults.COMMIT_HOLD, times=1, version=version)
+    outcome: dict = {}
+
+    def run_first() -> None:
+        try:
+            outcome["result"] = first()
+        except Exception as e:  # noqa: BLE001 - judged by the caller
+            outcome["error"] = e
+
+    t = threading.Thread(target=run_first)
+    t.start()
+    try:
+        deadline = time.time() + 60
+        while held.fired() == 0 and time.time() < deadline:
+            time.sleep(0.05)
+        assert held.fired() == 1, f"the first writer's commit never reached the store: {outcome}"
+        result = second()
+        assert result.committed and result.version == version, result
+    finally:
+        held.disarm()
+        t.join(timeout=120)
+    return outcome, result
+
+
 def make_fixture_tables(delta_spark, tmp_path_factory, request, fixtures: dict, label: str) -> dict:
     """Every fixture table of a module, made by real Delta in one Spark + Delta request while the
     Connect server starts (the ``spark`` fixture is requested in between).

@@ -10,12 +10,9 @@ writer co-writes afterwards.
 
 from __future__ import annotations
 
-import threading
-import time
-
 import faults
 import pytest
-from helpers import log_actions
+from helpers import log_actions, race_held_commit
 
 import filecommit
 
@@ -108,28 +105,10 @@ def test_racing_writers_never_share_row_ids(spark, delta_spark, table_path):
     _delta_table(delta_spark, table_path)
     # The first writer's commit of version 2 is held by the store until the second writer's
     # append has landed as version 2: the first loses the race and must rebase its row IDs.
-    held = faults.arm(table_path, faults.COMMIT_HOLD, times=1, version=2)
-    outcome: dict = {}
-
-    def first() -> None:
-        try:
-            outcome["result"] = filecommit.write(
-                spark.createDataFrame([(10, 1), (11, 1)], "id long, v long"), table_path)
-        except Exception as e:  # noqa: BLE001 - judged below
-            outcome["error"] = e
-
-    t = threading.Thread(target=first)
-    t.start()
-    try:
-        deadline = time.time() + 60
-        while held.fired() == 0 and time.time() < deadline:
-            time.sleep(0.05)
-        assert held.fired() == 1, f"the first writer's commit never reached the store: {outcome}"
-        second = filecommit.write(spark.createDataFrame([(20, 2), (21, 2), (22, 2)], "id long, v long"), table_path)
-        assert second.committed and second.version == 2, second
-    finally:
-        held.disarm()
-        t.join(timeout=120)
+    outcome, _ = race_held_commit(
+        table_path, 2,
+        lambda: filecommit.write(spark.createDataFrame([(10, 1), (11, 1)], "id long, v long"), table_path),
+        lambda: filecommit.write(spark.createDataFrame([(20, 2), (21, 2), (22, 2)], "id long, v long"), table_path))
     assert "error" not in outcome, outcome.get("error")
     assert outcome["result"].version == 3 and outcome["result"].metrics.attempts >= 2, outcome["result"]
 

@@ -86,6 +86,22 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     return null;
   }
 
+  /**
+   * The session catalog's capabilities and {@code SUPPORTS_CREATE_TABLE_WITH_IDENTITY_COLUMNS}:
+   * Spark then passes {@code GENERATED ... AS IDENTITY} declarations on the columns ({@code
+   * Column.identityColumnSpec}) to {@link #createTable} and the staged creations, which write them
+   * as Delta's identity column metadata ({@link TableCreation#declaredSchema}).
+   *
+   * @return the capabilities
+   */
+  @Override
+  public java.util.Set<org.apache.spark.sql.connector.catalog.TableCatalogCapability> capabilities() {
+    java.util.Set<org.apache.spark.sql.connector.catalog.TableCatalogCapability> out =
+        new java.util.HashSet<>(super.capabilities());
+    out.add(org.apache.spark.sql.connector.catalog.TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_IDENTITY_COLUMNS);
+    return out;
+  }
+
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
     return guarded(ident, Map.of());
@@ -170,6 +186,11 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
   public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     if (!ours(properties.get(TableCatalog.PROP_PROVIDER))) {
+      if (java.util.Arrays.stream(columns).anyMatch(c -> c.identityColumnSpec() != null)) {
+        // Spark's refusal for a catalog without identity columns: only Delta tables have them here
+        throw (RuntimeException) org.apache.spark.sql.errors.QueryCompilationErrors.unsupportedTableOperationError(
+            this, ident, "identity columns");
+      }
       return super.createTable(ident, columns, partitions, properties);
     }
     TableCreation c = Guard.errors(() -> {
@@ -286,8 +307,7 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
       props.put(io.filecommit.delta.Clustering.PROPERTY, io.filecommit.delta.Clustering.toProperty(clusterBy));
     }
     return new TableCreation(this, ident, path != null, registered, explicit != null, location,
-        org.apache.spark.sql.connector.catalog.CatalogV2Util.v2ColumnsToStructType(columns), partitionBy,
-        props, kind);
+        TableCreation.declaredSchema(columns, partitionBy), partitionBy, props, kind);
   }
 
   private String existingLocation(Identifier ident) {

@@ -4,6 +4,7 @@ import io.filecommit.commands.CommandResult;
 import io.filecommit.commands.WriteIntoDelta;
 import io.filecommit.commands.WriteMode;
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.errors.ErrorClass;
 import java.util.EnumSet;
@@ -23,6 +24,7 @@ import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -156,7 +158,7 @@ final class TableCreation implements StagedTable, SupportsWrite {
       mode = WriteMode.OVERWRITE;
       writeOptions.put(WriteIntoDelta.OVERWRITE_SCHEMA, "true");
     }
-    Dataset<Row> data = rows != null ? rows
+    Dataset<Row> data = rows != null ? withoutIdentity(rows)
         : (Dataset<Row>) session.createDataFrame(java.util.List.<Row>of(), schema);
     register();
     try {
@@ -170,6 +172,65 @@ final class TableCreation implements StagedTable, SupportsWrite {
       throw e;
     }
     written = true;
+  }
+
+  /**
+   * The schema a CREATE declares (Delta's {@code CreateDeltaTableCommand} with {@code
+   * IdentityColumn}; protocol "Identity Columns"): Spark's columns as a schema, each column
+   * declared {@code GENERATED ALWAYS | BY DEFAULT AS IDENTITY} carrying {@code
+   * delta.identity.start}, {@code delta.identity.step} and {@code
+   * delta.identity.allowExplicitInsert} in its metadata (and not Spark's own {@code identity.*}
+   * keys). The commit's protocol then lists the {@code identityColumns} writer feature.
+   *
+   * @param columns the declared columns
+   * @param partitionBy the declared partition columns
+   * @return the table schema
+   * @throws io.filecommit.errors.FileCommitException {@code
+   *     DELTA_IDENTITY_COLUMNS_UNSUPPORTED_DATA_TYPE} for an identity column that is not {@code
+   *     BIGINT}, {@code DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP} for step 0, {@code
+   *     DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED} for a partition column that is one
+   */
+  static StructType declaredSchema(org.apache.spark.sql.connector.catalog.Column[] columns, List<String> partitionBy) {
+    StructField[] fields = org.apache.spark.sql.connector.catalog.CatalogV2Util.v2ColumnsToStructType(columns).fields();
+    org.apache.spark.sql.catalyst.util.IdentityColumn$ spark = org.apache.spark.sql.catalyst.util.IdentityColumn$.MODULE$;
+    for (int i = 0; i < fields.length; i++) {
+      org.apache.spark.sql.connector.catalog.IdentityColumnSpec spec = columns[i].identityColumnSpec();
+      if (spec == null) {
+        continue;
+      }
+      StructField f = fields[i];
+      if (partitionBy.stream().anyMatch(p -> p.equalsIgnoreCase(f.name()))) {
+        throw ErrorClass.DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED.error("PARTITIONED BY IDENTITY column "
+            + f.name() + " is not supported", Map.of("colName", f.name()));
+      }
+      org.apache.spark.sql.types.MetadataBuilder plain = new org.apache.spark.sql.types.MetadataBuilder()
+          .withMetadata(f.metadata());
+      for (String k : List.of(spark.IDENTITY_INFO_START(), spark.IDENTITY_INFO_STEP(),
+          spark.IDENTITY_INFO_ALLOW_EXPLICIT_INSERT())) {
+        plain.remove(k);
+      }
+      fields[i] = IdentityColumns.declare(new StructField(f.name(), f.dataType(), f.nullable(), plain.build()),
+          spec.getStart(), spec.getStep(), spec.isAllowExplicitInsert());
+    }
+    return new StructType(fields);
+  }
+
+  /**
+   * The rows of a CREATE ... AS SELECT without identity metadata: a query's identity column
+   * becomes a plain column of the new table, as in Delta.
+   */
+  private static Dataset<Row> withoutIdentity(Dataset<Row> rows) {
+    StructType plain = IdentityColumns.withoutIdentity(rows.schema());
+    if (plain == rows.schema()) {
+      return rows;
+    }
+    org.apache.spark.sql.Column[] cols = new org.apache.spark.sql.Column[plain.fields().length];
+    for (int i = 0; i < cols.length; i++) {
+      StructField f = plain.fields()[i];
+      cols[i] = org.apache.spark.sql.functions.col(io.filecommit.schema.SchemaUtils.quote(f.name()))
+          .as(f.name(), f.metadata());
+    }
+    return rows.select(cols);
   }
 
   private static boolean sameColumns(StructType a, StructType b) {

@@ -190,6 +190,15 @@ public final class WriteIntoDelta {
           + "=true (table_properties or set_table_properties)");
     }
     if (changeData) {
+      for (IdentityColumns.Info i : IdentityColumns.of(txn.metadata().schema())) {
+        if (SchemaUtils.findField(dataSchema, i.name()).isEmpty()) {
+          // protocol "Identity Columns" + "Change Data Files": a change record must carry the value
+          // of its row, and a generated value of a table row cannot be tied to a separate record
+          throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("change_data=True on " + table + " needs the "
+              + "identity column " + i.name() + " in the input: the change records would carry no value for it",
+              Map.of("operation", "change_data write without identity column " + i.name()));
+        }
+      }
       checkChangeTypes(data, changeTypeField.get().name());
     }
     Set<String> replaced = null;
@@ -310,7 +319,11 @@ public final class WriteIntoDelta {
     Snapshot snapshot = txn.snapshot();
     // protocol "Identity Columns": GENERATED ALWAYS columns take no given values (refused before any job)
     data = withoutFilledIdentity(data, txn.metadata().schema());
-    IdentityColumns.checkExplicitInsert(txn.metadata().schema(), List.of(data.schema().fieldNames()));
+    if (!(data.queryExecution().analyzed() instanceof org.apache.spark.sql.catalyst.plans.logical.LocalRelation l
+        && l.data().isEmpty() && (!snapshot.exists() || mode == WriteMode.OVERWRITE))) {
+      // a CREATE (OR REPLACE) TABLE's first commit writes no rows: it gives no values
+      IdentityColumns.checkExplicitInsert(txn.metadata().schema(), List.of(data.schema().fieldNames()));
+    }
     TransactionalWrite writer = new TransactionalWrite(txn);
     List<AddFile> adds = writer.writeFiles(data, writerOptions, changeData);
     List<AddCDCFile> cdc = writer.changeFiles();

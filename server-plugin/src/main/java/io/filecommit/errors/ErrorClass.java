@@ -227,6 +227,10 @@ public enum ErrorClass {
   DELTA_IDENTITY_COLUMN_INCONSISTENT_METADATA("42000"),
   /** An identity column with step 0 (Delta's class). */
   DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP("42611"),
+  /** An identity column declared with a type other than BIGINT (Delta's class). */
+  DELTA_IDENTITY_COLUMNS_UNSUPPORTED_DATA_TYPE("428H2"),
+  /** A table declared PARTITIONED BY one of its identity columns (Delta's class). */
+  DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED("42601"),
   /** A schema column named as the table's materialized row tracking column (Delta's class). */
   DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED("42000"),
   /** OPTIMIZE ZORDER BY on a clustered table (Delta's class). */

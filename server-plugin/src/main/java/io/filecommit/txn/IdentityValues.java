@@ -84,21 +84,50 @@ public final class IdentityValues {
 
   /**
    * The metadata to commit after the write: {@code md} with each column's mark moved past the
-   * values generated ({@link IdentityColumns#advance}).
+   * farthest value written, rounded onto the column's sequence ({@link IdentityColumns#advance}). For a column this transaction generated
+   * values for, the farthest value is taken over every row the commit adds (the {@code
+   * maxValues} / {@code minValues} statistics of its new files), values given explicitly or
+   * copied in the same files included: Delta's identity statistics tracker follows all values
+   * written to such a column, so a MERGE that inserts {@code -5000} explicitly and generates values
+   * near {@code -1} (start -1, step -3) moves the mark to {@code -5002}, as Delta does. A write that generates nothing moves no mark.
    *
    * @param md the metadata the transaction commits under (its marks are the read ones)
+   * @param actions the commit's file actions (its new files' statistics)
    * @return the new metadata, or null when no mark moves
    */
-  Metadata highWaterMarks(Metadata md) {
+  Metadata highWaterMarks(Metadata md, java.util.List<? extends io.filecommit.delta.actions.FileAction> actions) {
     Map<String, Long> marks = new HashMap<>();
     for (Map.Entry<String, Farthest> e : farthest.entrySet()) {
-      Long value = e.getValue().value();
+      Long generated = e.getValue().value();
+      Long value = generated == null ? null : farthestWritten(md, e.getKey(), e.getValue().up, generated, actions);
       if (value != null) {
         IdentityColumns.find(md.schema(), e.getKey()).map(i -> IdentityColumns.advance(i, value))
             .ifPresent(m -> marks.put(e.getKey(), m));
       }
     }
     return marks.isEmpty() ? null : IdentityColumns.withHighWaterMarks(md, marks);
+  }
+
+  /** The farthest of {@code generated} and the column's statistics in the new files (physical names). */
+  private static long farthestWritten(Metadata md, String column, boolean up, long generated,
+      java.util.List<? extends io.filecommit.delta.actions.FileAction> actions) {
+    String physical = io.filecommit.delta.ColumnMapping.enabled(md)
+        ? io.filecommit.delta.ColumnMapping.physicalName(md, column) : column;
+    long out = generated;
+    for (io.filecommit.delta.actions.FileAction a : actions) {
+      if (a instanceof io.filecommit.delta.actions.AddFile add && add.stats() != null) {
+        try {
+          com.fasterxml.jackson.databind.JsonNode bound = new com.fasterxml.jackson.databind.ObjectMapper()
+              .readTree(add.stats()).path(up ? "maxValues" : "minValues").path(physical);
+          if (bound.isIntegralNumber() && bound.canConvertToLong()) {
+            out = up ? Math.max(out, bound.asLong()) : Math.min(out, bound.asLong());
+          }
+        } catch (com.fasterxml.jackson.core.JsonProcessingException ignored) {
+          // statistics that are not JSON say nothing about the column
+        }
+      }
+    }
+    return out;
   }
 
   /** Yields the values of one task: the task's partition and row count decide each value. */

@@ -336,7 +336,7 @@ public final class OptimisticTransaction {
         && actions.stream().anyMatch(a -> a instanceof RemoveFile r && r.dataChange())) {
       throw DeltaErrors.appendOnly(table(), TableConfig.APPEND_ONLY.key(), "this write would remove files");
     }
-    Metadata marks = identityValues == null ? null : identityValues.highWaterMarks(metadata());
+    Metadata marks = identityValues == null ? null : identityValues.highWaterMarks(metadata(), actions);
     if (marks != null) {
       newMetadata = marks; // the identity high-water marks (IdentityValues): a metaData action, a conflict for others
     }

@@ -118,4 +118,19 @@ class IdentityColumnsTest {
     assertEquals("DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP",
         assertThrows(FileCommitException.class, () -> IdentityColumns.of(schema(1, 0, null, true))).getCondition());
   }
+
+  @Test
+  void aDeclaredColumnCarriesDeltasKeysAndOnlyBigint() {
+    org.apache.spark.sql.types.StructField f = IdentityColumns.declare(new org.apache.spark.sql.types.StructField("id",
+        org.apache.spark.sql.types.DataTypes.LongType, true, org.apache.spark.sql.types.Metadata.empty()), 5, -2, false);
+    IdentityColumns.Info i = IdentityColumns.of(new org.apache.spark.sql.types.StructType(
+        new org.apache.spark.sql.types.StructField[] {f})).get(0);
+    assertEquals(new IdentityColumns.Info("id", 5, -2, null, false), i);
+    assertEquals(Set.of(IdentityColumns.START, IdentityColumns.STEP, IdentityColumns.ALLOW_EXPLICIT_INSERT),
+        Set.of(scala.jdk.javaapi.CollectionConverters.asJava(f.metadata().map().keySet()).toArray(new String[0])));
+    assertEquals("DELTA_IDENTITY_COLUMNS_UNSUPPORTED_DATA_TYPE", assertThrows(FileCommitException.class,
+        () -> IdentityColumns.declare(new org.apache.spark.sql.types.StructField("id",
+            org.apache.spark.sql.types.DataTypes.IntegerType, true, org.apache.spark.sql.types.Metadata.empty()), 1, 1,
+            true)).getCondition());
+  }
 }

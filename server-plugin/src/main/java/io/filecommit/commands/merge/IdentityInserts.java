@@ -14,9 +14,10 @@ import org.apache.spark.sql.types.StructType;
  * IdentityColumn.blockExplicitIdentityColumnInsert} / {@code blockIdentityColumnUpdate} in its
  * MERGE resolution).
  *
- * <p>An insert clause that assigns a {@code GENERATED ALWAYS} column is refused; an update clause
- * that assigns any identity column is refused. An inserted row that gets no value (the clause
- * leaves the column out, or {@code INSERT *} for a {@code GENERATED ALWAYS} column) takes a new
+ * <p>An insert clause that assigns a {@code GENERATED ALWAYS} column is refused, and so is an
+ * {@code INSERT *} whose source has a column of that name (Delta takes the source's column for
+ * it); an update clause that assigns any identity column is refused. An inserted row that gets no
+ * value (the clause leaves the column out, or {@code INSERT *} from a source without the column) takes a new
  * identity value: one is made for every source row, in a projection of the source ({@link
  * #withValues}; Spark does not allow a non-deterministic expression in the {@code explode} of the
  * output rows), so the table row and its {@code insert} change row carry the same value. Source rows

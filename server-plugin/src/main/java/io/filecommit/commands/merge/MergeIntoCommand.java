@@ -340,6 +340,11 @@ public final class MergeIntoCommand {
     for (int i = 0; i < fields.length; i++) {
       StructField f = fields[i];
       Column v = set.get(f.name());
+      if (v == null && insert && c.allColumns() && IdentityColumns.isIdentity(f) && !IdentityInserts.givenByStar(f)
+          && sourceColumn(src, f.name()) != null) {
+        // Delta's INSERT * takes the source's same-named column: a value for a GENERATED ALWAYS column
+        IdentityInserts.check(change, List.of(f.name()), true);
+      }
       if (v == null && IdentityColumns.isIdentity(f) && !(insert && c.allColumns()
           && IdentityInserts.givenByStar(f) && sourceColumn(src, f.name()) != null)) {
         // protocol "Identity Columns": an inserted row gets the new value made for its source row;
