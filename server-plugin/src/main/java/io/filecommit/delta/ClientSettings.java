@@ -33,7 +33,8 @@ import org.apache.hadoop.conf.Configuration;
  * <ul>
  *   <li>Spark's own settings, {@code spark.*}: Hadoop, its file systems and Parquet read none of
  *       them; Spark's writers read a few from the Hadoop conf as values (e.g. {@code
- *       spark.sql.parquet.writeLegacyFormat}). Except the server's: {@code spark.filecommit.*},
+ *       spark.sql.parquet.writeLegacyFormat}). Except the server's: {@code spark.filecommit.*} (but {@code
+ *       spark.filecommit.writer.native}, a value only),
  *       {@code spark.delta.logStore.*}, {@code spark.hadoop.*} (judged as the Hadoop key it names),
  *       {@code spark.io.*} (delta-storage's LogStores read their {@code
  *       spark.io.delta.storage.*} settings, a credentials provider class among them, from the
@@ -55,6 +56,13 @@ import org.apache.hadoop.conf.Configuration;
  * system or committer of a client is ever loaded.
  */
 public final class ClientSettings {
+  /**
+   * The one server key a client may set: which Parquet encoder writes its own bulk writes
+   * ({@code auto} / {@code off}, a value only, as the Parquet writer settings below; the files mean
+   * the same either way).
+   */
+  static final String NATIVE_WRITER = "spark.filecommit.writer.native";
+
   /**
    * Parquet writer settings a client may set (parquet-hadoop's {@code ParquetOutputFormat} and its
    * ZSTD codec level): sizes, encodings, statistics, bloom filters, checksums; each only shapes the
@@ -87,6 +95,9 @@ public final class ClientSettings {
     if (key.startsWith(SPARK_HADOOP)) {
       String hadoopKey = key.substring(SPARK_HADOOP.length());
       return !hadoopKey.startsWith("spark.") && mayChange(hadoopKey);
+    }
+    if (key.equals(NATIVE_WRITER)) {
+      return true;
     }
     if (key.startsWith("spark.")) {
       String last = key.substring(key.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);

@@ -45,6 +45,13 @@ class ClientSettingsTest {
   }
 
   @Test
+  void theNativeWriterChoiceIsTheOnlyServerKeyAClientMaySet() {
+    assertTrue(ClientSettings.mayChange("spark.filecommit.writer.native"));
+    assertFalse(ClientSettings.mayChange("spark.filecommit.writer.nativeX"));
+    assertFalse(ClientSettings.mayChange("spark.filecommit.writer.class"));
+  }
+
+  @Test
   void sparkSettingsOptionsAndParquetValuesAreTheClients() {
     for (String key : List.of(
         "spark.sql.session.timeZone", "spark.sql.shuffle.partitions", "spark.sql.parquet.compression.codec",
