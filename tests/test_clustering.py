@@ -235,3 +235,29 @@ def test_overwrite_without_cluster_by_clusters_by_none(spark, delta_spark, table
     assert filecommit.optimize(spark, other).committed
     assert _sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
     assert _delta_rs_rows(other) == [{"c": 1, "d": "x"}, {"c": 1, "d": "x"}, {"c": 2, "d": "y"}, {"c": 2, "d": "y"}]
+
+
+def test_clustered_table_replaced_by_a_partitioned_one(spark, delta_spark, table_path, tmp_path):
+    """REPLACE TABLE of a clustered table by a partitioned one is refused before anything is
+    written (Delta's CreateDeltaTableCommand: DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE);
+    a path write with overwriteSchema and partition_by is not refused (Delta's WriteIntoDelta): the
+    table becomes partitioned and clustered by no column, and OPTIMIZE runs."""
+    filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
+    with pytest.raises(Exception) as e:
+        spark.sql(f"CREATE OR REPLACE TABLE delta.`{table_path}` (a BIGINT, b STRING) USING delta "
+                  "PARTITIONED BY (b)").collect()
+    assert condition(e.value) == "DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE", e.value
+    assert max(log_actions(table_path)) == 0
+    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
+
+    other = str(tmp_path / "other")
+    filecommit.write(_rows(spark, 4), other, cluster_by=["a"])
+    r = filecommit.write(_rows(spark, 4), other, mode="overwrite", partition_by=["b"],
+                         options={"overwriteSchema": "true"})
+    assert r.version == 1
+    assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": []}
+    detail = _sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]
+    assert detail["clusteringColumns"] == [] and detail["partitionColumns"] == ["b"], detail
+    filecommit.write(_rows(spark, 4), other)
+    assert filecommit.optimize(spark, other).committed
+    assert len(_delta_rs_rows(other)) == 8
