@@ -203,7 +203,8 @@ public final class Clustering {
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED}
    */
   public static boolean hasDomain(DeltaLog log, Snapshot snapshot) {
-    return snapshot.exists() && DomainMetadatas.configuration(log, snapshot.version(), DOMAIN).isPresent();
+    return snapshot.exists() && TableFeatures.writerFeatures(snapshot.protocol()).contains("domainMetadata")
+        && DomainMetadatas.configuration(log, snapshot.version(), DOMAIN).isPresent();
   }
 
   /**
@@ -222,7 +223,8 @@ public final class Clustering {
    */
   public static java.util.Optional<io.filecommit.delta.actions.DomainMetadata> forRestore(DeltaLog log,
       Snapshot latest, Snapshot restored) {
-    String target = DomainMetadatas.configuration(log, restored.version(), DOMAIN).orElse(null);
+    String target = TableFeatures.writerFeatures(restored.protocol()).contains("domainMetadata")
+        ? DomainMetadatas.configuration(log, restored.version(), DOMAIN).orElse(null) : null;
     if (!hasDomain(log, latest)) {
       return target == null ? java.util.Optional.empty()
           : java.util.Optional.of(new io.filecommit.delta.actions.DomainMetadata(DOMAIN, target, true));
