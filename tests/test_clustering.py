@@ -188,3 +188,76 @@ def test_cluster_by_on_existing_tables(spark, table_path, tmp_path):
         spark.sql(f"ALTER TABLE delta.`{parted}` CLUSTER BY (a)").collect()
     assert condition(e.value) == "DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED", e.value
     assert max(log_actions(parted)) == 0
+
+
+def _delta_rs_rows(path):
+    from deltalake import DeltaTable
+
+    return sorted(DeltaTable(path).to_pyarrow_table().to_pylist(), key=lambda r: sorted(r.items()))
+
+
+def test_restore_brings_back_the_clustering_columns_of_the_version(spark, delta_spark, table_path, tmp_path):
+    """RESTORE commits the restored version's clustering columns (Delta's
+    handleDomainMetadataForRestoreTable): those of a clustered version, none for a version that
+    was not clustered; the protocol stays as it is."""
+    filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
+    spark.sql(f"ALTER TABLE delta.`{table_path}` CLUSTER BY (b)").collect()
+    assert filecommit.restore(spark, table_path, version=0).version == 2
+    assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["a"]]}
+    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
+
+    plain = str(tmp_path / "plain")
+    filecommit.write(_rows(spark, 4), plain)
+    spark.sql(f"ALTER TABLE delta.`{plain}` CLUSTER BY (a)").collect()
+    assert filecommit.restore(spark, plain, version=0).version == 2
+    assert json.loads(_domain(plain, 2)["configuration"]) == {"clusteringColumns": []}
+    assert _sql(delta_spark, plain, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
+    protocol = next(a["protocol"] for a in log_actions(plain)[1] if "protocol" in a)
+    assert "clustering" in protocol["writerFeatures"]
+    assert len(_delta_rs_rows(plain)) == 4
+
+
+def test_overwrite_without_cluster_by_clusters_by_none(spark, delta_spark, table_path, tmp_path):
+    """A replacing write (mode overwrite, no replaceWhere) without cluster_by leaves a clustered
+    table clustered by no column, as Delta's WriteIntoDelta does; after an overwriteSchema that
+    drops the clustering column, OPTIMIZE still runs."""
+    filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
+    assert filecommit.write(_rows(spark, 4), table_path, mode="overwrite").version == 1
+    assert json.loads(_domain(table_path, 1)["configuration"]) == {"clusteringColumns": []}
+    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
+
+    other = str(tmp_path / "other")
+    filecommit.write(_rows(spark, 4), other, cluster_by=["a"])
+    df = spark.createDataFrame([(1, "x"), (2, "y")], "c long, d string")
+    assert filecommit.write(df, other, mode="overwrite", options={"overwriteSchema": "true"}).version == 1
+    assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": []}
+    filecommit.write(df, other)
+    assert filecommit.optimize(spark, other).committed
+    assert _sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
+    assert _delta_rs_rows(other) == [{"c": 1, "d": "x"}, {"c": 1, "d": "x"}, {"c": 2, "d": "y"}, {"c": 2, "d": "y"}]
+
+
+def test_clustered_table_replaced_by_a_partitioned_one(spark, delta_spark, table_path, tmp_path):
+    """REPLACE TABLE of a clustered table by a partitioned one is refused before anything is
+    written (Delta's CreateDeltaTableCommand: DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE);
+    a path write with overwriteSchema and partition_by is not refused (Delta's WriteIntoDelta): the
+    table becomes partitioned and clustered by no column, and OPTIMIZE runs."""
+    filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
+    with pytest.raises(Exception) as e:
+        spark.sql(f"CREATE OR REPLACE TABLE delta.`{table_path}` (a BIGINT, b STRING) USING delta "
+                  "PARTITIONED BY (b)").collect()
+    assert condition(e.value) == "DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE", e.value
+    assert max(log_actions(table_path)) == 0
+    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
+
+    other = str(tmp_path / "other")
+    filecommit.write(_rows(spark, 4), other, cluster_by=["a"])
+    r = filecommit.write(_rows(spark, 4), other, mode="overwrite", partition_by=["b"],
+                         options={"overwriteSchema": "true"})
+    assert r.version == 1
+    assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": []}
+    detail = _sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]
+    assert detail["clusteringColumns"] == [] and detail["partitionColumns"] == ["b"], detail
+    filecommit.write(_rows(spark, 4), other)
+    assert filecommit.optimize(spark, other).committed
+    assert len(_delta_rs_rows(other)) == 8

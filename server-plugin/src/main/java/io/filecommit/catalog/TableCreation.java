@@ -36,7 +36,9 @@ import org.apache.spark.sql.types.StructType;
  * catalog before the commit and dropped again when the commit fails, so a failed CREATE leaves no
  * name and no files (a managed table's directory goes with its name). {@code LOCATION} of an
  * existing Delta table without a declared schema registers that table as it is (Delta's
- * behaviour); with a schema, the schema must be the table's.
+ * behaviour); with a schema, the schema must be the table's. A replace of a table whose protocol
+ * lists {@code clustering} by a partitioned one is refused before anything is written ({@code
+ * DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE}, as Delta's {@code CreateDeltaTableCommand}).
  */
 final class TableCreation implements StagedTable, SupportsWrite {
   /** What the statement asks. */
@@ -157,6 +159,11 @@ final class TableCreation implements StagedTable, SupportsWrite {
     if (kind != Kind.CREATE && existing.exists()) {
       mode = WriteMode.OVERWRITE;
       writeOptions.put(WriteIntoDelta.OVERWRITE_SCHEMA, "true");
+      if (!partitionBy.isEmpty() && io.filecommit.delta.Clustering.clustered(existing.protocol())) {
+        // Delta's CreateDeltaTableCommand.validatePrerequisitesForClusteredTable (its protocol, not its columns)
+        throw ErrorClass.DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE.error("Replacing the clustered Delta "
+            + "table " + ident + " with a table partitioned by " + partitionBy + " is not allowed");
+      }
     }
     Dataset<Row> data = rows != null ? withoutIdentity(rows)
         : (Dataset<Row>) session.createDataFrame(java.util.List.<Row>of(), schema);

@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.delta.Clustering;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.KernelInternals;
@@ -37,8 +38,9 @@ import org.apache.spark.sql.classic.SparkSession;
  * RESTORE (Delta's {@code RestoreTableCommand}): one commit that brings the table back to an earlier
  * version. It adds (with {@code dataChange=true} and their deletion vectors) the files of that
  * version the latest one lacks, removes the latest files that version lacks (a file is the pair of
- * path and deletion vector), restores that version's metadata, and keeps the latest protocol (never
- * downgraded). Operation {@code RESTORE} with parameters {@code version} / {@code timestamp} and
+ * path and deletion vector), restores that version's metadata and its liquid clustering columns ({@link
+ * Clustering#forRestore}), and keeps the latest protocol (never downgraded) and other domains.
+ * Operation {@code RESTORE} with parameters {@code version} / {@code timestamp} and
  * Delta's metrics ({@code numRestoredFiles}, {@code restoredFilesSize}, {@code numRemovedFiles},
  * {@code removedFilesSize}, {@code numOfFilesAfterRestore}, {@code tableSizeAfterRestore}).
  *
@@ -127,6 +129,8 @@ public final class RestoreCommand {
     if (!sameMetadata(md, latest.metadata())) {
       txn.updateMetadata(md);
     }
+    // protocol "Clustered Table": the restored version's clustering columns (Delta's RESTORE)
+    Clustering.forRestore(log, latest, restored).ifPresent(d -> txn.updateDomainMetadata(d, Set.of()));
     List<FileAction> actions = new ArrayList<>(adds);
     actions.addAll(removes);
     long committed = txn.commit(actions, new Operation.Restore(version, timestamp, metrics));

@@ -227,13 +227,18 @@ public final class WriteIntoDelta {
    * domainMetadata} writer features and the {@code delta.clustering} domain; on an append (or a
    * replaceWhere) the table's clustering columns must equal them ({@code
    * DELTA_CLUSTERING_COLUMNS_MISMATCH}, as Delta's append checks; change them with ALTER TABLE
-   * CLUSTER BY).
+   * CLUSTER BY). A replacing write without clustering columns on a table with the {@code
+   * delta.clustering} domain leaves it clustered by no column (Delta's {@code getNewDomainMetadata}).
    */
   private static void cluster(OptimisticTransaction txn, List<String> clusterBy, boolean replacing) {
+    Snapshot snapshot = txn.snapshot();
     if (clusterBy == null || clusterBy.isEmpty()) {
+      if (replacing && Clustering.hasDomain(txn.deltaLog(), snapshot)) {
+        // Delta's getNewDomainMetadata: a replacing write without clustering columns clusters by none
+        txn.updateDomainMetadata(Clustering.none(), Set.of());
+      }
       return;
     }
-    Snapshot snapshot = txn.snapshot();
     if (replacing) {
       txn.updateDomainMetadata(Clustering.domain(txn.metadata(), clusterBy), Clustering.FEATURES);
       return;

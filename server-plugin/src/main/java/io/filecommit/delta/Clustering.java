@@ -184,6 +184,66 @@ public final class Clustering {
     return new io.filecommit.delta.actions.DomainMetadata(DOMAIN, conf, false);
   }
 
+  /**
+   * The {@link #DOMAIN} domain of a table clustered by no column, {@code {"clusteringColumns":[]}}
+   * (Delta's {@code ClusteringMetadataDomain.fromClusteringColumns(Seq.empty)}).
+   *
+   * @return the domain metadata action
+   */
+  public static io.filecommit.delta.actions.DomainMetadata none() {
+    return new io.filecommit.delta.actions.DomainMetadata(DOMAIN, "{\"clusteringColumns\":[]}", false);
+  }
+
+  /**
+   * Whether a table version has the {@link #DOMAIN} domain (not removed).
+   *
+   * @param log the table's log
+   * @param snapshot a snapshot, existing or not
+   * @return true when the domain is there
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED}
+   */
+  public static boolean hasDomain(DeltaLog log, Snapshot snapshot) {
+    return snapshot.exists() && TableFeatures.writerFeatures(snapshot.protocol()).contains("domainMetadata")
+        && DomainMetadatas.configuration(log, snapshot.version(), DOMAIN).isPresent();
+  }
+
+  /**
+   * The {@link #DOMAIN} action RESTORE commits (Delta's {@code
+   * DomainMetadataUtils.handleDomainMetadataForRestoreTable}): when the latest version has the
+   * domain, the restored version's clustering columns (its domain's physical name paths), or none
+   * when that version is not clustered or has no domain; when the latest version lacks the domain
+   * but the restored one has it, that domain marked removed; otherwise nothing. Other domains (row
+   * tracking's high-water mark) are left as the latest version has them.
+   *
+   * @param log the table's log
+   * @param latest the latest snapshot
+   * @param restored the snapshot restored
+   * @return the action to commit, or empty
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED}
+   */
+  public static java.util.Optional<io.filecommit.delta.actions.DomainMetadata> forRestore(DeltaLog log,
+      Snapshot latest, Snapshot restored) {
+    String target = TableFeatures.writerFeatures(restored.protocol()).contains("domainMetadata")
+        ? DomainMetadatas.configuration(log, restored.version(), DOMAIN).orElse(null) : null;
+    if (!hasDomain(log, latest)) {
+      return target == null ? java.util.Optional.empty()
+          : java.util.Optional.of(new io.filecommit.delta.actions.DomainMetadata(DOMAIN, target, true));
+    }
+    if (target == null || !clustered(restored.protocol())) {
+      return java.util.Optional.of(none());
+    }
+    JsonNode cols;
+    try {
+      cols = Actions.MAPPER.readTree(target).get("clusteringColumns");
+    } catch (IOException e) {
+      throw ErrorClass.FILECOMMIT_LOG_READ_FAILED.error("Unreadable " + DOMAIN + " domain metadata '" + target
+          + "': " + e.getMessage());
+    }
+    String conf = Actions.MAPPER.createObjectNode()
+        .set("clusteringColumns", cols == null ? Actions.MAPPER.createArrayNode() : cols).toString();
+    return java.util.Optional.of(new io.filecommit.delta.actions.DomainMetadata(DOMAIN, conf, false));
+  }
+
   /** Delta's {@code SkippingEligibleDataType}: the types data skipping statistics are kept for. */
   static boolean skippingEligible(DataType t) {
     return t instanceof NumericType || t instanceof DateType || t instanceof TimestampType

@@ -247,6 +247,8 @@ public enum ErrorClass {
   DELTA_CLUSTERING_COLUMNS_MISMATCH("42P10"),
   /** ALTER TABLE CLUSTER BY on a partitioned table (Delta's class). */
   DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED("42000"),
+  /** REPLACE TABLE of a clustered table with a partitioned one (Delta's class). */
+  DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE("42000"),
   /** A delta.autoOptimize.autoCompact value other than true / false (Delta's class). */
   DELTA_INVALID_AUTO_COMPACT_TYPE("22023"),
   /** OPTIMIZE FULL on a table without clustering columns (Delta's class). */

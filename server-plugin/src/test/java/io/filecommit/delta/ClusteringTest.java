@@ -41,6 +41,13 @@ class ClusteringTest {
   }
 
   @Test
+  void noneIsTheDomainOfNoClusteringColumns() {
+    DomainMetadata none = Clustering.none();
+    assertEquals(Clustering.domain(md(SCHEMA, List.of(), Map.of()), List.of()), none);
+    assertEquals(List.of(), Clustering.logical(md(SCHEMA, List.of(), Map.of()), none.configuration()));
+  }
+
+  @Test
   void invalidClusteringColumnsAreRefusedWithDeltasClasses() {
     Map<List<String>, String> cases = Map.of(
         List.of("nope"), "DELTA_COLUMN_NOT_FOUND_IN_SCHEMA",
