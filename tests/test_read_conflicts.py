@@ -113,7 +113,7 @@ def test_add_constraint_racing_an_append_never_commits_over_violating_rows(spark
     # Added again now, the check sees the rows: refused, nothing committed.
     with pytest.raises(Exception) as info:
         filecommit.set_table_properties(spark, table_path, CONSTRAINT)
-    assert condition(info.value) == errors.FILECOMMIT_UNSUPPORTED_OPERATION, str(info.value).splitlines()[0]
+    assert condition(info.value) == errors.DELTA_NEW_CHECK_CONSTRAINT_VIOLATION, str(info.value).splitlines()[0]
     assert commit_versions(table_path) == [0, 1]
 
 
