@@ -33,8 +33,8 @@ import org.apache.hadoop.conf.Configuration;
  * <ul>
  *   <li>Spark's own settings, {@code spark.*}: Hadoop, its file systems and Parquet read none of
  *       them; Spark's writers read a few from the Hadoop conf as values (e.g. {@code
- *       spark.sql.parquet.writeLegacyFormat}). Except the server's: {@code spark.filecommit.*},
- *       {@code spark.delta.logStore.*}, {@code spark.hadoop.*} (judged as the Hadoop key it names),
+ *       spark.sql.parquet.writeLegacyFormat}). Except the server's: {@code spark.filecommit.*} (but
+ *       {@link #CLIENT_FILECOMMIT}), {@code spark.delta.logStore.*}, {@code spark.hadoop.*} (judged as the Hadoop key it names),
  *       {@code spark.io.*} (delta-storage's LogStores read their {@code
  *       spark.io.delta.storage.*} settings, a credentials provider class among them, from the
  *       Hadoop conf), catalog plugins {@code spark.sql.catalog.*}, and every key whose last part ends in {@code
@@ -75,6 +75,12 @@ public final class ClientSettings {
 
   private static final String SPARK_HADOOP = "spark.hadoop.";
 
+  /**
+   * The server's settings a session may set for its own writes: {@code spark.filecommit.writer.native}
+   * (which Parquet encoder its writes use; the files and commits obey the same protocol either way).
+   */
+  public static final Set<String> CLIENT_FILECOMMIT = Set.of("spark.filecommit.writer.native");
+
   private ClientSettings() {}
 
   /**
@@ -90,6 +96,9 @@ public final class ClientSettings {
     }
     if (key.startsWith("spark.")) {
       String last = key.substring(key.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
+      if (CLIENT_FILECOMMIT.contains(key)) {
+        return true;
+      }
       return !(key.startsWith("spark.filecommit.") || key.startsWith("spark.delta.logStore.")
           || key.startsWith("spark.io.") || key.startsWith("spark.sql.catalog.")
           || last.endsWith("class") || last.endsWith("classes"));

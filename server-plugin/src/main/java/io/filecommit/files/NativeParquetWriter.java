@@ -59,6 +59,7 @@ public final class NativeParquetWriter {
   private static volatile Boolean available;
   private static Method writeMethod;
   private static Object parquetFormat;
+  private static volatile boolean duckDb;
 
   private NativeParquetWriter() {}
 
@@ -150,6 +151,14 @@ public final class NativeParquetWriter {
 
   private static boolean load() {
     try {
+      DuckDbParquetFiles.load();
+      duckDb = true;
+      LOG.info("filecommit: the native Parquet writer uses DuckDB (snappy)");
+      return true;
+    } catch (ReflectiveOperationException | LinkageError | java.sql.SQLException | RuntimeException e) {
+      LOG.info("filecommit: DuckDB's Parquet writer is not available, trying Arrow's dataset writer: " + e);
+    }
+    try {
       ClassLoader cl = NativeParquetWriter.class.getClassLoader();
       Class<?> writer = Class.forName("org.apache.arrow.dataset.file.DatasetFileWriter", true, cl);
       Class<?> format = Class.forName("org.apache.arrow.dataset.file.FileFormat", true, cl);
@@ -166,6 +175,21 @@ public final class NativeParquetWriter {
     } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
       LOG.info("filecommit: the native Parquet writer is not available, Spark's writer is used: " + e);
       return false;
+    }
+  }
+
+  /**
+   * {@return true when the engine is DuckDB's writer ({@link DuckDbParquetFiles}, snappy files),
+   * false when it is Arrow's dataset writer (uncompressed files)}
+   */
+  static boolean snappy() {
+    writeMethodOrDuck();
+    return duckDb;
+  }
+
+  private static void writeMethodOrDuck() {
+    if (!available()) {
+      throw new IllegalStateException("The native Parquet writer is not available");
     }
   }
 

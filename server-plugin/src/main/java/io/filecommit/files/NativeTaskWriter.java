@@ -81,6 +81,9 @@ final class NativeTaskWriter implements Serializable {
    */
   static final String EXTENSION = "-c000.parquet";
   static final String PARTITIONED_EXTENSION = ".c000.parquet";
+  /** The same for snappy files (DuckDB's engine), as Spark names them. */
+  static final String SNAPPY_EXTENSION = "-c000.snappy.parquet";
+  static final String SNAPPY_PARTITIONED_EXTENSION = ".c000.snappy.parquet";
 
   private final DelayedCommitProtocol committer;
   private final SerializableConfiguration conf;
@@ -128,6 +131,9 @@ final class NativeTaskWriter implements Serializable {
       StructType dataSchema = dataSchema();
       Schema arrowSchema = ArrowUtils$.MODULE$.toArrowSchema(dataSchema, timeZone, true, false,
           ArrowUtils$.MODULE$.toArrowSchema$default$5());
+      boolean snappy = NativeParquetWriter.snappy();
+      String ext = snappy ? SNAPPY_EXTENSION : EXTENSION;
+      String partExt = snappy ? SNAPPY_PARTITIONED_EXTENSION : PARTITIONED_EXTENSION;
       while (rows.hasNext()) {
         InternalRow row = rows.next();
         String dir = partitionOrdinals.length == 0 ? "" : partitionDir(row);
@@ -138,9 +144,9 @@ final class NativeTaskWriter implements Serializable {
                 .max((a, b) -> Long.compare(a.getValue().buffered, b.getValue().buffered)).orElseThrow();
             open.remove(largest.getKey()).finish();
           }
-          String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), EXTENSION)
-              : committer.newTaskTempFile(ctx, Option.apply(dir), PARTITIONED_EXTENSION);
-          sink = new Sink(new Path(target), arrowSchema, allocator, hc);
+          String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), ext)
+              : committer.newTaskTempFile(ctx, Option.apply(dir), partExt);
+          sink = new Sink(new Path(target), arrowSchema, allocator, hc, snappy);
           open.put(dir, sink);
         }
         // Arrow's own count of the task's buffers (capacities, not just the bytes written).
@@ -216,11 +222,13 @@ final class NativeTaskWriter implements Serializable {
     private final BufferAllocator allocator;
     private final Schema arrowSchema;
     private final Configuration hc;
+    private final boolean snappy;
     private int rows;
     private long buffered;
 
-    Sink(Path target, Schema arrowSchema, BufferAllocator allocator, Configuration hc) {
+    Sink(Path target, Schema arrowSchema, BufferAllocator allocator, Configuration hc, boolean snappy) {
       this.target = target;
+      this.snappy = snappy;
       this.hc = hc;
       this.allocator = allocator;
       this.arrowSchema = arrowSchema;
@@ -276,6 +284,22 @@ final class NativeTaskWriter implements Serializable {
           flush();
         }
         root.close();
+        if (snappy) {
+          FileSystem fs = target.getFileSystem(hc);
+          fs.mkdirs(target.getParent());
+          boolean done = false;
+          try {
+            // The exported stream owns the reader: DuckDB releases (closes) it.
+            DuckDbParquetFiles.write(allocator, new ListReader(allocator, arrowSchema, batches),
+                new java.io.File(target.toUri()).getAbsolutePath());
+            done = true;
+          } finally {
+            if (!done) {
+              fs.delete(target, false);
+            }
+          }
+          return;
+        }
         try (ArrowReader reader = new ListReader(allocator, arrowSchema, batches)) {
           NativeParquetWriter.writeMethod().invoke(null, allocator, reader, NativeParquetWriter.parquetFormat(),
               tmpDir.toUri().toString(), new String[0], 1, "data-{i}.parquet");
