@@ -179,8 +179,9 @@ $(S3A_JARS)/.installed: server-plugin/s3a/pom.xml
 	  -DexcludeArtifactIds=commons-codec,commons-logging,httpclient,httpcore
 	touch $@
 
-## native-jars: Apache Arrow's dataset module (arrow-dataset, 76 MB with its native Parquet writer, and
-## arrow-c-data) fetched by Maven into .build/native-jars; local_session() puts them on the server's class path
+## native-jars: DuckDB's JDBC driver (duckdb_jdbc, 80 MB with its native library: the snappy Parquet writer),
+## Apache Arrow's C data interface (arrow-c-data) and dataset module (arrow-dataset, 76 MB, the uncompressed
+## fallback) fetched by Maven into .build/native-jars; local_session() puts them on the server's class path
 ## for the native Parquet writer (docs/operators.md, "Native Parquet writer"); without them Spark's writer is used
 ARROW_DATASET_VERSION := 18.3.0
 DUCKDB_JDBC_VERSION := 1.4.4.0

@@ -1,4 +1,4 @@
-"""The native Parquet write path (Apache Arrow's dataset writer; server setting
+"""The native Parquet write path (DuckDB's Parquet writer, snappy; server setting
 ``spark.filecommit.writer.native``, docs/operators.md "Native Parquet writer") against Spark's writer.
 
 The same input is written twice on one server: through the native writer (an eligible write) and

@@ -33,9 +33,11 @@ import scala.reflect.ClassTag$;
 import scala.runtime.BoxedUnit;
 
 /**
- * The columnar bulk-write path: a write job whose tasks encode Parquet with Apache Arrow's native
- * (C++) dataset writer ({@code org.apache.arrow:arrow-dataset}, {@code DatasetFileWriter}) instead
- * of parquet-mr through Spark's {@code ParquetWriteSupport}, behind the same commit protocol
+ * The columnar bulk-write path: a write job whose tasks encode Parquet with a native (C++) writer
+ * instead of parquet-mr through Spark's {@code ParquetWriteSupport}: DuckDB's Parquet writer
+ * ({@link DuckDbParquetFiles}, snappy) when {@code org.duckdb:duckdb_jdbc} and {@code
+ * org.apache.arrow:arrow-c-data} load, else Apache Arrow's dataset writer ({@code
+ * org.apache.arrow:arrow-dataset}, {@code DatasetFileWriter}, uncompressed), behind the same commit protocol
  * ({@link DelayedCommitProtocol}: file names, task commit with footer statistics, abort) as
  * {@link ParquetJobWriter}. The job mirrors Spark's {@code FileFormatWriter.write}: one SQL
  * execution, {@code runJob} over the plan's rows, {@code onTaskCommit} per finished task, then
@@ -45,10 +47,11 @@ import scala.runtime.BoxedUnit;
  * server's). With {@code auto} a write goes here when {@link #ineligible} finds no reason against it and the Arrow dataset
  * jars are on the server's class path and their native library loads ({@link #available}); every
  * other write uses Spark's writer. Differences of the files (same rows, types and {@code add.stats}):
- * uncompressed (the Java binding of Arrow 18.3 has no compression option; named {@code
- * -c000.parquet}, as Spark names uncompressed files), row groups of at most 32,768 rows, decimals as
- * fixed-length byte arrays and timestamps as INT64 microseconds (both read by every Parquet reader
- * the same way).
+ * DuckDB's are snappy ({@code -c000.snappy.parquet} as Spark's), row groups of 122,880 rows, every
+ * column optional; Arrow's are uncompressed (no published Java binding of Arrow's dataset writer
+ * has a compression option; named {@code -c000.parquet}, as Spark names uncompressed files), row
+ * groups of at most 32,768 rows, decimals as fixed-length byte arrays; timestamps are INT64
+ * microseconds in both (read by every Parquet reader the same way).
  */
 public final class NativeParquetWriter {
   /** The setting: {@code auto} or {@code off} (default); a session's value wins over the server's. */
@@ -90,9 +93,7 @@ public final class NativeParquetWriter {
    */
   public static Optional<String> ineligible(SparkSession session, StructType schema, List<String> partitionColumns,
       String outputPath, Map<String, String> options) {
-    // The session's value (a client may opt in for its own writes) over the server's, default off: the
-    // Java binding of Arrow's dataset writer takes no codec, so its files are uncompressed (about twice
-    // the size of Spark's snappy files).
+    // The session's value (a client may opt in for its own writes) over the server's, default off.
     String setting = session.conf().get(SETTING, session.sparkContext().getConf().get(SETTING, "off"))
         .trim().toLowerCase(Locale.ROOT);
     if (setting.equals("off")) {
@@ -131,8 +132,9 @@ public final class NativeParquetWriter {
   }
 
   /**
-   * Whether Arrow's dataset classes are on the server's class path and its native library loads
-   * (checked once; the first check extracts and loads the library, about a second or more).
+   * Whether DuckDB's or Arrow's dataset classes are on the server's class path and their native
+   * library loads (checked once, DuckDB first; the first check extracts and loads the library,
+   * about a second or more).
    *
    * @return true when the native writer can run
    */

@@ -41,6 +41,7 @@ import scala.Option;
 
 /**
  * The task side of {@link NativeParquetWriter}: writes one Spark task's rows as Parquet files with
+ * DuckDB's Parquet writer ({@link DuckDbParquetFiles}, straight to the committer's file name) or
  * Apache Arrow's native dataset writer ({@code org.apache.arrow.dataset.file.DatasetFileWriter},
  * Arrow C++'s Parquet writer), through the job's {@link DelayedCommitProtocol} exactly as Spark's
  * {@code FileFormatWriter.executeTask} does (setupTask, newTaskTempFile per file, commitTask or
@@ -56,7 +57,7 @@ import scala.Option;
  * directory of the task (directories built by {@link PartitionPaths#partitionDir}, as Spark's
  * writer does), at most {@value #MAX_OPEN_FILES} at once. No sort is needed.
  *
- * <p>The native writer refuses a non-empty directory, so each file is written alone into a hidden
+ * <p>Arrow's dataset writer refuses a non-empty directory, so each of its files is written alone into a hidden
  * directory next to its final place ({@code _filecommit_native-<uuid>}) and renamed to the name the
  * committer handed out; the hidden directory is removed in every outcome.
  */
