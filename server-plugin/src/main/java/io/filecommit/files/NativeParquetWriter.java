@@ -20,13 +20,18 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.WholeStageCodegenExec;
 import org.apache.spark.sql.execution.SQLExecution$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag$;
@@ -59,6 +64,7 @@ public final class NativeParquetWriter {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NativeParquetWriter.class);
   private static final AtomicLong NATIVE_WRITES = new AtomicLong();
   private static final AtomicLong FALLBACKS = new AtomicLong();
+  private static final AtomicLong COLUMNAR_WRITES = new AtomicLong();
   private static volatile Boolean available;
   private static Method writeMethod;
   private static Object parquetFormat;
@@ -69,6 +75,37 @@ public final class NativeParquetWriter {
   /** {@return how many write jobs went through the native writer since the server started} */
   public static long nativeWrites() {
     return NATIVE_WRITES.get();
+  }
+
+  /** {@return how many of {@link #nativeWrites} read their input as Spark column vectors} */
+  public static long columnarWrites() {
+    return COLUMNAR_WRITES.get();
+  }
+
+  /**
+   * The columnar plan under the write plan's root when the root only turns batches into rows
+   * ({@code ColumnarToRowExec}, possibly as a whole-stage-codegen stage's input) and the batches'
+   * columns have the written schema's types in order; else null (the rows are used).
+   *
+   * @param plan the write's executed plan
+   * @param schema the written schema
+   * @return the columnar child, or null
+   */
+  static SparkPlan columnarInput(SparkPlan plan, StructType schema) {
+    SparkPlan p = plan instanceof WholeStageCodegenExec w ? w.child() : plan;
+    if (!(p instanceof ColumnarToRowExec c) || !c.child().supportsColumnar()) {
+      return null;
+    }
+    List<Attribute> out = CollectionConverters.asJava(c.child().output());
+    if (out.size() != schema.fields().length) {
+      return null;
+    }
+    for (int i = 0; i < out.size(); i++) {
+      if (!out.get(i).dataType().equals(schema.fields()[i].dataType())) {
+        return null;
+      }
+    }
+    return c.child();
   }
 
   /** {@return how many write jobs fell back to Spark's writer with the setting on {@code auto}} */
@@ -256,15 +293,27 @@ public final class NativeParquetWriter {
       committer.setupJob(job);
       List<TaskCommitMessage> messages = new ArrayList<>();
       SQLExecution$.MODULE$.withNewExecutionId(qe, Option.apply(description), () -> {
-        RDD<InternalRow> rdd = qe.executedPlan().execute();
-        scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage> f =
-            (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage>
-                & java.io.Serializable) (tc, it) -> task.run(tc, CollectionConverters.asJava(it));
         scala.Function2<Object, TaskCommitMessage, BoxedUnit> handler = (i, m) -> {
           committer.onTaskCommit(m);
           messages.add(m);
           return BoxedUnit.UNIT;
         };
+        SparkPlan columnar = columnarInput(qe.executedPlan(), schema);
+        if (columnar != null) {
+          // Spark's vectors are read in place (no UnsafeRow projection of ColumnarToRow).
+          RDD<ColumnarBatch> rdd = columnar.executeColumnar();
+          scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>, TaskCommitMessage> f =
+              (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>,
+                  TaskCommitMessage> & java.io.Serializable)
+                  (tc, it) -> task.run(tc, NativeTaskWriter.rows(CollectionConverters.asJava(it)));
+          session.sparkContext().runJob(rdd, f, handler, ClassTag$.MODULE$.apply(TaskCommitMessage.class));
+          COLUMNAR_WRITES.incrementAndGet();
+          return null;
+        }
+        RDD<InternalRow> rdd = qe.executedPlan().execute();
+        scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage> f =
+            (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage>
+                & java.io.Serializable) (tc, it) -> task.run(tc, CollectionConverters.asJava(it));
         session.sparkContext().runJob(rdd, f, handler, ClassTag$.MODULE$.apply(TaskCommitMessage.class));
         return null;
       });

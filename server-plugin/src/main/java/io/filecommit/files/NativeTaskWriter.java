@@ -173,6 +173,35 @@ final class NativeTaskWriter implements Serializable {
     }
   }
 
+  /**
+   * The rows of Spark's column batches, read in place ({@code ColumnarBatch.rowIterator}: each row
+   * a view of the batch's vectors, valid until the next; the task copies values at once).
+   *
+   * @param batches a task's batches (columns: the job's schema)
+   * @return their rows, in order
+   */
+  static Iterator<InternalRow> rows(Iterator<org.apache.spark.sql.vectorized.ColumnarBatch> batches) {
+    return new Iterator<>() {
+      private Iterator<InternalRow> current = java.util.Collections.emptyIterator();
+
+      @Override
+      public boolean hasNext() {
+        while (!current.hasNext() && batches.hasNext()) {
+          current = batches.next().rowIterator();
+        }
+        return current.hasNext();
+      }
+
+      @Override
+      public InternalRow next() {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException();
+        }
+        return current.next();
+      }
+    };
+  }
+
   private StructType dataSchema() {
     StructField[] fields = new StructField[dataOrdinals.length];
     for (int i = 0; i < dataOrdinals.length; i++) {
