@@ -179,19 +179,21 @@ $(S3A_JARS)/.installed: server-plugin/s3a/pom.xml
 	  -DexcludeArtifactIds=commons-codec,commons-logging,httpclient,httpcore
 	touch $@
 
-## native-jars: Apache Arrow's dataset module (arrow-dataset, 76 MB with its native Parquet writer, and
-## arrow-c-data) fetched by Maven into .build/native-jars; local_session() puts them on the server's class path
+## native-jars: DuckDB's JDBC driver (duckdb_jdbc, 80 MB with its native library: the snappy Parquet writer),
+## Apache Arrow's C data interface (arrow-c-data) and dataset module (arrow-dataset, 76 MB, the uncompressed
+## fallback) fetched by Maven into .build/native-jars; local_session() puts them on the server's class path
 ## for the native Parquet writer (docs/operators.md, "Native Parquet writer"); without them Spark's writer is used
 ARROW_DATASET_VERSION := 18.3.0
+DUCKDB_JDBC_VERSION := 1.4.4.0
 NATIVE_JARS := .build/native-jars
 
-native-jars: $(NATIVE_JARS)/.installed-$(ARROW_DATASET_VERSION)
+native-jars: $(NATIVE_JARS)/.installed-$(ARROW_DATASET_VERSION)-$(DUCKDB_JDBC_VERSION)
 
-$(NATIVE_JARS)/.installed-$(ARROW_DATASET_VERSION):
+$(NATIVE_JARS)/.installed-$(ARROW_DATASET_VERSION)-$(DUCKDB_JDBC_VERSION):
 	rm -rf $(NATIVE_JARS) && mkdir -p $(NATIVE_JARS)
-	for a in arrow-dataset arrow-c-data; do \
-	  mvn -q -B dependency:copy -Dartifact=org.apache.arrow:$$a:$(ARROW_DATASET_VERSION) \
-	    -DoutputDirectory=$(CURDIR)/$(NATIVE_JARS) || exit 1; done
+	for a in org.apache.arrow:arrow-dataset:$(ARROW_DATASET_VERSION) org.apache.arrow:arrow-c-data:$(ARROW_DATASET_VERSION) \
+	  org.duckdb:duckdb_jdbc:$(DUCKDB_JDBC_VERSION); do \
+	  mvn -q -B dependency:copy -Dartifact=$$a -DoutputDirectory=$(CURDIR)/$(NATIVE_JARS) || exit 1; done
 	touch $@
 
 ## pg-jdbc-jar: the PostgreSQL JDBC driver fetched by Maven into .build/jdbc-jars, for servers whose Hive metastore

@@ -190,12 +190,12 @@ def find_plugin_jar() -> str:
 
 
 NATIVE_JARS_ENV = "FILECOMMIT_NATIVE_JARS"
-"""Environment variable: a directory of the Arrow dataset jars (``arrow-dataset``, ``arrow-c-data``)
-of the server's native Parquet writer; default the repository's ``.build/native-jars``."""
+"""Environment variable: a directory of the jars of the server's native Parquet writer
+(``duckdb_jdbc``, ``arrow-c-data``, ``arrow-dataset``); default the repository's ``.build/native-jars``."""
 
 
 def find_native_jars() -> list[str]:
-    """Locate the jars of the server's native Parquet writer (Apache Arrow's dataset module).
+    """Locate the jars of the server's native Parquet writer (DuckDB's JDBC driver, Arrow's C data and dataset modules).
 
     Looks in ``$FILECOMMIT_NATIVE_JARS``, else in the repository's ``.build/native-jars`` (where
     the Makefile's ``native-jars`` target, part of ``build``, fetches them with Maven).

@@ -33,9 +33,8 @@ import org.apache.hadoop.conf.Configuration;
  * <ul>
  *   <li>Spark's own settings, {@code spark.*}: Hadoop, its file systems and Parquet read none of
  *       them; Spark's writers read a few from the Hadoop conf as values (e.g. {@code
- *       spark.sql.parquet.writeLegacyFormat}). Except the server's: {@code spark.filecommit.*} (but {@code
- *       spark.filecommit.writer.native}, a value only),
- *       {@code spark.delta.logStore.*}, {@code spark.hadoop.*} (judged as the Hadoop key it names),
+ *       spark.sql.parquet.writeLegacyFormat}). Except the server's: {@code spark.filecommit.*} (but
+ *       {@link #CLIENT_FILECOMMIT}), {@code spark.delta.logStore.*}, {@code spark.hadoop.*} (judged as the Hadoop key it names),
  *       {@code spark.io.*} (delta-storage's LogStores read their {@code
  *       spark.io.delta.storage.*} settings, a credentials provider class among them, from the
  *       Hadoop conf), catalog plugins {@code spark.sql.catalog.*}, and every key whose last part ends in {@code
@@ -57,13 +56,6 @@ import org.apache.hadoop.conf.Configuration;
  */
 public final class ClientSettings {
   /**
-   * The one server key a client may set: which Parquet encoder writes its own bulk writes
-   * ({@code auto} / {@code off}, a value only, as the Parquet writer settings below; the files mean
-   * the same either way).
-   */
-  static final String NATIVE_WRITER = "spark.filecommit.writer.native";
-
-  /**
    * Parquet writer settings a client may set (parquet-hadoop's {@code ParquetOutputFormat} and its
    * ZSTD codec level): sizes, encodings, statistics, bloom filters, checksums; each only shapes the
    * bytes of the files it writes.
@@ -83,6 +75,12 @@ public final class ClientSettings {
 
   private static final String SPARK_HADOOP = "spark.hadoop.";
 
+  /**
+   * The server's settings a session may set for its own writes: {@code spark.filecommit.writer.native}
+   * (which Parquet encoder its writes use; the files and commits obey the same protocol either way).
+   */
+  public static final Set<String> CLIENT_FILECOMMIT = Set.of("spark.filecommit.writer.native");
+
   private ClientSettings() {}
 
   /**
@@ -96,11 +94,11 @@ public final class ClientSettings {
       String hadoopKey = key.substring(SPARK_HADOOP.length());
       return !hadoopKey.startsWith("spark.") && mayChange(hadoopKey);
     }
-    if (key.equals(NATIVE_WRITER)) {
-      return true;
-    }
     if (key.startsWith("spark.")) {
       String last = key.substring(key.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
+      if (CLIENT_FILECOMMIT.contains(key)) {
+        return true;
+      }
       return !(key.startsWith("spark.filecommit.") || key.startsWith("spark.delta.logStore.")
           || key.startsWith("spark.io.") || key.startsWith("spark.sql.catalog.")
           || last.endsWith("class") || last.endsWith("classes"));

@@ -20,22 +20,29 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.WholeStageCodegenExec;
 import org.apache.spark.sql.execution.SQLExecution$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag$;
 import scala.runtime.BoxedUnit;
 
 /**
- * The columnar bulk-write path: a write job whose tasks encode Parquet with Apache Arrow's native
- * (C++) dataset writer ({@code org.apache.arrow:arrow-dataset}, {@code DatasetFileWriter}) instead
- * of parquet-mr through Spark's {@code ParquetWriteSupport}, behind the same commit protocol
+ * The columnar bulk-write path: a write job whose tasks encode Parquet with a native (C++) writer
+ * instead of parquet-mr through Spark's {@code ParquetWriteSupport}: DuckDB's Parquet writer
+ * ({@link DuckDbParquetFiles}, snappy) when {@code org.duckdb:duckdb_jdbc} and {@code
+ * org.apache.arrow:arrow-c-data} load, else Apache Arrow's dataset writer ({@code
+ * org.apache.arrow:arrow-dataset}, {@code DatasetFileWriter}, uncompressed), behind the same commit protocol
  * ({@link DelayedCommitProtocol}: file names, task commit with footer statistics, abort) as
  * {@link ParquetJobWriter}. The job mirrors Spark's {@code FileFormatWriter.write}: one SQL
  * execution, {@code runJob} over the plan's rows, {@code onTaskCommit} per finished task, then
@@ -45,10 +52,11 @@ import scala.runtime.BoxedUnit;
  * server's). With {@code auto} a write goes here when {@link #ineligible} finds no reason against it and the Arrow dataset
  * jars are on the server's class path and their native library loads ({@link #available}); every
  * other write uses Spark's writer. Differences of the files (same rows, types and {@code add.stats}):
- * uncompressed (the Java binding of Arrow 18.3 has no compression option; named {@code
- * -c000.parquet}, as Spark names uncompressed files), row groups of at most 32,768 rows, decimals as
- * fixed-length byte arrays and timestamps as INT64 microseconds (both read by every Parquet reader
- * the same way).
+ * DuckDB's are snappy ({@code -c000.snappy.parquet} as Spark's), row groups of 122,880 rows, every
+ * column optional; Arrow's are uncompressed (no published Java binding of Arrow's dataset writer
+ * has a compression option; named {@code -c000.parquet}, as Spark names uncompressed files), row
+ * groups of at most 32,768 rows, decimals as fixed-length byte arrays; timestamps are INT64
+ * microseconds in both (read by every Parquet reader the same way).
  */
 public final class NativeParquetWriter {
   /** The setting: {@code auto} or {@code off} (default); a session's value wins over the server's. */
@@ -56,15 +64,48 @@ public final class NativeParquetWriter {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NativeParquetWriter.class);
   private static final AtomicLong NATIVE_WRITES = new AtomicLong();
   private static final AtomicLong FALLBACKS = new AtomicLong();
+  private static final AtomicLong COLUMNAR_WRITES = new AtomicLong();
   private static volatile Boolean available;
   private static Method writeMethod;
   private static Object parquetFormat;
+  private static volatile boolean duckDb;
 
   private NativeParquetWriter() {}
 
   /** {@return how many write jobs went through the native writer since the server started} */
   public static long nativeWrites() {
     return NATIVE_WRITES.get();
+  }
+
+  /** {@return how many of {@link #nativeWrites} read their input as Spark column vectors} */
+  public static long columnarWrites() {
+    return COLUMNAR_WRITES.get();
+  }
+
+  /**
+   * The columnar plan under the write plan's root when the root only turns batches into rows
+   * ({@code ColumnarToRowExec}, possibly as a whole-stage-codegen stage's input) and the batches'
+   * columns have the written schema's types in order; else null (the rows are used).
+   *
+   * @param plan the write's executed plan
+   * @param schema the written schema
+   * @return the columnar child, or null
+   */
+  static SparkPlan columnarInput(SparkPlan plan, StructType schema) {
+    SparkPlan p = plan instanceof WholeStageCodegenExec w ? w.child() : plan;
+    if (!(p instanceof ColumnarToRowExec c) || !c.child().supportsColumnar()) {
+      return null;
+    }
+    List<Attribute> out = CollectionConverters.asJava(c.child().output());
+    if (out.size() != schema.fields().length) {
+      return null;
+    }
+    for (int i = 0; i < out.size(); i++) {
+      if (!out.get(i).dataType().equals(schema.fields()[i].dataType())) {
+        return null;
+      }
+    }
+    return c.child();
   }
 
   /** {@return how many write jobs fell back to Spark's writer with the setting on {@code auto}} */
@@ -89,9 +130,7 @@ public final class NativeParquetWriter {
    */
   public static Optional<String> ineligible(SparkSession session, StructType schema, List<String> partitionColumns,
       String outputPath, Map<String, String> options) {
-    // The session's value (a client may opt in for its own writes) over the server's, default off: the
-    // Java binding of Arrow's dataset writer takes no codec, so its files are uncompressed (about twice
-    // the size of Spark's snappy files).
+    // The session's value (a client may opt in for its own writes) over the server's, default off.
     String setting = session.conf().get(SETTING, session.sparkContext().getConf().get(SETTING, "off"))
         .trim().toLowerCase(Locale.ROOT);
     if (setting.equals("off")) {
@@ -130,8 +169,9 @@ public final class NativeParquetWriter {
   }
 
   /**
-   * Whether Arrow's dataset classes are on the server's class path and its native library loads
-   * (checked once; the first check extracts and loads the library, about a second or more).
+   * Whether DuckDB's or Arrow's dataset classes are on the server's class path and their native
+   * library loads (checked once, DuckDB first; the first check extracts and loads the library,
+   * about a second or more).
    *
    * @return true when the native writer can run
    */
@@ -150,6 +190,14 @@ public final class NativeParquetWriter {
 
   private static boolean load() {
     try {
+      DuckDbParquetFiles.load();
+      duckDb = true;
+      LOG.info("filecommit: the native Parquet writer uses DuckDB (snappy)");
+      return true;
+    } catch (ReflectiveOperationException | LinkageError | java.sql.SQLException | RuntimeException e) {
+      LOG.info("filecommit: DuckDB's Parquet writer is not available, trying Arrow's dataset writer: " + e);
+    }
+    try {
       ClassLoader cl = NativeParquetWriter.class.getClassLoader();
       Class<?> writer = Class.forName("org.apache.arrow.dataset.file.DatasetFileWriter", true, cl);
       Class<?> format = Class.forName("org.apache.arrow.dataset.file.FileFormat", true, cl);
@@ -166,6 +214,21 @@ public final class NativeParquetWriter {
     } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
       LOG.info("filecommit: the native Parquet writer is not available, Spark's writer is used: " + e);
       return false;
+    }
+  }
+
+  /**
+   * {@return true when the engine is DuckDB's writer ({@link DuckDbParquetFiles}, snappy files),
+   * false when it is Arrow's dataset writer (uncompressed files)}
+   */
+  static boolean snappy() {
+    writeMethodOrDuck();
+    return duckDb;
+  }
+
+  private static void writeMethodOrDuck() {
+    if (!available()) {
+      throw new IllegalStateException("The native Parquet writer is not available");
     }
   }
 
@@ -230,15 +293,27 @@ public final class NativeParquetWriter {
       committer.setupJob(job);
       List<TaskCommitMessage> messages = new ArrayList<>();
       SQLExecution$.MODULE$.withNewExecutionId(qe, Option.apply(description), () -> {
-        RDD<InternalRow> rdd = qe.executedPlan().execute();
-        scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage> f =
-            (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage>
-                & java.io.Serializable) (tc, it) -> task.run(tc, CollectionConverters.asJava(it));
         scala.Function2<Object, TaskCommitMessage, BoxedUnit> handler = (i, m) -> {
           committer.onTaskCommit(m);
           messages.add(m);
           return BoxedUnit.UNIT;
         };
+        SparkPlan columnar = columnarInput(qe.executedPlan(), schema);
+        if (columnar != null) {
+          // Spark's vectors are read in place (no UnsafeRow projection of ColumnarToRow).
+          RDD<ColumnarBatch> rdd = columnar.executeColumnar();
+          scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>, TaskCommitMessage> f =
+              (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>,
+                  TaskCommitMessage> & java.io.Serializable)
+                  (tc, it) -> task.run(tc, NativeTaskWriter.rows(CollectionConverters.asJava(it)));
+          session.sparkContext().runJob(rdd, f, handler, ClassTag$.MODULE$.apply(TaskCommitMessage.class));
+          COLUMNAR_WRITES.incrementAndGet();
+          return null;
+        }
+        RDD<InternalRow> rdd = qe.executedPlan().execute();
+        scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage> f =
+            (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<InternalRow>, TaskCommitMessage>
+                & java.io.Serializable) (tc, it) -> task.run(tc, CollectionConverters.asJava(it));
         session.sparkContext().runJob(rdd, f, handler, ClassTag$.MODULE$.apply(TaskCommitMessage.class));
         return null;
       });

@@ -41,6 +41,7 @@ import scala.Option;
 
 /**
  * The task side of {@link NativeParquetWriter}: writes one Spark task's rows as Parquet files with
+ * DuckDB's Parquet writer ({@link DuckDbParquetFiles}, straight to the committer's file name) or
  * Apache Arrow's native dataset writer ({@code org.apache.arrow.dataset.file.DatasetFileWriter},
  * Arrow C++'s Parquet writer), through the job's {@link DelayedCommitProtocol} exactly as Spark's
  * {@code FileFormatWriter.executeTask} does (setupTask, newTaskTempFile per file, commitTask or
@@ -56,7 +57,7 @@ import scala.Option;
  * directory of the task (directories built by {@link PartitionPaths#partitionDir}, as Spark's
  * writer does), at most {@value #MAX_OPEN_FILES} at once. No sort is needed.
  *
- * <p>The native writer refuses a non-empty directory, so each file is written alone into a hidden
+ * <p>Arrow's dataset writer refuses a non-empty directory, so each of its files is written alone into a hidden
  * directory next to its final place ({@code _filecommit_native-<uuid>}) and renamed to the name the
  * committer handed out; the hidden directory is removed in every outcome.
  */
@@ -81,6 +82,9 @@ final class NativeTaskWriter implements Serializable {
    */
   static final String EXTENSION = "-c000.parquet";
   static final String PARTITIONED_EXTENSION = ".c000.parquet";
+  /** The same for snappy files (DuckDB's engine), as Spark names them. */
+  static final String SNAPPY_EXTENSION = "-c000.snappy.parquet";
+  static final String SNAPPY_PARTITIONED_EXTENSION = ".c000.snappy.parquet";
 
   private final DelayedCommitProtocol committer;
   private final SerializableConfiguration conf;
@@ -128,6 +132,9 @@ final class NativeTaskWriter implements Serializable {
       StructType dataSchema = dataSchema();
       Schema arrowSchema = ArrowUtils$.MODULE$.toArrowSchema(dataSchema, timeZone, true, false,
           ArrowUtils$.MODULE$.toArrowSchema$default$5());
+      boolean snappy = NativeParquetWriter.snappy();
+      String ext = snappy ? SNAPPY_EXTENSION : EXTENSION;
+      String partExt = snappy ? SNAPPY_PARTITIONED_EXTENSION : PARTITIONED_EXTENSION;
       while (rows.hasNext()) {
         InternalRow row = rows.next();
         String dir = partitionOrdinals.length == 0 ? "" : partitionDir(row);
@@ -138,9 +145,9 @@ final class NativeTaskWriter implements Serializable {
                 .max((a, b) -> Long.compare(a.getValue().buffered, b.getValue().buffered)).orElseThrow();
             open.remove(largest.getKey()).finish();
           }
-          String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), EXTENSION)
-              : committer.newTaskTempFile(ctx, Option.apply(dir), PARTITIONED_EXTENSION);
-          sink = new Sink(new Path(target), arrowSchema, allocator, hc);
+          String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), ext)
+              : committer.newTaskTempFile(ctx, Option.apply(dir), partExt);
+          sink = new Sink(new Path(target), arrowSchema, allocator, hc, snappy);
           open.put(dir, sink);
         }
         // Arrow's own count of the task's buffers (capacities, not just the bytes written).
@@ -164,6 +171,35 @@ final class NativeTaskWriter implements Serializable {
     } finally {
       allocator.close();
     }
+  }
+
+  /**
+   * The rows of Spark's column batches, read in place ({@code ColumnarBatch.rowIterator}: each row
+   * a view of the batch's vectors, valid until the next; the task copies values at once).
+   *
+   * @param batches a task's batches (columns: the job's schema)
+   * @return their rows, in order
+   */
+  static Iterator<InternalRow> rows(Iterator<org.apache.spark.sql.vectorized.ColumnarBatch> batches) {
+    return new Iterator<>() {
+      private Iterator<InternalRow> current = java.util.Collections.emptyIterator();
+
+      @Override
+      public boolean hasNext() {
+        while (!current.hasNext() && batches.hasNext()) {
+          current = batches.next().rowIterator();
+        }
+        return current.hasNext();
+      }
+
+      @Override
+      public InternalRow next() {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException();
+        }
+        return current.next();
+      }
+    };
   }
 
   private StructType dataSchema() {
@@ -216,11 +252,13 @@ final class NativeTaskWriter implements Serializable {
     private final BufferAllocator allocator;
     private final Schema arrowSchema;
     private final Configuration hc;
+    private final boolean snappy;
     private int rows;
     private long buffered;
 
-    Sink(Path target, Schema arrowSchema, BufferAllocator allocator, Configuration hc) {
+    Sink(Path target, Schema arrowSchema, BufferAllocator allocator, Configuration hc, boolean snappy) {
       this.target = target;
+      this.snappy = snappy;
       this.hc = hc;
       this.allocator = allocator;
       this.arrowSchema = arrowSchema;
@@ -276,6 +314,22 @@ final class NativeTaskWriter implements Serializable {
           flush();
         }
         root.close();
+        if (snappy) {
+          FileSystem fs = target.getFileSystem(hc);
+          fs.mkdirs(target.getParent());
+          boolean done = false;
+          try {
+            // The exported stream owns the reader: DuckDB releases (closes) it.
+            DuckDbParquetFiles.write(allocator, new ListReader(allocator, arrowSchema, batches),
+                new java.io.File(target.toUri()).getAbsolutePath());
+            done = true;
+          } finally {
+            if (!done) {
+              fs.delete(target, false);
+            }
+          }
+          return;
+        }
         try (ArrowReader reader = new ListReader(allocator, arrowSchema, batches)) {
           NativeParquetWriter.writeMethod().invoke(null, allocator, reader, NativeParquetWriter.parquetFormat(),
               tmpDir.toUri().toString(), new String[0], 1, "data-{i}.parquet");

@@ -250,7 +250,7 @@ public final class TransactionalWrite {
         ? Optional.of("change data") : ColumnMapping.enabled(md) ? Optional.of("column mapping")
         : NativeParquetWriter.ineligible(txn.session(), normalized.schema(), partitionColumns, outputPath, writeOptions);
     if (reason.isEmpty() && !NativeParquetWriter.available()) {
-      reason = Optional.of("arrow-dataset not on the class path or its native library does not load");
+      reason = Optional.of("neither duckdb_jdbc nor arrow-dataset on the class path with a native library that loads");
     }
     if (reason.isPresent()) {
       if (!reason.get().equals(NativeParquetWriter.SETTING + "=off")) {

@@ -60,7 +60,7 @@ class ClientSettingsTest {
         "compression", "maxRecordsPerFile", "mergeSchema", "replaceWhere", "timeZone", "retention",
         "parquet.compression", "parquet.block.size", "parquet.page.size", "parquet.enable.dictionary",
         "parquet.enable.dictionary#name", "parquet.bloom.filter.enabled#id", "parquet.writer.version",
-        "parquet.compression.codec.zstd.level", "spark.hadoop.parquet.block.size")) {
+        "parquet.compression.codec.zstd.level", "spark.hadoop.parquet.block.size", "spark.filecommit.writer.native")) {
       assertTrue(ClientSettings.mayChange(key), key);
     }
   }
