@@ -23,7 +23,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.StructField;
-import org.apache.spark.sql.types.StructType;
 
 /**
  * OPTIMIZE (Delta's {@code OptimizeTableCommand}): compacts small files per partition
@@ -221,23 +220,12 @@ public final class OptimizeCommand {
     List<String> out = new ArrayList<>();
     int leaves = 0;
     for (StructField f : fields) {
-      int count = leafCount(f.dataType());
+      int count = io.filecommit.delta.Clustering.leafCount(f.dataType());
       if (n < 0 || leaves + count <= n) {
         out.add(f.name().toLowerCase(Locale.ROOT));
       }
       leaves += count;
     }
     return out;
-  }
-
-  private static int leafCount(org.apache.spark.sql.types.DataType t) {
-    if (t instanceof StructType s) {
-      int c = 0;
-      for (StructField f : s.fields()) {
-        c += leafCount(f.dataType());
-      }
-      return c;
-    }
-    return 1;
   }
 }

@@ -250,7 +250,14 @@ public final class Clustering {
         || t instanceof TimestampNTZType || t instanceof StringType;
   }
 
-  private static int leafCount(DataType t) {
+  /**
+   * The number of leaf columns of a type (a struct counts its fields' leaves, any other type 1), as
+   * Delta counts columns against {@code delta.dataSkippingNumIndexedCols}.
+   *
+   * @param t the type
+   * @return the count, at least 1 for a non-struct type
+   */
+  public static int leafCount(DataType t) {
     if (t instanceof StructType s) {
       int c = 0;
       for (StructField f : s.fields()) {
