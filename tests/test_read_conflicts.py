@@ -18,13 +18,11 @@ race is made deterministic with the fault-injection jar's ``commit.hold`` point 
 from __future__ import annotations
 
 import os
-import threading
-import time
 
 import faults
 import pytest
 from delta_tables import commit_versions
-from helpers import data_files, log_actions
+from helpers import data_files, log_actions, race_held_commit
 from test_faults import check_log, condition
 
 import filecommit
@@ -72,29 +70,11 @@ def test_add_constraint_racing_an_append_never_commits_over_violating_rows(spark
     from deltalake import DeltaTable
 
     _empty_table(delta_spark, table_path)
-    # The constraint's commit of version 1 is held by the store, after its emptiness check, until
+    # The constraint's commit of version 1 is held by the store, after its check of the rows, until
     # an append of rows that violate it has landed as version 1.
-    slow = faults.arm(table_path, faults.COMMIT_HOLD, times=1, version=1)
-    outcome: dict = {}
-
-    def add_constraint() -> None:
-        try:
-            outcome["result"] = filecommit.set_table_properties(spark, table_path, CONSTRAINT)
-        except Exception as e:  # noqa: BLE001 - judged below by class
-            outcome["error"] = e
-
-    t = threading.Thread(target=add_constraint)
-    t.start()
-    try:
-        deadline = time.time() + 30
-        while slow.fired() == 0 and time.time() < deadline:
-            time.sleep(0.05)
-        assert slow.fired() == 1, f"the constraint's commit never reached the store: {outcome}"
-        appended = filecommit.write(spark.createDataFrame(VIOLATING, "id long, part string, v long"), table_path)
-        assert appended.committed and appended.version == 1, appended
-    finally:
-        slow.disarm()  # releases the held commit
-        t.join(timeout=120)
+    outcome, _appended = race_held_commit(
+        table_path, 1, lambda: filecommit.set_table_properties(spark, table_path, CONSTRAINT),
+        lambda: filecommit.write(spark.createDataFrame(VIOLATING, "id long, part string, v long"), table_path))
     assert "error" in outcome, f"the constraint committed over rows it never checked: {outcome}"
     assert condition(outcome["error"]) == errors.DELTA_CONCURRENT_APPEND, str(outcome["error"]).splitlines()[0]
 
