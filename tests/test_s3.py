@@ -152,14 +152,20 @@ def test_requests_of_a_warm_one_row_append(spark, s3_table_path):
     assert sorted(delta_table(s3_table_path).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 2, 9]
 
 
-def test_requests_of_stage_publish_and_vacuum(spark, s3_table_path):
+def test_requests_of_stage_publish_and_vacuum(spark, minio, s3_table_path):
     """A staged one-row append is one PUT of its data file and one of its record (no temporary
     object, copy and delete; no directory marker). Its publish: PUTs of the publish marker, the
     conditional commit, its checksum and the ``published`` marker, the marker's DELETE; reads of the
     record and the staged directory. VACUUM of the small table: one LIST per directory it walks
     (table root, ``_staged``) plus the log listings of its snapshot and of its one read of every
     commit (shared by its own and the staged commits' protection), nothing written or deleted.
-    delta-rs reads the published rows."""
+    delta-rs reads the published rows.
+
+    The counters belong to the bucket's file system, which every command and the server's
+    background staging sweeper share: the table lives in the second bucket, where no other test
+    stages, so only this test's requests are counted."""
+    if minio.roots_bucket:
+        s3_table_path = f"s3a://{minio.roots_bucket}/prefix/requests_{uuid.uuid4().hex[:8]}"
     filecommit.write(spark.range(0, 1, 1, 1), s3_table_path)
     filecommit.write(spark.range(1, 2, 1, 1), s3_table_path)
     staged = filecommit.write(spark.range(5, 6, 1, 1), s3_table_path, stage=True)

@@ -47,14 +47,11 @@ import org.slf4j.LoggerFactory;
 public final class StagingStore {
   /** The folder under {@code _delta_log} that holds staged commits. */
   public static final String DIR = "_staged";
-  /** How often a table's expired staged commits are swept, at most, ms. */
-  static final long SWEEP_INTERVAL_MS = 60_000;
   /** How long an abort's tombstone is kept so that a late publish is refused by name, ms. */
   static final long TOMBSTONE_MS = 7L * 24 * 3600 * 1000;
   private static final Logger LOG = LoggerFactory.getLogger(StagingStore.class);
   private static final String ABORTED = "aborted";
   private static final String EXPIRED = "expired";
-  private static final Map<String, Long> LAST_SWEEP = new ConcurrentHashMap<>();
 
   private StagingStore() {}
 
@@ -74,7 +71,7 @@ public final class StagingStore {
    *     record cannot be written (nothing is staged)
    */
   static void write(DeltaLog log, StagedCommit commit) {
-    watch(log);
+    StagingSweeper.watch(log, commit.expirationTime());
     FileSystem fs = log.fs();
     // An object store shows a PUT whole or not at all: the record is written in place, one request.
     boolean direct = LogProbe.objectStore(fs);
@@ -299,16 +296,15 @@ public final class StagingStore {
 
   /**
    * Aborts the table's expired staged commits and drops the records of expired published ones and
-   * old tombstones, at most once per {@link #SWEEP_INTERVAL_MS} per table. Best effort: failures are
-   * logged, never thrown.
+   * old tombstones, at most once per {@link StagingSweeper#SWEEP_INTERVAL_MS} per table. Best
+   * effort: failures are logged, never thrown.
    *
    * @param log the table's log
    * @param now the time, ms since the epoch
    * @return ids of the staged commits aborted
    */
   public static List<String> sweepIfDue(DeltaLog log, long now) {
-    watch(log);
-    return sweepIfDueNoWatch(log, now);
+    return StagingSweeper.sweepIfDue(log, now);
   }
 
   /**
@@ -319,23 +315,46 @@ public final class StagingStore {
    * @return ids of the staged commits aborted
    */
   public static List<String> sweep(DeltaLog log, long now) {
+    return sweepPlanned(log, now).aborted();
+  }
+
+  /**
+   * What one sweep did and found.
+   *
+   * @param aborted ids of the staged commits it aborted
+   * @param nextDue when the next record it saw expires, ms since the epoch ({@code Long.MAX_VALUE}
+   *     when none is left; {@code now} when the listing failed)
+   * @param recordsLeft whether staged commit records are left after it
+   */
+  record Swept(List<String> aborted, long nextDue, boolean recordsLeft) {}
+
+  /** Sweeps now, from one listing of the staging directory; see {@link #sweep}. */
+  static Swept sweepPlanned(DeltaLog log, long now) {
     List<String> aborted = new ArrayList<>();
     FileStatus[] entries;
     try {
       entries = entries(log);
     } catch (IOException e) {
       LOG.warn("filecommit: cannot list staged commits of " + log.tablePath(), e);
-      return aborted;
+      return new Swept(aborted, now, true);
     }
+    long nextDue = Long.MAX_VALUE;
+    boolean left = false;
     for (FileStatus st : entries) {
       String name = st.getPath().getName();
       try {
         if (name.contains(".aborted") && now - st.getModificationTime() > TOMBSTONE_MS) {
           log.fs().delete(st.getPath(), false);
         } else if (name.endsWith(".json") && !name.startsWith(".")) {
+          left = true;
           String id = name.substring(0, name.length() - ".json".length());
           List<String> lines = readLines(log, st.getPath());
-          if (lines == null || lines.isEmpty() || !StagedCommit.parseHeader(lines.get(0)).expiredAt(now)) {
+          if (lines == null || lines.isEmpty()) {
+            continue;
+          }
+          StagedCommit.Header header = StagedCommit.parseHeader(lines.get(0));
+          if (!header.expiredAt(now)) {
+            nextDue = Math.min(nextDue, header.expirationTime());
             continue;
           }
           if (publishedVersion(log, id).isPresent()) {
@@ -351,68 +370,11 @@ public final class StagingStore {
         if (!(e instanceof FileCommitException)) {
           LOG.warn("filecommit: sweeping staged commit file " + st.getPath() + " failed", e);
         }
+        nextDue = Math.min(nextDue, now); // try again at the next round
       }
     }
-    return aborted;
+    return new Swept(aborted, nextDue, left);
   }
-
-  /** Tables whose staged commits the background sweeper visits (those staged to in this server's life). */
-  private static final Map<String, DeltaLog> WATCHED = new ConcurrentHashMap<>();
-  private static volatile java.util.concurrent.ScheduledExecutorService sweeper;
-
-  /**
-   * Adds a table to the background sweeper, a daemon thread that runs {@link #sweepIfDue} on every
-   * watched table each {@link #SWEEP_INTERVAL_MS}, so that expired staged commits lose their files
-   * even when no client comes back to them (after a restart: once a staging command touched the
-   * table). At most 10,000 tables are watched; a table without staged commits left is dropped.
-   */
-  private static void watch(DeltaLog log) {
-    if (WATCHED.size() < 10_000) {
-      WATCHED.putIfAbsent(log.tablePath().toString(), log);
-    }
-    if (sweeper == null) {
-      synchronized (StagingStore.class) {
-        if (sweeper == null) {
-          sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "filecommit-staging-sweeper");
-            t.setDaemon(true);
-            return t;
-          });
-          sweeper.scheduleWithFixedDelay(StagingStore::sweepWatched, SWEEP_INTERVAL_MS, SWEEP_INTERVAL_MS,
-              java.util.concurrent.TimeUnit.MILLISECONDS);
-        }
-      }
-    }
-  }
-
-  private static void sweepWatched() {
-    for (Map.Entry<String, DeltaLog> e : WATCHED.entrySet()) {
-      try {
-        DeltaLog log = e.getValue();
-        sweepIfDueNoWatch(log, System.currentTimeMillis());
-        FileStatus[] left = entries(log);
-        if (java.util.Arrays.stream(left).noneMatch(st -> st.getPath().getName().endsWith(".json"))) {
-          WATCHED.remove(e.getKey());
-        }
-      } catch (IOException | RuntimeException ex) {
-        LOG.warn("filecommit: background sweep of staged commits of " + e.getKey() + " failed", ex);
-      }
-    }
-  }
-
-  private static List<String> sweepIfDueNoWatch(DeltaLog log, long now) {
-    String key = log.tablePath().toString();
-    Long last = LAST_SWEEP.get(key);
-    if (last != null && now - last < SWEEP_INTERVAL_MS) {
-      return List.of();
-    }
-    if (LAST_SWEEP.size() > 10_000) {
-      LAST_SWEEP.clear();
-    }
-    LAST_SWEEP.put(key, now);
-    return sweep(log, now);
-  }
-
 
   /**
    * The staging directory's entries, empty when it does not exist: one listing (an existence probe

@@ -222,4 +222,30 @@ class StagingTest {
     FileCommitException gone = assertThrows(FileCommitException.class, () -> StagingStore.load(log(), s.id()));
     assertEquals("FILECOMMIT_STAGED_COMMIT_EXPIRED", gone.getCondition());
   }
+
+  @Test
+  void theBackgroundSweeperListsATableOnlyWhenOneOfItsRecordsIsDue() throws IOException {
+    createTable();
+    Files.writeString(tmp.resolve("a.parquet"), "data");
+    Files.writeString(tmp.resolve("b.parquet"), "data");
+    OptimisticTransaction t = new OptimisticTransaction(spark, log());
+    t.stageInstead(new StageRequest(3_600_000));
+    t.commit(List.of(new AddFile("a.parquet", Map.of("part", "a"), 4, 1, true, null, Map.of())), APPEND);
+    StagedCommit a = t.staged();
+    // Another server stages b.parquet with a commit that has already expired: this server has not
+    // listed it, and its own record is due in an hour, so the background round leaves the table alone.
+    StagedCommit b = new StagedCommit("other-" + a.id(), a.tablePath(), a.readVersion(), a.createdTime(),
+        System.currentTimeMillis() - 1, a.operation(), a.operationParameters(), a.operationMetrics(),
+        a.blindAppend(), a.isolationLevel(), a.readWholeTable(), a.readPredicates(), a.readFiles(), a.txns(),
+        List.of("b.parquet"), a.protocol(), a.metadata(),
+        List.of(new AddFile("b.parquet", Map.of("part", "a"), 4, 1, true, null, Map.of())));
+    Files.writeString(tmp.resolve("_delta_log/_staged/" + b.id() + ".json"), String.join("\n", b.toLines()) + "\n");
+    StagingSweeper.sweepWatched();
+    assertTrue(Files.exists(tmp.resolve("b.parquet")));
+    assertTrue(Files.exists(tmp.resolve("_delta_log/_staged/" + b.id() + ".json")));
+    // A staging command's sweep lists the directory: b expires, a stays.
+    assertEquals(List.of(b.id()), StagingStore.sweepIfDue(log(), System.currentTimeMillis()));
+    assertFalse(Files.exists(tmp.resolve("b.parquet")));
+    assertTrue(Files.exists(tmp.resolve("a.parquet")));
+  }
 }
