@@ -98,7 +98,7 @@ def test_cluster_by_creates_a_clustered_table_that_delta_reads_and_alter_changes
     physical = {f["name"]: f["metadata"]["delta.columnMapping.physicalName"] for f in schema["fields"]}
     assert physical["a"] != "a"  # column mapping gave physical names: the domain must hold those
     domain = json.loads(_domain(table_path, 0)["configuration"])
-    assert domain == {"clusteringColumns": [[physical["a"]], [physical["b"]]]}, domain
+    assert domain == {"clusteringColumns": [[physical["a"]], [physical["b"]]], "domainName": "delta.clustering"}, domain
     assert "clusteringColumns" not in next(a["metaData"] for a in actions if "metaData" in a)["configuration"]
     assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a", "b"]
 
@@ -180,7 +180,7 @@ def test_cluster_by_on_existing_tables(spark, table_path, tmp_path):
     assert filecommit.write(_rows(spark, 4), table_path, cluster_by=["A"]).version == 1
     # An overwrite replaces the table, its clustering columns with it (as Delta's overwrite).
     assert filecommit.write(_rows(spark, 4), table_path, mode="overwrite", cluster_by=["b"]).version == 2
-    assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["b"]]}
+    assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["b"]], "domainName": "delta.clustering"}
 
     parted = str(tmp_path / "parted")
     filecommit.write(_rows(spark, 4), parted, partition_by=["b"])
@@ -203,14 +203,14 @@ def test_restore_brings_back_the_clustering_columns_of_the_version(spark, delta_
     filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
     spark.sql(f"ALTER TABLE delta.`{table_path}` CLUSTER BY (b)").collect()
     assert filecommit.restore(spark, table_path, version=0).version == 2
-    assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["a"]]}
+    assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["a"]], "domainName": "delta.clustering"}
     assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
 
     plain = str(tmp_path / "plain")
     filecommit.write(_rows(spark, 4), plain)
     spark.sql(f"ALTER TABLE delta.`{plain}` CLUSTER BY (a)").collect()
     assert filecommit.restore(spark, plain, version=0).version == 2
-    assert json.loads(_domain(plain, 2)["configuration"]) == {"clusteringColumns": []}
+    assert json.loads(_domain(plain, 2)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
     assert _sql(delta_spark, plain, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
     protocol = next(a["protocol"] for a in log_actions(plain)[1] if "protocol" in a)
     assert "clustering" in protocol["writerFeatures"]
@@ -223,14 +223,14 @@ def test_overwrite_without_cluster_by_clusters_by_none(spark, delta_spark, table
     drops the clustering column, OPTIMIZE still runs."""
     filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
     assert filecommit.write(_rows(spark, 4), table_path, mode="overwrite").version == 1
-    assert json.loads(_domain(table_path, 1)["configuration"]) == {"clusteringColumns": []}
+    assert json.loads(_domain(table_path, 1)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
     assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
 
     other = str(tmp_path / "other")
     filecommit.write(_rows(spark, 4), other, cluster_by=["a"])
     df = spark.createDataFrame([(1, "x"), (2, "y")], "c long, d string")
     assert filecommit.write(df, other, mode="overwrite", options={"overwriteSchema": "true"}).version == 1
-    assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": []}
+    assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
     filecommit.write(df, other)
     assert filecommit.optimize(spark, other).committed
     assert _sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
@@ -255,7 +255,7 @@ def test_clustered_table_replaced_by_a_partitioned_one(spark, delta_spark, table
     r = filecommit.write(_rows(spark, 4), other, mode="overwrite", partition_by=["b"],
                          options={"overwriteSchema": "true"})
     assert r.version == 1
-    assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": []}
+    assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
     detail = _sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]
     assert detail["clusteringColumns"] == [] and detail["partitionColumns"] == ["b"], detail
     filecommit.write(_rows(spark, 4), other)

@@ -22,7 +22,9 @@ import org.apache.spark.sql.types.TimestampType;
  * Liquid clustering's table state (protocol "Clustered Table"; Delta's {@code ClusteredTableUtils},
  * {@code ClusteringColumn} and {@code ClusteringMetadataDomain}): a table is clustered when its
  * protocol lists the {@code clustering} writer feature; its clustering columns are in the {@code
- * delta.clustering} domain as physical name paths, {@code {"clusteringColumns":[["col"],...]}}.
+ * delta.clustering} domain as physical name paths, {@code
+ * {"clusteringColumns":[["col"],...],"domainName":"delta.clustering"}} (the shape Delta's {@code
+ * ClusteringMetadataDomain} serializes).
  * filecommit handles top-level clustering columns.
  */
 public final class Clustering {
@@ -179,19 +181,20 @@ public final class Clustering {
       }
       physical.add(List.of(ColumnMapping.physicalName(md, field.name())));
     }
-    String conf = Actions.MAPPER.createObjectNode().set("clusteringColumns", Actions.MAPPER.valueToTree(physical))
-        .toString();
-    return new io.filecommit.delta.actions.DomainMetadata(DOMAIN, conf, false);
+    return new io.filecommit.delta.actions.DomainMetadata(DOMAIN, configuration(Actions.MAPPER.valueToTree(physical)),
+        false);
   }
 
   /**
-   * The {@link #DOMAIN} domain of a table clustered by no column, {@code {"clusteringColumns":[]}}
+   * The {@link #DOMAIN} domain of a table clustered by no column, {@code
+   * {"clusteringColumns":[],"domainName":"delta.clustering"}}
    * (Delta's {@code ClusteringMetadataDomain.fromClusteringColumns(Seq.empty)}).
    *
    * @return the domain metadata action
    */
   public static io.filecommit.delta.actions.DomainMetadata none() {
-    return new io.filecommit.delta.actions.DomainMetadata(DOMAIN, "{\"clusteringColumns\":[]}", false);
+    return new io.filecommit.delta.actions.DomainMetadata(DOMAIN, "{\"clusteringColumns\":[],\"domainName\":\"" + DOMAIN + "\"}",
+        false);
   }
 
   /**
@@ -239,9 +242,17 @@ public final class Clustering {
       throw ErrorClass.FILECOMMIT_LOG_READ_FAILED.error("Unreadable " + DOMAIN + " domain metadata '" + target
           + "': " + e.getMessage());
     }
-    String conf = Actions.MAPPER.createObjectNode()
-        .set("clusteringColumns", cols == null ? Actions.MAPPER.createArrayNode() : cols).toString();
+    String conf = configuration(cols == null ? Actions.MAPPER.createArrayNode() : cols);
     return java.util.Optional.of(new io.filecommit.delta.actions.DomainMetadata(DOMAIN, conf, false));
+  }
+
+  /**
+   * The domain's configuration for the given physical name paths: Delta's {@code
+   * ClusteringMetadataDomain} also serializes its {@code domainName}, so the bytes equal Delta's.
+   */
+  private static String configuration(JsonNode physicalPaths) {
+    return Actions.MAPPER.createObjectNode().<com.fasterxml.jackson.databind.node.ObjectNode>set(
+        "clusteringColumns", physicalPaths).put("domainName", DOMAIN).toString();
   }
 
   /** Delta's {@code SkippingEligibleDataType}: the types data skipping statistics are kept for. */

@@ -35,9 +35,9 @@ class ClusteringTest {
     Metadata m = md(mapped, List.of(), Map.of("delta.columnMapping.mode", "name"));
     DomainMetadata d = Clustering.domain(m, List.of("B", "a"));
     assertEquals(Clustering.DOMAIN, d.domain());
-    assertEquals("{\"clusteringColumns\":[[\"col-2\"],[\"col-1\"]]}", d.configuration());
+    assertEquals("{\"clusteringColumns\":[[\"col-2\"],[\"col-1\"]],\"domainName\":\"delta.clustering\"}", d.configuration());
     assertEquals(List.of("b", "a"), Clustering.logical(m, d.configuration()));
-    assertEquals("{\"clusteringColumns\":[]}", Clustering.domain(m, List.of()).configuration());
+    assertEquals("{\"clusteringColumns\":[],\"domainName\":\"delta.clustering\"}", Clustering.domain(m, List.of()).configuration());
   }
 
   @Test
