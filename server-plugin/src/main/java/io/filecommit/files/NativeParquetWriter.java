@@ -305,7 +305,7 @@ public final class NativeParquetWriter {
           scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>, TaskCommitMessage> f =
               (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>,
                   TaskCommitMessage> & java.io.Serializable)
-                  (tc, it) -> task.run(tc, NativeTaskWriter.rows(CollectionConverters.asJava(it)));
+                  (tc, it) -> task.runColumnar(tc, CollectionConverters.asJava(it));
           session.sparkContext().runJob(rdd, f, handler, ClassTag$.MODULE$.apply(TaskCommitMessage.class));
           COLUMNAR_WRITES.incrementAndGet();
           return null;
