@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -17,7 +18,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * Groups the rows of one Spark {@link ColumnarBatch} by partition directory, for {@link
  * NativeTaskWriter}'s columnar path: each row's partition values are looked up in a cache of
  * directories already rendered (rendering, by the given function, only for values not seen yet),
- * and the row's index is appended to its directory's group. Groups come out in the order their
+ * and the row's index is appended to its directory's group (a dictionary-encoded partition column
+ * of Spark's Parquet reader is looked up once per dictionary id and batch). Groups come out in the order their
  * directories first appear in the batch; row indexes in each group ascend (the batch's order).
  */
 final class ColumnarPartitions {
@@ -42,6 +44,8 @@ final class ColumnarPartitions {
   private final Map<Object, String> dirs = new HashMap<>();
   private final Map<String, Group> groups = new HashMap<>();
   private final List<Group> active = new ArrayList<>();
+  /** For one dictionary-encoded partition column: the group of each dictionary id in this batch. */
+  private Group[] byId = new Group[0];
 
   /**
    * @param ordinals the partition columns' ordinals in the batches
@@ -68,7 +72,23 @@ final class ColumnarPartitions {
     int n = batch.numRows();
     Group last = null;
     Object lastKey = null;
+    // Spark's Parquet reader keeps a dictionary-encoded column as ids: one lookup per id and batch.
+    WritableColumnVector ids = ordinals.length == 1 && batch.column(ordinals[0]) instanceof WritableColumnVector w
+        && w.hasDictionary() ? w.getDictionaryIds() : null;
+    if (ids != null) {
+      java.util.Arrays.fill(byId, null);
+    }
+    ColumnVector single = ordinals.length == 1 ? batch.column(ordinals[0]) : null;
     for (int r = 0; r < n; r++) {
+      int id = ids == null || single.isNullAt(r) ? -1 : ids.getDictId(r);
+      if (id >= 0 && id < byId.length && byId[id] != null) {
+        Group g = byId[id];
+        if (g.count == g.rows.length) {
+          g.rows = Arrays.copyOf(g.rows, g.rows.length * 2);
+        }
+        g.rows[g.count++] = r;
+        continue;
+      }
       Object key = key(batch, r);
       Group g;
       if (last != null && key.equals(lastKey)) {
@@ -98,6 +118,12 @@ final class ColumnarPartitions {
         }
         last = g;
         lastKey = key;
+      }
+      if (id >= 0) {
+        if (id >= byId.length) {
+          byId = Arrays.copyOf(byId, Math.max(id + 1, byId.length * 2));
+        }
+        byId[id] = g;
       }
       if (g.count == g.rows.length) {
         g.rows = Arrays.copyOf(g.rows, g.rows.length * 2);

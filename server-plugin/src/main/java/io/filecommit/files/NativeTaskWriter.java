@@ -206,6 +206,8 @@ final class NativeTaskWriter implements Serializable {
     private final boolean snappy;
     private final String ext;
     private final String partExt;
+    /** Bytes per value of each variable-width column in the task's last batch (0: none yet). */
+    private final double[] density;
 
     TaskFiles(TaskAttemptContextImpl ctx, Configuration hc, BufferAllocator allocator) {
       this.ctx = ctx;
@@ -216,6 +218,7 @@ final class NativeTaskWriter implements Serializable {
       this.snappy = NativeParquetWriter.snappy();
       this.ext = snappy ? SNAPPY_EXTENSION : EXTENSION;
       this.partExt = snappy ? SNAPPY_PARTITIONED_EXTENSION : PARTITIONED_EXTENSION;
+      this.density = new double[arrowSchema.getFields().size()];
     }
 
     /** The open file of a directory ("" unpartitioned), opened (at most {@value #MAX_OPEN_FILES}) when new. */
@@ -227,7 +230,7 @@ final class NativeTaskWriter implements Serializable {
         }
         String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), ext)
             : committer.newTaskTempFile(ctx, Option.apply(dir), partExt);
-        sink = new Sink(new Path(target), arrowSchema, allocator, hc, snappy);
+        sink = new Sink(new Path(target), arrowSchema, allocator, hc, snappy, density);
         open.put(dir, sink);
       }
       return sink;
@@ -311,7 +314,8 @@ final class NativeTaskWriter implements Serializable {
     private int rows;
     private long buffered;
 
-    Sink(Path target, Schema arrowSchema, BufferAllocator allocator, Configuration hc, boolean snappy) {
+    Sink(Path target, Schema arrowSchema, BufferAllocator allocator, Configuration hc, boolean snappy,
+        double[] density) {
       this.target = target;
       this.snappy = snappy;
       this.hc = hc;
@@ -320,7 +324,7 @@ final class NativeTaskWriter implements Serializable {
       this.tmpDir = new Path(target.getParent(), "_filecommit_native-" + UUID.randomUUID());
       this.root = VectorSchemaRoot.create(arrowSchema, allocator);
       this.vectors = root.getFieldVectors().toArray(new FieldVector[0]);
-      this.density = new double[vectors.length];
+      this.density = density;
       allocate();
     }
 
