@@ -107,145 +107,179 @@ final class ArrowColumnCopy {
   void copy(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at) {
     boolean nulls = src.hasNull();
     boolean writable = src instanceof WritableColumnVector;
+    // One small method per type: each loop compiled with its calls inlined.
     switch (kind) {
-      case BOOLEAN -> {
-        BitVector v = (BitVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else {
-            v.set(at + k, src.getBoolean(r) ? 1 : 0);
-          }
-        }
-      }
-      case BYTE -> {
-        TinyIntVector v = (TinyIntVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else {
-            v.set(at + k, src.getByte(r));
-          }
-        }
-      }
-      case SHORT -> {
-        SmallIntVector v = (SmallIntVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else {
-            v.set(at + k, src.getShort(r));
-          }
-        }
-      }
-      case INT -> {
-        IntVector v = (IntVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else {
-            v.set(at + k, src.getInt(r));
-          }
-        }
-      }
-      case DATE -> {
-        DateDayVector v = (DateDayVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else {
-            v.set(at + k, src.getInt(r));
-          }
-        }
-      }
-      case LONG -> {
-        BigIntVector v = (BigIntVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else {
-            v.set(at + k, src.getLong(r));
-          }
-        }
-      }
-      case TIMESTAMP -> {
-        TimeStampVector v = (TimeStampVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else {
-            v.set(at + k, src.getLong(r));
-          }
-        }
-      }
-      case DECIMAL_LONG -> {
-        DecimalVector v = (DecimalVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else if (writable) {
-            // The unscaled value as Spark stores it (WritableColumnVector.getDecimal's storage).
-            v.set(at + k, precision <= 9 ? src.getInt(r) : src.getLong(r));
-          } else {
-            // The unscaled value, sign-extended to 128 bits (the column's precision and scale).
-            v.set(at + k, src.getDecimal(r, precision, scale).toUnscaledLong());
-          }
-        }
-      }
-      case DECIMAL -> {
-        DecimalVector v = (DecimalVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else {
-            v.set(at + k, src.getDecimal(r, precision, scale).toJavaBigDecimal());
-          }
-        }
-      }
-      case STRING -> {
-        BaseVariableWidthVector v = (BaseVariableWidthVector) dst;
-        WritableColumnVector ids = writable && ((WritableColumnVector) src).hasDictionary()
-            ? ((WritableColumnVector) src).getDictionaryIds() : null;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else if (ids != null) {
-            // A dictionary-encoded column (Spark's Parquet reader): each id decoded once per batch.
-            int id = ids.getDictId(r);
-            byte[] b = id < decodedIn.length && decodedIn[id] == batch ? decoded[id] : decode(src, r, id);
-            v.setSafe(at + k, b, 0, b.length);
-          } else {
-            UTF8String s = src.getUTF8String(r);
-            if (s.getBaseObject() instanceof byte[] b) {
-              v.setSafe(at + k, b, (int) (s.getBaseOffset() - Platform.BYTE_ARRAY_OFFSET), s.numBytes());
-            } else {
-              v.setSafe(at + k, s.getBytes());
-            }
-          }
-        }
-      }
-      case BINARY -> {
-        BaseVariableWidthVector v = (BaseVariableWidthVector) dst;
-        for (int k = 0; k < count; k++) {
-          int r = rows == null ? from + k : rows[from + k];
-          if (nulls && src.isNullAt(r)) {
-            v.setNull(at + k);
-          } else {
-            v.setSafe(at + k, src.getBinary(r));
-          }
-        }
-      }
+      case BOOLEAN -> copyBoolean(src, rows, from, count, dst, at, nulls, writable);
+      case BYTE -> copyByte(src, rows, from, count, dst, at, nulls, writable);
+      case SHORT -> copyShort(src, rows, from, count, dst, at, nulls, writable);
+      case INT -> copyInt(src, rows, from, count, dst, at, nulls, writable);
+      case DATE -> copyDate(src, rows, from, count, dst, at, nulls, writable);
+      case LONG -> copyLong(src, rows, from, count, dst, at, nulls, writable);
+      case TIMESTAMP -> copyTimestamp(src, rows, from, count, dst, at, nulls, writable);
+      case DECIMAL_LONG -> copyDecimalLong(src, rows, from, count, dst, at, nulls, writable);
+      case DECIMAL -> copyDecimal(src, rows, from, count, dst, at, nulls, writable);
+      case STRING -> copyString(src, rows, from, count, dst, at, nulls, writable);
+      case BINARY -> copyBinary(src, rows, from, count, dst, at, nulls, writable);
       default -> throw new IllegalStateException("kind " + kind);
+    }
+  }
+
+  private void copyBoolean(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    BitVector v = (BitVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getBoolean(r) ? 1 : 0);
+      }
+    }
+  }
+
+  private void copyByte(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    TinyIntVector v = (TinyIntVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getByte(r));
+      }
+    }
+  }
+
+  private void copyShort(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    SmallIntVector v = (SmallIntVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getShort(r));
+      }
+    }
+  }
+
+  private void copyInt(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    IntVector v = (IntVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getInt(r));
+      }
+    }
+  }
+
+  private void copyDate(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    DateDayVector v = (DateDayVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getInt(r));
+      }
+    }
+  }
+
+  private void copyLong(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    BigIntVector v = (BigIntVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getLong(r));
+      }
+    }
+  }
+
+  private void copyTimestamp(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    TimeStampVector v = (TimeStampVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getLong(r));
+      }
+    }
+  }
+
+  private void copyDecimalLong(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    DecimalVector v = (DecimalVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else if (writable) {
+        // The unscaled value as Spark stores it (WritableColumnVector.getDecimal's storage).
+        v.set(at + k, precision <= 9 ? src.getInt(r) : src.getLong(r));
+      } else {
+        // The unscaled value, sign-extended to 128 bits (the column's precision and scale).
+        v.set(at + k, src.getDecimal(r, precision, scale).toUnscaledLong());
+      }
+    }
+  }
+
+  private void copyDecimal(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    DecimalVector v = (DecimalVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getDecimal(r, precision, scale).toJavaBigDecimal());
+      }
+    }
+  }
+
+  private void copyString(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    BaseVariableWidthVector v = (BaseVariableWidthVector) dst;
+    WritableColumnVector ids = writable && ((WritableColumnVector) src).hasDictionary()
+        ? ((WritableColumnVector) src).getDictionaryIds() : null;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else if (ids != null) {
+        // A dictionary-encoded column (Spark's Parquet reader): each id decoded once per batch.
+        int id = ids.getDictId(r);
+        byte[] b = id < decodedIn.length && decodedIn[id] == batch ? decoded[id] : decode(src, r, id);
+        v.setSafe(at + k, b, 0, b.length);
+      } else {
+        UTF8String s = src.getUTF8String(r);
+        if (s.getBaseObject() instanceof byte[] b) {
+          v.setSafe(at + k, b, (int) (s.getBaseOffset() - Platform.BYTE_ARRAY_OFFSET), s.numBytes());
+        } else {
+          v.setSafe(at + k, s.getBytes());
+        }
+      }
+    }
+  }
+
+  private void copyBinary(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls, boolean writable) {
+    BaseVariableWidthVector v = (BaseVariableWidthVector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.setSafe(at + k, src.getBinary(r));
+      }
     }
   }
 
