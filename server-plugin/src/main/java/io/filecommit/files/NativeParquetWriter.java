@@ -300,7 +300,7 @@ public final class NativeParquetWriter {
         };
         SparkPlan columnar = columnarInput(qe.executedPlan(), schema);
         if (columnar != null) {
-          // Spark's vectors are read in place (no UnsafeRow projection of ColumnarToRow).
+          // Spark's vectors are copied into Arrow column by column (no UnsafeRow projection of ColumnarToRow).
           RDD<ColumnarBatch> rdd = columnar.executeColumnar();
           scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>, TaskCommitMessage> f =
               (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>,

@@ -51,7 +51,8 @@ import scala.Option;
  * <p>Rows are copied into Arrow vectors by Spark's own {@code ArrowFieldWriter}s (the conversion
  * of {@code org.apache.spark.sql.execution.arrow.ArrowWriter}) on the task thread, in batches of
  * {@value #BATCH_ROWS} rows; Spark column batches (a columnar scan written as is) are copied
- * column by column instead ({@link ArrowColumnCopy}), with the same Arrow types and values. A file's batches are kept until the file is finished and then written
+ * column by column instead ({@link ArrowColumnCopy}), with the same Arrow types and values. A
+ * file's batches are kept until the file is finished and then written
  * by the native writer on the task thread (its reader runs on Arrow's thread pool and must not wait
  * for Spark; the Spark iterator is only read on the task thread). A task keeps at most {@value
  * #TASK_BUFFER_BYTES} bytes of batches: over that, its largest open file is finished, and later
