@@ -19,7 +19,7 @@ import filecommit
 
 pytestmark = pytest.mark.slow
 
-COLUMNS = ["id", "s", "d", "dt", "ts", "n", "b", "p"]
+COLUMNS = ["id", "s", "d", "dt", "ts", "n", "b", "sh", "bin", "p"]
 SETTING = "spark.filecommit.writer.native"
 
 
@@ -45,7 +45,9 @@ def _df(spark):
         "id", "cast(id % 7 as string) as s", "cast(id / 3 as decimal(12,3)) as d",
         "date_add(date'2020-01-01', cast(id % 50 as int)) as dt", "timestamp_seconds(id * 3600) as ts",
         "case when id % 5 = 0 then null else concat('name-', repeat('x', cast(id % 40 as int))) end as n",
-        "id % 2 = 0 as b", "cast(id % 3 as int) as p")
+        "id % 2 = 0 as b", "cast(id % 300 as short) as sh",
+        "case when id % 11 = 0 then null else cast(concat('bin-', id % 13) as binary) end as bin",
+        "cast(id % 3 as int) as p")
 
 
 def _files(path):
@@ -66,8 +68,9 @@ def _codecs(file):
     return {md.row_group(g).column(c).compression for g in range(md.num_row_groups) for c in range(md.num_columns)}
 
 
-@pytest.mark.parametrize(("source", "partition_by"), [("range", None), ("range", ["p"]), ("parquet", ["p"])],
-                         ids=["unpartitioned", "partitioned", "parquet-input-partitioned"])
+@pytest.mark.parametrize(("source", "partition_by"),
+                         [("range", None), ("range", ["p"]), ("parquet", None), ("parquet", ["p"])],
+                         ids=["unpartitioned", "partitioned", "parquet-input", "parquet-input-partitioned"])
 def test_native_and_spark_writers_agree(spark, delta_spark, tmp_path, source, partition_by):
     native, plain = str(tmp_path / "native"), str(tmp_path / "spark")
     df = _df(spark)

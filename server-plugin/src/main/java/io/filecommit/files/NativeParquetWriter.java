@@ -300,12 +300,12 @@ public final class NativeParquetWriter {
         };
         SparkPlan columnar = columnarInput(qe.executedPlan(), schema);
         if (columnar != null) {
-          // Spark's vectors are read in place (no UnsafeRow projection of ColumnarToRow).
+          // Spark's vectors are copied into Arrow column by column (no UnsafeRow projection of ColumnarToRow).
           RDD<ColumnarBatch> rdd = columnar.executeColumnar();
           scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>, TaskCommitMessage> f =
               (scala.Function2<org.apache.spark.TaskContext, scala.collection.Iterator<ColumnarBatch>,
                   TaskCommitMessage> & java.io.Serializable)
-                  (tc, it) -> task.run(tc, NativeTaskWriter.rows(CollectionConverters.asJava(it)));
+                  (tc, it) -> task.runColumnar(tc, CollectionConverters.asJava(it));
           session.sparkContext().runJob(rdd, f, handler, ClassTag$.MODULE$.apply(TaskCommitMessage.class));
           COLUMNAR_WRITES.incrementAndGet();
           return null;

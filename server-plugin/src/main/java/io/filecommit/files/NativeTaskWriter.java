@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.ArrowReader;
@@ -36,6 +36,7 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.ArrowUtils$;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.SerializableConfiguration;
 import scala.Option;
 
@@ -49,7 +50,9 @@ import scala.Option;
  *
  * <p>Rows are copied into Arrow vectors by Spark's own {@code ArrowFieldWriter}s (the conversion
  * of {@code org.apache.spark.sql.execution.arrow.ArrowWriter}) on the task thread, in batches of
- * {@value #BATCH_ROWS} rows. A file's batches are kept until the file is finished and then written
+ * {@value #BATCH_ROWS} rows; Spark column batches (a columnar scan written as is) are copied
+ * column by column instead ({@link ArrowColumnCopy}), with the same Arrow types and values. A
+ * file's batches are kept until the file is finished and then written
  * by the native writer on the task thread (its reader runs on Arrow's thread pool and must not wait
  * for Spark; the Spark iterator is only read on the task thread). A task keeps at most {@value
  * #TASK_BUFFER_BYTES} bytes of batches: over that, its largest open file is finished, and later
@@ -120,51 +123,72 @@ final class NativeTaskWriter implements Serializable {
    * @throws RuntimeException when writing fails; the task's files are deleted first
    */
   TaskCommitMessage run(TaskContext tc, Iterator<InternalRow> rows) {
+    return runTask(tc, files -> {
+      while (rows.hasNext()) {
+        InternalRow row = rows.next();
+        String dir = partitionOrdinals.length == 0 ? "" : partitionDir(row);
+        files.wrote(files.sink(dir).write(row));
+      }
+    });
+  }
+
+  /**
+   * Writes one task's column batches and commits the task: each batch's columns are copied into
+   * the Arrow vectors column by column ({@link ArrowColumnCopy}), a partitioned write's rows
+   * grouped by directory first ({@link ColumnarPartitions}).
+   *
+   * @param tc the running task
+   * @param batches the task's batches (columns: the job's schema, partition columns included)
+   * @return the committer's task message (the task's AddFiles)
+   * @throws RuntimeException when writing fails; the task's files are deleted first
+   */
+  TaskCommitMessage runColumnar(TaskContext tc, Iterator<ColumnarBatch> batches) {
+    DataType[] partitionTypes = new DataType[partitionOrdinals.length];
+    for (int i = 0; i < partitionTypes.length; i++) {
+      partitionTypes[i] = schema.fields()[partitionOrdinals[i]].dataType();
+    }
+    ColumnarPartitions parts = partitionOrdinals.length == 0 ? null
+        : new ColumnarPartitions(partitionOrdinals, partitionTypes, this::partitionDir);
+    ArrowColumnCopy[] copies = new ArrowColumnCopy[dataOrdinals.length];
+    for (int i = 0; i < copies.length; i++) {
+      copies[i] = ArrowColumnCopy.of(schema.fields()[dataOrdinals[i]].dataType());
+    }
+    return runTask(tc, files -> {
+      while (batches.hasNext()) {
+        ColumnarBatch b = batches.next();
+        for (ArrowColumnCopy c : copies) {
+          c.newBatch();
+        }
+        if (parts == null) {
+          files.wrote(files.sink("").write(b, copies, null, 0, b.numRows()));
+          continue;
+        }
+        for (ColumnarPartitions.Group g : parts.group(b)) {
+          files.wrote(files.sink(g.dir).write(b, copies, g.rows, 0, g.count));
+        }
+      }
+    });
+  }
+
+  private TaskCommitMessage runTask(TaskContext tc, java.util.function.Consumer<TaskFiles> body) {
     TaskAttemptID id = new TaskAttemptID(new TaskID(new JobID(jobTrackerId, tc.stageId()), TaskType.MAP,
         tc.partitionId()), tc.attemptNumber());
     Configuration hc = conf.value();
     TaskAttemptContextImpl ctx = new TaskAttemptContextImpl(hc, id);
     committer.setupTask(ctx);
-    Map<String, Sink> open = new LinkedHashMap<>();
     BufferAllocator allocator = ArrowUtils$.MODULE$.rootAllocator()
         .newChildAllocator("filecommit-native-" + tc.partitionId(), 0, TASK_MEMORY_LIMIT);
+    TaskFiles files = null;
     try {
-      StructType dataSchema = dataSchema();
-      Schema arrowSchema = ArrowUtils$.MODULE$.toArrowSchema(dataSchema, timeZone, true, false,
-          ArrowUtils$.MODULE$.toArrowSchema$default$5());
-      boolean snappy = NativeParquetWriter.snappy();
-      String ext = snappy ? SNAPPY_EXTENSION : EXTENSION;
-      String partExt = snappy ? SNAPPY_PARTITIONED_EXTENSION : PARTITIONED_EXTENSION;
-      while (rows.hasNext()) {
-        InternalRow row = rows.next();
-        String dir = partitionOrdinals.length == 0 ? "" : partitionDir(row);
-        Sink sink = open.get(dir);
-        if (sink == null) {
-          if (open.size() >= MAX_OPEN_FILES) {
-            Map.Entry<String, Sink> largest = open.entrySet().stream()
-                .max((a, b) -> Long.compare(a.getValue().buffered, b.getValue().buffered)).orElseThrow();
-            open.remove(largest.getKey()).finish();
-          }
-          String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), ext)
-              : committer.newTaskTempFile(ctx, Option.apply(dir), partExt);
-          sink = new Sink(new Path(target), arrowSchema, allocator, hc, snappy);
-          open.put(dir, sink);
-        }
-        // Arrow's own count of the task's buffers (capacities, not just the bytes written).
-        if (sink.write(row) > 0 && allocator.getAllocatedMemory() > TASK_BUFFER_BYTES) {
-          Map.Entry<String, Sink> largest = open.entrySet().stream()
-              .max((a, b) -> Long.compare(a.getValue().buffered, b.getValue().buffered)).orElseThrow();
-          open.remove(largest.getKey()).finish();
-        }
-      }
-      for (Sink s : open.values()) {
-        s.finish();
-      }
-      open.clear();
+      files = new TaskFiles(ctx, hc, allocator);
+      body.accept(files);
+      files.finishAll();
       return committer.commitTask(ctx);
     } catch (RuntimeException | Error e) {
-      for (Sink s : open.values()) {
-        s.abort();
+      if (files != null) {
+        for (Sink s : files.open.values()) {
+          s.abort();
+        }
       }
       committer.abortTask(ctx);
       throw e;
@@ -173,33 +197,66 @@ final class NativeTaskWriter implements Serializable {
     }
   }
 
-  /**
-   * The rows of Spark's column batches, read in place ({@code ColumnarBatch.rowIterator}: each row
-   * a view of the batch's vectors, valid until the next; the task copies values at once).
-   *
-   * @param batches a task's batches (columns: the job's schema)
-   * @return their rows, in order
-   */
-  static Iterator<InternalRow> rows(Iterator<org.apache.spark.sql.vectorized.ColumnarBatch> batches) {
-    return new Iterator<>() {
-      private Iterator<InternalRow> current = java.util.Collections.emptyIterator();
+  /** A task's open files, one per partition directory, and the task's Arrow memory. */
+  private final class TaskFiles {
+    private final Map<String, Sink> open = new LinkedHashMap<>();
+    private final TaskAttemptContextImpl ctx;
+    private final Configuration hc;
+    private final BufferAllocator allocator;
+    private final Schema arrowSchema;
+    private final boolean snappy;
+    private final String ext;
+    private final String partExt;
+    /** Bytes per value of each variable-width column in the task's last batch (0: none yet). */
+    private final double[] density;
 
-      @Override
-      public boolean hasNext() {
-        while (!current.hasNext() && batches.hasNext()) {
-          current = batches.next().rowIterator();
-        }
-        return current.hasNext();
-      }
+    TaskFiles(TaskAttemptContextImpl ctx, Configuration hc, BufferAllocator allocator) {
+      this.ctx = ctx;
+      this.hc = hc;
+      this.allocator = allocator;
+      this.arrowSchema = ArrowUtils$.MODULE$.toArrowSchema(dataSchema(), timeZone, true, false,
+          ArrowUtils$.MODULE$.toArrowSchema$default$5());
+      this.snappy = NativeParquetWriter.snappy();
+      this.ext = snappy ? SNAPPY_EXTENSION : EXTENSION;
+      this.partExt = snappy ? SNAPPY_PARTITIONED_EXTENSION : PARTITIONED_EXTENSION;
+      this.density = new double[arrowSchema.getFields().size()];
+    }
 
-      @Override
-      public InternalRow next() {
-        if (!hasNext()) {
-          throw new java.util.NoSuchElementException();
+    /** The open file of a directory ("" unpartitioned), opened (at most {@value #MAX_OPEN_FILES}) when new. */
+    Sink sink(String dir) {
+      Sink sink = open.get(dir);
+      if (sink == null) {
+        if (open.size() >= MAX_OPEN_FILES) {
+          finishLargest();
         }
-        return current.next();
+        String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), ext)
+            : committer.newTaskTempFile(ctx, Option.apply(dir), partExt);
+        sink = new Sink(new Path(target), arrowSchema, allocator, hc, snappy, density);
+        open.put(dir, sink);
       }
-    };
+      return sink;
+    }
+
+    /** After a write that completed batches: over the buffer limit, finishes the largest open file. */
+    void wrote(long bytes) {
+      // Arrow's own count of the task's buffers (capacities, not just the bytes written).
+      if (bytes > 0 && allocator.getAllocatedMemory() > TASK_BUFFER_BYTES) {
+        finishLargest();
+      }
+    }
+
+    private void finishLargest() {
+      Map.Entry<String, Sink> largest = open.entrySet().stream()
+          .max((a, b) -> Long.compare(a.getValue().buffered, b.getValue().buffered)).orElseThrow();
+      open.remove(largest.getKey()).finish();
+    }
+
+    void finishAll() {
+      for (Sink s : open.values()) {
+        s.finish();
+      }
+      open.clear();
+    }
   }
 
   private StructType dataSchema() {
@@ -247,7 +304,9 @@ final class NativeTaskWriter implements Serializable {
     private final Path target;
     private final Path tmpDir;
     private final VectorSchemaRoot root;
-    private final ArrowFieldWriter[] writers;
+    private final FieldVector[] vectors;
+    private final double[] density;
+    private ArrowFieldWriter[] writers;
     private final List<ArrowRecordBatch> batches = new ArrayList<>();
     private final BufferAllocator allocator;
     private final Schema arrowSchema;
@@ -256,7 +315,8 @@ final class NativeTaskWriter implements Serializable {
     private int rows;
     private long buffered;
 
-    Sink(Path target, Schema arrowSchema, BufferAllocator allocator, Configuration hc, boolean snappy) {
+    Sink(Path target, Schema arrowSchema, BufferAllocator allocator, Configuration hc, boolean snappy,
+        double[] density) {
       this.target = target;
       this.snappy = snappy;
       this.hc = hc;
@@ -264,26 +324,38 @@ final class NativeTaskWriter implements Serializable {
       this.arrowSchema = arrowSchema;
       this.tmpDir = new Path(target.getParent(), "_filecommit_native-" + UUID.randomUUID());
       this.root = VectorSchemaRoot.create(arrowSchema, allocator);
-      List<FieldVector> vectors = root.getFieldVectors();
-      this.writers = new ArrowFieldWriter[vectors.size()];
-      for (int i = 0; i < writers.length; i++) {
-        writers[i] = ArrowWriter$.MODULE$.createFieldWriter(vectors.get(i));
-      }
+      this.vectors = root.getFieldVectors().toArray(new FieldVector[0]);
+      this.density = density;
       allocate();
     }
 
     private void allocate() {
-      for (FieldVector v : root.getFieldVectors()) {
-        v.setInitialCapacity(BATCH_ROWS);
+      for (int i = 0; i < vectors.length; i++) {
+        FieldVector v = vectors[i];
+        if (v instanceof BaseVariableWidthVector w && density[i] > 0) {
+          // Room for a batch of values as long as the last batch's (no reallocation on the way).
+          w.setInitialCapacity(BATCH_ROWS, density[i]);
+        } else {
+          v.setInitialCapacity(BATCH_ROWS);
+        }
         v.allocateNew();
       }
-      for (ArrowFieldWriter w : writers) {
-        w.count_$eq(0);
+      if (writers != null) {
+        for (ArrowFieldWriter w : writers) {
+          w.count_$eq(0);
+        }
       }
     }
 
     /** Adds a row; returns the bytes newly buffered (a batch was completed) or 0. */
     long write(InternalRow row) {
+      if (writers == null) {
+        // Spark's row-to-Arrow conversion; a sink is fed either rows or column batches, never both.
+        writers = new ArrowFieldWriter[vectors.length];
+        for (int i = 0; i < writers.length; i++) {
+          writers[i] = ArrowWriter$.MODULE$.createFieldWriter(vectors[i]);
+        }
+      }
       for (int i = 0; i < writers.length; i++) {
         writers[i].write(row, dataOrdinals[i]);
       }
@@ -291,11 +363,39 @@ final class NativeTaskWriter implements Serializable {
       return rows == BATCH_ROWS ? flush() : 0;
     }
 
+    /**
+     * Adds rows of a column batch, column by column: {@code selected[from..from+count)}, or rows
+     * {@code from..from+count} when {@code selected} is null; returns the bytes newly buffered.
+     */
+    long write(ColumnarBatch batch, ArrowColumnCopy[] copies, int[] selected, int from, int count) {
+      long bytes = 0;
+      while (count > 0) {
+        int m = Math.min(count, BATCH_ROWS - rows);
+        for (int i = 0; i < vectors.length; i++) {
+          copies[i].copy(batch.column(dataOrdinals[i]), selected, from, m, vectors[i], rows);
+        }
+        rows += m;
+        from += m;
+        count -= m;
+        if (rows == BATCH_ROWS) {
+          bytes += flush();
+        }
+      }
+      return bytes;
+    }
+
     private long flush() {
-      for (ArrowFieldWriter w : writers) {
-        w.finish();
+      if (writers != null) {
+        for (ArrowFieldWriter w : writers) {
+          w.finish();
+        }
       }
       root.setRowCount(rows);
+      for (int i = 0; i < vectors.length; i++) {
+        if (vectors[i] instanceof BaseVariableWidthVector w && rows > 0) {
+          density[i] = Math.max(1.0, 1.1 * w.getOffsetBuffer().getInt((long) rows * 4) / rows);
+        }
+      }
       ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch();
       // The batch keeps its buffers; the vectors get fresh ones (resetting would zero shared memory).
       root.clear();
@@ -320,7 +420,7 @@ final class NativeTaskWriter implements Serializable {
           boolean done = false;
           try {
             // The exported stream owns the reader: DuckDB releases (closes) it.
-            DuckDbParquetFiles.write(allocator, new ListReader(allocator, arrowSchema, batches),
+            DuckDbParquetFiles.write(allocator, new ArrowBatchListReader(allocator, arrowSchema, batches),
                 new java.io.File(target.toUri()).getAbsolutePath());
             done = true;
           } finally {
@@ -330,7 +430,7 @@ final class NativeTaskWriter implements Serializable {
           }
           return;
         }
-        try (ArrowReader reader = new ListReader(allocator, arrowSchema, batches)) {
+        try (ArrowReader reader = new ArrowBatchListReader(allocator, arrowSchema, batches)) {
           NativeParquetWriter.writeMethod().invoke(null, allocator, reader, NativeParquetWriter.parquetFormat(),
               tmpDir.toUri().toString(), new String[0], 1, "data-{i}.parquet");
         } catch (InvocationTargetException e) {
@@ -373,42 +473,4 @@ final class NativeTaskWriter implements Serializable {
   }
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NativeTaskWriter.class);
-
-  /** An {@link ArrowReader} over batches already made; each is released once loaded. */
-  private static final class ListReader extends ArrowReader {
-    private final Schema schema;
-    private final List<ArrowRecordBatch> batches;
-    private int next;
-
-    ListReader(BufferAllocator allocator, Schema schema, List<ArrowRecordBatch> batches) {
-      super(allocator);
-      this.schema = schema;
-      this.batches = batches;
-    }
-
-    @Override
-    public synchronized boolean loadNextBatch() throws IOException {
-      if (next >= batches.size()) {
-        return false;
-      }
-      ArrowRecordBatch batch = batches.set(next++, null);
-      try (batch) {
-        new VectorLoader(getVectorSchemaRoot()).load(batch);
-      }
-      return true;
-    }
-
-    @Override
-    public long bytesRead() {
-      return 0;
-    }
-
-    @Override
-    protected void closeReadSource() {}
-
-    @Override
-    protected Schema readSchema() {
-      return schema;
-    }
-  }
 }
