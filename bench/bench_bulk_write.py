@@ -25,32 +25,19 @@ the load average after it.
 (``spark-submit``, the plugin and the native writer's jars in ``--jars``, so on the executors too),
 all on 127.0.0.1, started by the test suite's ``tests/cluster.py`` (``StandaloneCluster``, as
 ``tests/test_cluster.py`` uses it) and stopped at the end; ``--conf`` goes to that server, its
-``spark.driver.memory`` (default 1g) becomes ``--driver-memory``. Tasks then run in executor JVMs,
-rows go to them from the source file and task results back to the driver over the network, as on a
-real cluster; the client, delta-rs and the cluster share this machine's cores.
+``spark.driver.memory`` (default 1g) becomes ``--driver-memory``. Tasks then run in executor JVMs
+of their own: each reads its splits of the source file and sends its task result (the written
+files and their statistics) to the driver over the network, as on a real cluster; the client,
+delta-rs and the cluster share this machine's cores.
 
-Memory: the write is streamed at every scale (Spark tasks of at most 128 MB of input; delta-rs
-gets a ``RecordBatchReader``, not a table), so the default 1 GiB driver heap of local[2], where the
-executors are the driver's threads, suffices at SF10 as at SF1; ``--conf spark.driver.memory=4g``
-changes it. SF10 needs about 2.3 GB of disk per table written (each run's tables are removed after
-the run unless ``--out``; ``TMPDIR`` decides where the temporary directory is).
-
-The writers take turns run by run (filecommit, Spark, delta-rs, then again), after ``--warmup``
-untimed rounds (default 1). Printed: the median of ``--runs`` (default 3) client wall seconds per
-writer and case, the min and max, and the ratio to filecommit. Every table written is read back
-with delta-rs (the Spark Parquet directories with pyarrow): a row count other than the source's
-exits 1.
-
-``--jfr DIR`` starts the server with a JDK Flight Recording running from launch
-(``-XX:StartFlightRecording=name=bulk,settings=default``: Java samples every 20 ms; and
-``-XX:FlightRecorderOptions=stackdepth=256`` so stacks are not cut at 64 frames; driver and executors
-share that JVM in local[2]), then runs one more filecommit write per case and cuts its time window out
-of the recording (``jcmd <pid> JFR.dump begin=... end=...``) into ``DIR/unpartitioned.jfr`` and
-``DIR/partitioned.jfr``, with the write's exact window (two UTC ISO-8601 times) in ``FILE.jfr.window``
-(the dump holds whole chunks, so it may hold earlier writes too); ``bench/jfr_buckets.py``
-aggregates them. These runs are not in the medians. (Starting a recording with ``jcmd JFR.start``
-in a warm JVM made the next write as slow as a cold one, 12-15 s instead of 6, so the recording
-starts with the JVM.) Run the medians without ``--jfr``.
+Memory: Spark's writers stream at every scale (tasks of at most 128 MB of input each): at SF10 the
+default 1 GiB driver heap of local[2] (the executors are its threads) sufficed, the server JVM's
+RSS peaking at 2.4 GB; ``--conf spark.driver.memory=4g`` changes the heap. delta-rs is given a
+``RecordBatchReader``, not a table, yet deltalake 1.6.6 holds much of the input while writing:
+this process peaked at 1.3-1.6 GB RSS at SF1 and at 5.3 GB (unpartitioned) and 7.1 GB
+(partitioned) at SF10, so SF10 wants about 10 GB of free memory for the bench. SF10 needs about
+2.3 GB of disk per table written (each run's tables are removed after the run unless ``--out``;
+``TMPDIR`` decides where the temporary directory is).
 
 Usage: ``python bench/bench_bulk_write.py [--scale 1] [--runs 3] [--warmup 1] [--jfr DIR]
 [--jfr-settings default] [--writers filecommit,spark-parquet,delta-rs] [--master local[2]|standalone]
