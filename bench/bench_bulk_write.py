@@ -1,10 +1,10 @@
 """Bulk write of TPC-H lineitem, side by side: filecommit, plain Spark Parquet, delta-rs.
 
 Prints measured numbers, asserts nothing about speed. One embedded Spark Connect server
-(``filecommit.local_session()``, master local[2]) writes TPC-H lineitem of scale factor
-``--scale`` (``tpchgen-cli`` Parquet, one file, generated and cached under ``--data`` as
-``bench_rowlevel.py`` does; SF1: 6,001,215 rows, 16 columns) three ways, each into a fresh
-directory per run, in two cases:
+(``filecommit.local_session()``, master ``--master``, default local[2]) writes TPC-H lineitem of
+scale factor ``--scale`` (``tpchgen-cli`` Parquet, one file, generated and cached under ``--data``
+as ``bench_rowlevel.py`` does; SF1: 6,001,215 rows, 16 columns, 232 MB; SF10: 59,986,052 rows,
+2.5 GB, generated in 2-3 minutes) three ways, each into a fresh directory per run, in two cases:
 
 unpartitioned   ``filecommit.write(spark.read.parquet(src), table)``; plain Spark
                 ``spark.read.parquet(src).write.parquet(dir)`` on the same server (Spark's default
@@ -13,26 +13,36 @@ unpartitioned   ``filecommit.write(spark.read.parquet(src), table)``; plain Spar
 partitioned     the same, partitioned by ``l_shipmode`` (7 values): ``partition_by=["l_shipmode"]``,
                 ``.partitionBy("l_shipmode")``, ``partition_by=["l_shipmode"]``.
 
-The writers take turns run by run (filecommit, Spark, delta-rs, then again), after ``--warmup``
-untimed rounds (default 1). Printed: the median of ``--runs`` (default 3) client wall seconds per
-writer and case, the min and max, and the ratio to filecommit. Every table written is read back
-with delta-rs (the Spark Parquet directories with pyarrow): a row count other than the source's
-exits 1.
+A fourth writer, ``filecommit-native`` (``--writers filecommit,filecommit-native,spark-parquet,delta-rs``),
+is ``filecommit.write`` with ``spark.filecommit.writer.native=auto`` set for the session around each
+write (docs/operators.md, "Native Parquet writer"), so one server measures both of filecommit's
+writers; a table of it whose files were written by parquet-mr (the native writer fell back) exits 1.
+Each run's line names the library that wrote the table's first file (Parquet ``created_by``) and
+the load average after it.
 
-``--jfr DIR`` starts the server with a JDK Flight Recording running from launch
-(``-XX:StartFlightRecording=name=bulk,settings=default``: Java samples every 20 ms; and
-``-XX:FlightRecorderOptions=stackdepth=256`` so stacks are not cut at 64 frames; driver and executors
-share that JVM in local[2]), then runs one more filecommit write per case and cuts its time window out
-of the recording (``jcmd <pid> JFR.dump begin=... end=...``) into ``DIR/unpartitioned.jfr`` and
-``DIR/partitioned.jfr``, with the write's exact window (two UTC ISO-8601 times) in ``FILE.jfr.window``
-(the dump holds whole chunks, so it may hold earlier writes too); ``bench/jfr_buckets.py``
-aggregates them. These runs are not in the medians. (Starting a recording with ``jcmd JFR.start``
-in a warm JVM made the next write as slow as a cold one, 12-15 s instead of 6, so the recording
-starts with the JVM.) Run the medians without ``--jfr``.
+``--master standalone`` runs the server on a Spark standalone cluster instead: a master, ``--workers``
+(default 2) workers of one core and ``--executor-memory`` (default 1g) each, and a Connect server
+(``spark-submit``, the plugin and the native writer's jars in ``--jars``, so on the executors too),
+all on 127.0.0.1, started by the test suite's ``tests/cluster.py`` (``StandaloneCluster``, as
+``tests/test_cluster.py`` uses it) and stopped at the end; ``--conf`` goes to that server, its
+``spark.driver.memory`` (default 1g) becomes ``--driver-memory``. Tasks then run in executor JVMs
+of their own: each reads its splits of the source file and sends its task result (the written
+files and their statistics) to the driver over the network, as on a real cluster; the client,
+delta-rs and the cluster share this machine's cores.
+
+Memory: Spark's writers stream at every scale (tasks of at most 128 MB of input each): at SF10 the
+default 1 GiB driver heap of local[2] (the executors are its threads) sufficed, the server JVM's
+RSS peaking at 2.4 GB; ``--conf spark.driver.memory=4g`` changes the heap. delta-rs is given a
+``RecordBatchReader``, not a table, yet deltalake 1.6.6 holds much of the input while writing:
+this process peaked at 1.3-1.6 GB RSS at SF1 and at 5.3 GB (unpartitioned) and 7.1 GB
+(partitioned) at SF10, so SF10 wants about 10 GB of free memory for the bench. SF10 needs about
+2.3 GB of disk per table written (each run's tables are removed after the run unless ``--out``;
+``TMPDIR`` decides where the temporary directory is).
 
 Usage: ``python bench/bench_bulk_write.py [--scale 1] [--runs 3] [--warmup 1] [--jfr DIR]
-[--jfr-settings default] [--writers filecommit,spark-parquet,delta-rs] [--conf KEY=VALUE]
-[--option KEY=VALUE] [--out DIR] [--json FILE]``. ``--conf`` is server conf (e.g.
+[--jfr-settings default] [--writers filecommit,spark-parquet,delta-rs] [--master local[2]|standalone]
+[--workers 2] [--executor-memory 1g] [--conf KEY=VALUE] [--option KEY=VALUE] [--out DIR] [--json FILE]``
+(``--jfr`` only with a local master). ``--conf`` is server conf (e.g.
 ``spark.driver.memory=4g``), ``--option`` a Parquet writer option of the two Spark writers (e.g.
 ``parquet.enable.dictionary=false``); ``--runs 0 --writers filecommit --jfr DIR`` does only the
 warm-up and the profiled writes. ``--out`` keeps the last run's tables there; by default a
@@ -57,7 +67,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 CASES = {"unpartitioned": [], "partitioned": ["l_shipmode"]}
-WRITERS = ("filecommit", "spark-parquet", "delta-rs")
+WRITERS = ("filecommit", "filecommit-native", "spark-parquet", "delta-rs")
+DEFAULT_WRITERS = ("filecommit", "spark-parquet", "delta-rs")
+NATIVE = "spark.filecommit.writer.native"
 
 
 def load():
@@ -83,27 +95,48 @@ def count_rows(writer, path):
     return DeltaTable(path).to_pyarrow_dataset().count_rows()
 
 
+def parquet_writer(path):
+    """``created_by`` of the first ``.parquet`` file under ``path`` (which library wrote it:
+    ``parquet-mr ...`` for Spark's writer, ``DuckDB ...`` or ``parquet-cpp-arrow ...`` for the native
+    one), or "" without files."""
+    import pyarrow.parquet as pq
+
+    for root, _dirs, files in sorted(os.walk(path)):
+        for f in sorted(files):
+            if f.endswith(".parquet") and "_delta_log" not in root:
+                return pq.ParquetFile(os.path.join(root, f)).metadata.created_by or ""
+    return ""
+
+
 def write_once(spark, writer, src, dest, partition_by, options=None):
     """One write of ``src`` to ``dest`` by ``writer`` (``options``: Parquet writer options of the
-    two Spark writers); returns client wall seconds."""
+    two Spark writers); returns client wall seconds. ``filecommit-native`` is ``filecommit.write``
+    with the session setting ``spark.filecommit.writer.native=auto`` (unset again after the write,
+    so ``filecommit`` writes with the server's value)."""
     import pyarrow.dataset as ds
     from deltalake import write_deltalake
 
     import filecommit
 
-    t0 = time.perf_counter()
-    if writer == "filecommit":
-        filecommit.write(spark.read.parquet(src), dest, mode="overwrite", partition_by=partition_by or None,
-                         options=options or None)
-    elif writer == "spark-parquet":
-        w = spark.read.parquet(src).write.mode("overwrite").options(**(options or {}))
-        if partition_by:
-            w = w.partitionBy(*partition_by)
-        w.parquet(dest)
-    else:
-        reader = ds.dataset(src).scanner(batch_size=131072).to_reader()
-        write_deltalake(dest, reader, mode="overwrite", partition_by=partition_by or None)
-    return time.perf_counter() - t0
+    if writer == "filecommit-native":
+        spark.conf.set(NATIVE, "auto")
+    try:
+        t0 = time.perf_counter()
+        if writer in ("filecommit", "filecommit-native"):
+            filecommit.write(spark.read.parquet(src), dest, mode="overwrite", partition_by=partition_by or None,
+                             options=options or None)
+        elif writer == "spark-parquet":
+            w = spark.read.parquet(src).write.mode("overwrite").options(**(options or {}))
+            if partition_by:
+                w = w.partitionBy(*partition_by)
+            w.parquet(dest)
+        else:
+            reader = ds.dataset(src).scanner(batch_size=131072).to_reader()
+            write_deltalake(dest, reader, mode="overwrite", partition_by=partition_by or None)
+        return time.perf_counter() - t0
+    finally:
+        if writer == "filecommit-native":
+            spark.conf.unset(NATIVE)
 
 
 def server_pid():
@@ -152,6 +185,31 @@ def profile(spark, src, work, jfr_dir, case, partition_by):
     return seconds, out
 
 
+def start_cluster(work, conf, workers, executor_memory):
+    """A started ``tests/cluster.py`` ``StandaloneCluster`` (master, ``workers`` workers of one core
+    and ``executor_memory`` each, Connect server with the plugin and the native writer's jars, tables
+    allowed under ``work``), and the temporary directory of its logs (remove it after ``__exit__``);
+    ``conf`` is the server's extra conf, its ``spark.driver.memory`` (default 1g) the server's
+    ``--driver-memory``."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from cluster import StandaloneCluster
+
+    import filecommit
+
+    conf = dict(conf)
+    driver_memory = conf.pop("spark.driver.memory", "1g")
+    logs = tempfile.mkdtemp(prefix="bench_bulk_write_cluster_")
+    cluster = StandaloneCluster(logs, filecommit.find_plugin_jar(), f"file:{os.path.realpath(work)}", workers=workers,
+                                extra_jars=filecommit.find_native_jars(), worker_memory=executor_memory,
+                                executor_memory=executor_memory, driver_memory=driver_memory, conf=conf,
+                                name="bench_bulk_write")
+    try:
+        return cluster.__enter__(), logs
+    except BaseException:
+        shutil.rmtree(logs, ignore_errors=True)
+        raise
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=int, default=1, help="TPC-H scale factor (1: 6,001,215 rows)")
@@ -161,7 +219,14 @@ def main(argv=None) -> int:
     ap.add_argument("--jfr", help="directory for one profiled filecommit write per case")
     ap.add_argument("--jfr-settings", default="default",
                     help="JFR settings: default (Java samples every 20 ms) or profile (every 10 ms, more events)")
-    ap.add_argument("--writers", default=",".join(WRITERS), help="comma-separated subset of " + ",".join(WRITERS))
+    ap.add_argument("--writers", default=",".join(DEFAULT_WRITERS),
+                    help="comma-separated subset of " + ",".join(WRITERS) + " (default: all but filecommit-native)")
+    ap.add_argument("--master", default="local[2]",
+                    help="local[N] (embedded server, default local[2]) or standalone (a Spark standalone "
+                         "master, --workers workers of one core each and a Connect server on 127.0.0.1)")
+    ap.add_argument("--workers", type=int, default=2, help="workers of --master standalone (default 2)")
+    ap.add_argument("--executor-memory", default="1g",
+                    help="spark.executor.memory (and each worker's memory) of --master standalone (default 1g)")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="extra server conf, e.g. spark.sql.maxConcurrentOutputFileWriters=8 (repeatable)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -170,6 +235,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write all samples to this file")
     args = ap.parse_args(argv)
     writers = [w for w in WRITERS if w in args.writers.split(",")]
+    standalone = args.master == "standalone"
+    if standalone and args.jfr:
+        ap.error("--jfr records the embedded server's JVM: not with --master standalone")
 
     import pyarrow.dataset as ds
     from bench_rowlevel import generate, machine
@@ -191,9 +259,16 @@ def main(argv=None) -> int:
         print(f"server conf: {conf}; writer options: {options}", flush=True)
     print(f"source: {src}, {rows:,} rows, {os.path.getsize(src) / 1e6:.1f} MB", flush=True)
     t0 = time.perf_counter()
-    spark = filecommit.local_session(conf=conf)
-    print(f"server start {time.perf_counter() - t0:.1f} s", flush=True)
-    result = {"scale": args.scale, "rows": rows, "load_start": load(), "samples": {}, "bytes": {}}
+    cluster = None
+    if standalone:
+        cluster, cluster_logs = start_cluster(work, conf, args.workers, args.executor_memory)
+        spark = cluster.session()
+        master = f"standalone, {args.workers} workers x 1 core, executors {args.executor_memory}"
+    else:
+        spark = filecommit.local_session(master=args.master, conf=conf)
+        master = args.master
+    print(f"server start ({master}) {time.perf_counter() - t0:.1f} s", flush=True)
+    result = {"scale": args.scale, "rows": rows, "master": master, "load_start": load(), "samples": {}, "bytes": {}}
     bad = []
     try:
         for case, partition_by in CASES.items():
@@ -205,9 +280,12 @@ def main(argv=None) -> int:
                     got = count_rows(w, dest)
                     if got != rows:
                         bad.append(f"{case} {w} run {i}: {got:,} rows, expected {rows:,}")
+                    made_by = parquet_writer(dest)
+                    if w == "filecommit-native" and made_by.startswith("parquet-mr"):
+                        bad.append(f"{case} {w} run {i}: written by Spark's writer ({made_by}), not the native one")
                     label = "warm-up" if i < args.warmup else f"run {i - args.warmup + 1}"
-                    print(f"  {case:<13} {w:<14} {label:<8} {sec:7.2f} s  rows {got:,}  "
-                          f"{dir_bytes(dest) / 1e6:7.1f} MB", flush=True)
+                    print(f"  {case:<13} {w:<17} {label:<8} {sec:7.2f} s  rows {got:,}  "
+                          f"{dir_bytes(dest) / 1e6:7.1f} MB  load {load()}  ({made_by.split(' (')[0]})", flush=True)
                     if i >= args.warmup:
                         samples[w].append(sec)
                         result["bytes"][f"{case}/{w}"] = dir_bytes(dest)
@@ -220,20 +298,27 @@ def main(argv=None) -> int:
                 sec, path = profile(spark, src, work, args.jfr, case, partition_by)
                 result["jfr"][case] = {"seconds": sec, "file": path}
                 print(f"  profiled {case}: {sec:.2f} s -> {path}", flush=True)
+    except BaseException:
+        if cluster is not None:
+            print("\nstandalone cluster logs:\n" + cluster.logs(), file=sys.stderr)
+        raise
     finally:
         spark.stop()
+        if cluster is not None:
+            cluster.__exit__(None, None, None)
+            shutil.rmtree(cluster_logs, ignore_errors=True)
         if not args.out:
             shutil.rmtree(work, ignore_errors=True)
     result["load_end"] = load()
 
-    print(f"\nTPC-H lineitem SF{args.scale} ({rows:,} rows) from one Parquet file, local[2], median of "
+    print(f"\nTPC-H lineitem SF{args.scale} ({rows:,} rows) from one Parquet file, {master}, median of "
           f"{args.runs} after {args.warmup} warm-up (load {result['load_start']} -> {result['load_end']}):")
-    print(f"  {'case':<13} {'writer':<14} {'median s':>9} {'min':>7} {'max':>7} {'rows/s':>11} {'MB':>7} {'x fc':>6}")
+    print(f"  {'case':<13} {'writer':<17} {'median s':>9} {'min':>7} {'max':>7} {'rows/s':>11} {'MB':>7} {'x fc':>6}")
     for case, samples in result["samples"].items() if args.runs > 0 else ():
         fc = statistics.median(samples["filecommit"]) if "filecommit" in samples else float("nan")
         for w in writers:
             med = statistics.median(samples[w])
-            print(f"  {case:<13} {w:<14} {med:9.2f} {min(samples[w]):7.2f} {max(samples[w]):7.2f} "
+            print(f"  {case:<13} {w:<17} {med:9.2f} {min(samples[w]):7.2f} {max(samples[w]):7.2f} "
                   f"{rows / med:11,.0f} {result['bytes'][f'{case}/{w}'] / 1e6:7.1f} {med / fc:6.2f}")
     if args.json:
         with open(args.json, "w") as f:

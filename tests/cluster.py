@@ -3,8 +3,10 @@ Connect server with the filecommit plugin attached to that master, with authenti
 
 Every process is a JVM of the Spark that the pyspark wheel ships (``bin/spark-class`` /
 ``bin/spark-submit``, as ``sbin/start-master.sh``, ``start-worker.sh`` and
-``start-connect-server.sh`` run them), bound to 127.0.0.1, with small heaps: each worker offers
-one core and 1 GiB, each application gets one executor of 512 MiB per worker. Each process is
+``start-connect-server.sh`` run them), bound to 127.0.0.1, with small heaps by default: each worker
+offers one core and 1 GiB, each application gets one executor of 512 MiB per worker, the server's
+driver 1 GiB (``bench/bench_bulk_write.py --master standalone`` asks for more, and passes server
+conf of its own). Each process is
 started in its own process group, so stopping kills its children too (a worker's executors);
 :meth:`StandaloneCluster.stop` runs on every exit path of the fixture and at interpreter exit, and
 ends with SIGKILL for anything that outlived SIGTERM. Logs go to one directory; :meth:`logs`
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping, Sequence
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 PLUGIN_CLASS = "io.filecommit.connect.FileCommitPlugin"
@@ -59,13 +62,29 @@ class StandaloneCluster:
         work_dir: directory for logs and the workers' work directories.
         jar: the plugin jar (``--jars``: on the driver and shipped to the executors).
         allowed_root: ``spark.filecommit.allowedRoots`` of the server.
-        workers: number of workers (one core, 1 GiB each).
+        workers: number of workers (one core each).
         start_timeout: seconds for each process to come up.
+        extra_jars: more jars after ``jar`` in ``--jars`` (e.g. the native Parquet writer's,
+            ``filecommit.find_native_jars()``).
+        worker_memory: memory each worker offers (Spark's ``--memory``, e.g. ``"1g"``).
+        executor_memory: ``spark.executor.memory`` (at most ``worker_memory``).
+        driver_memory: the server's ``--driver-memory``.
+        conf: more server conf, over the defaults of :meth:`start` (str -> str).
+        name: the application's name (master UI, logs).
     """
 
-    def __init__(self, work_dir: str, jar: str, allowed_root: str, workers: int = 2, start_timeout: float = 180):
+    def __init__(self, work_dir: str, jar: str, allowed_root: str, workers: int = 2, start_timeout: float = 180,
+                 extra_jars: Sequence[str] = (), worker_memory: str = "1g", executor_memory: str = "512m",
+                 driver_memory: str = "1g", conf: Mapping[str, str] | None = None,
+                 name: str = "filecommit cluster tests"):
         self.work_dir = work_dir
         self.jar = jar
+        self.extra_jars = list(extra_jars)
+        self.worker_memory = worker_memory
+        self.executor_memory = executor_memory
+        self.driver_memory = driver_memory
+        self.extra_conf = dict(conf or {})
+        self.name = name
         self.allowed_root = allowed_root
         self.n_workers = workers
         self.start_timeout = start_timeout
@@ -145,7 +164,7 @@ class StandaloneCluster:
             "spark.filecommit.allowedRoots": self.allowed_root,
             "spark.driver.host": "127.0.0.1",
             "spark.driver.bindAddress": "127.0.0.1",
-            "spark.executor.memory": "512m",
+            "spark.executor.memory": self.executor_memory,
             "spark.executor.cores": "1",
             "spark.cores.max": str(self.n_workers),
             "spark.ui.enabled": "false",
@@ -156,10 +175,11 @@ class StandaloneCluster:
             # excludeOnFailure, spark.excludeOnFailure.task.maxTaskAttemptsPerExecutor = 1).
             "spark.excludeOnFailure.enabled": "true",
             "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{self._log_config()}",
+            **self.extra_conf,
         }
         argv = [os.path.join(spark_home(), "bin", "spark-submit"), "--class", SERVER_CLASS,
-                "--name", "filecommit cluster tests", "--master", f"spark://127.0.0.1:{self.master_port}",
-                "--driver-memory", "1g", "--jars", self.jar]
+                "--name", self.name, "--master", f"spark://127.0.0.1:{self.master_port}",
+                "--driver-memory", self.driver_memory, "--jars", ",".join([self.jar, *self.extra_jars])]
         for k, v in conf.items():
             argv += ["--conf", f"{k}={v}"]
         self._start("server", argv)
@@ -168,12 +188,12 @@ class StandaloneCluster:
         return self
 
     def start_worker(self, i: int) -> None:
-        """Start worker ``i`` (one core, 1 GiB) registered with the master."""
+        """Start worker ``i`` (one core, ``worker_memory``) registered with the master."""
         spark_class = os.path.join(spark_home(), "bin", "spark-class")
         work = os.path.join(self.work_dir, f"worker{i}")
         os.makedirs(work, exist_ok=True)
         self._start(f"worker{i}", [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                                   "--webui-port", str(free_port()), "--cores", "1", "--memory", "1g",
+                                   "--webui-port", str(free_port()), "--cores", "1", "--memory", self.worker_memory,
                                    "--work-dir", work, f"spark://127.0.0.1:{self.master_port}"])
 
     def _log_config(self) -> str:
