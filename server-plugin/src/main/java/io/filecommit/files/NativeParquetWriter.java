@@ -118,8 +118,9 @@ public final class NativeParquetWriter {
    * write has Spark writer options, {@code spark.sql.files.maxRecordsPerFile} is set, the table is
    * not on the local file system, a data column has a type without an exact Arrow mapping here
    * (allowed: boolean, byte, short, int, long, string without collation, binary, date, timestamp,
-   * timestamp without time zone, decimal; floats and doubles are not, as the native writer's
-   * statistics leave out NaN), or a partition column is not a string, integral or boolean column.
+   * timestamp without time zone, decimal, and float and double with DuckDB's engine only: it writes
+   * no min/max for a chunk with NaN, Arrow's writes bounds that leave NaN out), or a partition
+   * column is not a string, integral or boolean column.
    *
    * @param session the session of the write
    * @param schema the physical schema of the written rows, partition columns included
@@ -154,6 +155,11 @@ public final class NativeParquetWriter {
       if (partition ? !PARTITION_TYPES.contains(f.dataType()) : !dataType(f.dataType())) {
         return Optional.of("column " + f.name() + " of type " + f.dataType().simpleString());
       }
+      if (!partition && FLOAT_TYPES.contains(f.dataType()) && !(available() && duckDb)) {
+        // Arrow's writer keeps min/max of a chunk with NaN (NaN left out); DuckDB's writes none.
+        return Optional.of("column " + f.name() + " of type " + f.dataType().simpleString()
+            + " without DuckDB's writer");
+      }
     }
     return Optional.empty();
   }
@@ -162,7 +168,9 @@ public final class NativeParquetWriter {
       DataTypes.LongType, DataTypes.ShortType, DataTypes.ByteType, DataTypes.BooleanType);
   private static final Set<DataType> DATA_TYPES = Set.of(DataTypes.StringType, DataTypes.IntegerType,
       DataTypes.LongType, DataTypes.ShortType, DataTypes.ByteType, DataTypes.BooleanType, DataTypes.BinaryType,
-      DataTypes.DateType, DataTypes.TimestampType, DataTypes.TimestampNTZType);
+      DataTypes.DateType, DataTypes.TimestampType, DataTypes.TimestampNTZType, DataTypes.FloatType,
+      DataTypes.DoubleType);
+  private static final Set<DataType> FLOAT_TYPES = Set.of(DataTypes.FloatType, DataTypes.DoubleType);
 
   private static boolean dataType(DataType t) {
     return DATA_TYPES.contains(t) || t instanceof DecimalType;
