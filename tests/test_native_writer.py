@@ -278,3 +278,24 @@ def test_native_float_file_with_nan_in_a_later_row_group_has_no_bounds(spark, de
     assert "x" not in stats["minValues"] and "x" not in stats["maxValues"], stats
     got = delta_spark.read_one({"kind": "sql", "path": path, "sql": "SELECT count(*) AS n FROM {table} WHERE x > 1e9"})
     assert got["ok"] and got["rows"] == [{"n": 1}], got
+
+
+@pytest.mark.parametrize("partition_by", [None, ["p"]], ids=["unpartitioned", "partitioned"])
+def test_failed_native_write_leaves_no_files(spark, tmp_path, partition_by):
+    """A task that fails after another task's files were written: the write fails, nothing is
+    committed, and no data file nor native writer directory is left in the table."""
+    from pyspark.errors import PySparkException
+
+    path = str(tmp_path / "t")
+    df = spark.range(0, 4000, 1, 2).selectExpr("id", "cast(id as double) / 3 as x", "cast(id % 3 as int) as p")
+    filecommit.write(df, path, partition_by=partition_by)
+    before = {os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs}
+    bad = spark.range(0, 4000, 1, 2).selectExpr(
+        "id", "if(id = 3999, cast(raise_error('boom') as double), id / 3.0d) as x", "cast(id % 3 as int) as p")
+    with pytest.raises(PySparkException):
+        filecommit.write(bad, path, partition_by=partition_by, mode="append")
+    after = {os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs}
+    assert after == before, sorted(after - before)
+    assert not any("_filecommit_native" in d for d, _, _ in os.walk(path))
+    assert sorted(log_actions(path)) == [0]
+    assert _created_by(path) == {"DuckDB"}
