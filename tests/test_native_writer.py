@@ -141,6 +141,8 @@ def _arrow_table():
                          pa.float64()),
         "dec": pa.array([None if i == 4 else decimal.Decimal(i * 125 - 500).scaleb(-2) for i in range(n)],
                         pa.decimal128(10, 2)),
+        "dec38": pa.array([None if i == 5 else decimal.Decimal(10**31 * (i - 6) + i).scaleb(-6) for i in range(n)],
+                          pa.decimal128(38, 6)),
         "s": pa.array(s, pa.string()),
         "s2": pa.array([None if i == 1 else ("é", "", "ab🙂", "Zz", "ä")[i % 5] for i in range(n)], pa.string()),
         "bin": pa.array([None if i == 2 else bytes([i, 255 - i]) * (i % 3) for i in range(n)], pa.binary()),
@@ -259,7 +261,7 @@ SAME_AS_BOTH = {"id", "i8", "i16", "i32", "i64", "d", "s2", "f64b"}
 # No min/max from filecommit (either writer): floats with NaN (Delta's max is "NaN", delta-rs leaves
 # NaN out, which would skip NaN rows that Spark's order puts above all), infinities, and the kinds
 # whose bounds filecommit does not collect (decimal, binary, boolean, timestamps: nullCount only).
-NO_BOUNDS = {"f64", "f32", "dec", "bin", "b", "ts", "ntz"}
+NO_BOUNDS = {"f64", "f32", "dec", "dec38", "bin", "b", "ts", "ntz"}
 
 
 def test_native_float_file_with_nan_in_a_later_row_group_has_no_bounds(spark, delta_spark, tmp_path):
