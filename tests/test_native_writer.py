@@ -28,18 +28,22 @@ SETTING = "spark.filecommit.writer.native"
 
 @pytest.fixture(autouse=True)
 def native_on(spark):
-    """The setting is off by default; this module's session opts in (a session's value wins)."""
+    """The setting is auto by default; this module's session sets it too (a session's value wins)."""
     spark.conf.set(SETTING, "auto")
     yield
     spark.conf.unset(SETTING)
 
 
-def test_off_by_default_writes_spark_snappy_files(spark, tmp_path):
+def test_native_by_default_and_off_writes_spark_snappy_files(spark, tmp_path):
     spark.conf.unset(SETTING)
+    filecommit.write(_df(spark), str(tmp_path / "default"))
+    assert _created_by(str(tmp_path / "default")) == {"DuckDB"}
+    spark.conf.set(SETTING, "off")
     path = str(tmp_path / "t")
     filecommit.write(_df(spark), path)
     adds = [a["add"] for a in log_actions(path)[0] if "add" in a]
     assert adds and all(a["path"].endswith(".snappy.parquet") for a in adds), adds
+    assert _created_by(path) == {"parquet-mr"}
 
 
 def _df(spark):
