@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 
@@ -125,6 +126,12 @@ def spark(tmp_path_factory, minio, postgres):
         # The native Parquet writer's jars (make native-jars), as local_session adds them by default.
         conf["spark.jars"] = ",".join([conf["spark.jars"], *s3.s3a_jars(), *filecommit.find_native_jars()])
         conf["spark.filecommit.allowedRoots"] += f",s3a://{minio.bucket}/,s3a://{minio.roots_bucket}/prefix"
+        # FILECOMMIT_TEST_WRITER_NATIVE=auto runs the suite with the native Parquet writer as the server's
+        # default; FILECOMMIT_TEST_SERVER_CONF (a JSON object) adds server settings, e.g.
+        # {"spark.filecommit.smallWrite.maxRows": "0"} to send every write through a Spark job.
+        if os.environ.get("FILECOMMIT_TEST_WRITER_NATIVE"):
+            conf["spark.filecommit.writer.native"] = os.environ["FILECOMMIT_TEST_WRITER_NATIVE"]
+        conf.update(json.loads(os.environ.get("FILECOMMIT_TEST_SERVER_CONF") or "{}"))
         # Its table names live in the session's PostgreSQL metastore when there is one (shared with
         # the servers of tests/test_shared_metastore.py), else in a Derby metastore of its own.
         metastore = {} if postgres.server is None else {

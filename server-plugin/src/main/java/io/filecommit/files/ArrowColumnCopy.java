@@ -6,6 +6,8 @@ import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.SmallIntVector;
 import org.apache.arrow.vector.TimeStampVector;
@@ -23,7 +25,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * column by column (a tight loop per column and type) instead of row by row through Spark's
  * {@code ArrowFieldWriter}s. The Arrow types are those of Spark's {@code ArrowUtils.toArrowSchema}
  * (the vectors {@code ArrowWriter.createFieldWriter} would fill), and the values are the same:
- * boolean as {@code BitVector}, byte / short / int as 8 / 16 / 32-bit integers, long, date (days
+ * boolean as {@code BitVector}, byte / short / int as 8 / 16 / 32-bit integers, float / double as
+ * {@code Float4Vector} / {@code Float8Vector} (NaN and -0.0 as they are), long, date (days
  * since 1970-01-01) and timestamps (microseconds since the epoch) as they are stored, decimals as
  * Arrow decimal128 of the column's precision and scale (unscaled value), strings and binary as
  * their bytes. Only the types {@link NativeParquetWriter#ineligible} allows are handled.
@@ -40,6 +43,8 @@ final class ArrowColumnCopy {
   private static final int DECIMAL = 8;
   private static final int STRING = 9;
   private static final int BINARY = 10;
+  private static final int FLOAT = 11;
+  private static final int DOUBLE = 12;
 
   private final int kind;
   private final int precision;
@@ -83,6 +88,10 @@ final class ArrowColumnCopy {
       return new ArrowColumnCopy(STRING, 0, 0);
     } else if (type.equals(DataTypes.BinaryType)) {
       return new ArrowColumnCopy(BINARY, 0, 0);
+    } else if (type.equals(DataTypes.FloatType)) {
+      return new ArrowColumnCopy(FLOAT, 0, 0);
+    } else if (type.equals(DataTypes.DoubleType)) {
+      return new ArrowColumnCopy(DOUBLE, 0, 0);
     }
     throw new IllegalArgumentException("No Arrow copy of " + type.simpleString());
   }
@@ -120,6 +129,8 @@ final class ArrowColumnCopy {
       case DECIMAL -> copyDecimal(src, rows, from, count, dst, at, nulls, writable);
       case STRING -> copyString(src, rows, from, count, dst, at, nulls, writable);
       case BINARY -> copyBinary(src, rows, from, count, dst, at, nulls, writable);
+      case FLOAT -> copyFloat(src, rows, from, count, dst, at, nulls);
+      case DOUBLE -> copyDouble(src, rows, from, count, dst, at, nulls);
       default -> throw new IllegalStateException("kind " + kind);
     }
   }
@@ -198,6 +209,32 @@ final class ArrowColumnCopy {
         v.setNull(at + k);
       } else {
         v.set(at + k, src.getLong(r));
+      }
+    }
+  }
+
+  private void copyFloat(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls) {
+    Float4Vector v = (Float4Vector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getFloat(r));
+      }
+    }
+  }
+
+  private void copyDouble(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
+      boolean nulls) {
+    Float8Vector v = (Float8Vector) dst;
+    for (int k = 0; k < count; k++) {
+      int r = rows == null ? from + k : rows[from + k];
+      if (nulls && src.isNullAt(r)) {
+        v.setNull(at + k);
+      } else {
+        v.set(at + k, src.getDouble(r));
       }
     }
   }

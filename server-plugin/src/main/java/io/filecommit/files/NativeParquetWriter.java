@@ -48,7 +48,7 @@ import scala.runtime.BoxedUnit;
  * execution, {@code runJob} over the plan's rows, {@code onTaskCommit} per finished task, then
  * {@code commitJob}; on failure {@code abortJob}.
  *
- * <p>Setting {@value #SETTING} ({@code auto}, or {@code off}, the default; the session's value over the
+ * <p>Setting {@value #SETTING} ({@code auto}, the default, or {@code off}; the session's value over the
  * server's). With {@code auto} a write goes here when {@link #ineligible} finds no reason against it and the Arrow dataset
  * jars are on the server's class path and their native library loads ({@link #available}); every
  * other write uses Spark's writer. Differences of the files (same rows, types and {@code add.stats}):
@@ -59,7 +59,7 @@ import scala.runtime.BoxedUnit;
  * microseconds in both (read by every Parquet reader the same way).
  */
 public final class NativeParquetWriter {
-  /** The setting: {@code auto} or {@code off} (default); a session's value wins over the server's. */
+  /** The setting: {@code auto} (default) or {@code off}; a session's value wins over the server's. */
   public static final String SETTING = "spark.filecommit.writer.native";
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NativeParquetWriter.class);
   private static final AtomicLong NATIVE_WRITES = new AtomicLong();
@@ -118,8 +118,9 @@ public final class NativeParquetWriter {
    * write has Spark writer options, {@code spark.sql.files.maxRecordsPerFile} is set, the table is
    * not on the local file system, a data column has a type without an exact Arrow mapping here
    * (allowed: boolean, byte, short, int, long, string without collation, binary, date, timestamp,
-   * timestamp without time zone, decimal; floats and doubles are not, as the native writer's
-   * statistics leave out NaN), or a partition column is not a string, integral or boolean column.
+   * timestamp without time zone, decimal, and float and double with DuckDB's engine only: it writes
+   * no min/max for a chunk with NaN, Arrow's writes bounds that leave NaN out), or a partition
+   * column is not a string, integral or boolean column.
    *
    * @param session the session of the write
    * @param schema the physical schema of the written rows, partition columns included
@@ -130,8 +131,8 @@ public final class NativeParquetWriter {
    */
   public static Optional<String> ineligible(SparkSession session, StructType schema, List<String> partitionColumns,
       String outputPath, Map<String, String> options) {
-    // The session's value (a client may opt in for its own writes) over the server's, default off.
-    String setting = session.conf().get(SETTING, session.sparkContext().getConf().get(SETTING, "off"))
+    // The session's value (a client may opt out for its own writes) over the server's, default auto.
+    String setting = session.conf().get(SETTING, session.sparkContext().getConf().get(SETTING, "auto"))
         .trim().toLowerCase(Locale.ROOT);
     if (setting.equals("off")) {
       return Optional.of(SETTING + "=off");
@@ -154,6 +155,11 @@ public final class NativeParquetWriter {
       if (partition ? !PARTITION_TYPES.contains(f.dataType()) : !dataType(f.dataType())) {
         return Optional.of("column " + f.name() + " of type " + f.dataType().simpleString());
       }
+      if (!partition && FLOAT_TYPES.contains(f.dataType()) && !(available() && duckDb)) {
+        // Arrow's writer keeps min/max of a chunk with NaN (NaN left out); DuckDB's writes none.
+        return Optional.of("column " + f.name() + " of type " + f.dataType().simpleString()
+            + " without DuckDB's writer");
+      }
     }
     return Optional.empty();
   }
@@ -162,7 +168,9 @@ public final class NativeParquetWriter {
       DataTypes.LongType, DataTypes.ShortType, DataTypes.ByteType, DataTypes.BooleanType);
   private static final Set<DataType> DATA_TYPES = Set.of(DataTypes.StringType, DataTypes.IntegerType,
       DataTypes.LongType, DataTypes.ShortType, DataTypes.ByteType, DataTypes.BooleanType, DataTypes.BinaryType,
-      DataTypes.DateType, DataTypes.TimestampType, DataTypes.TimestampNTZType);
+      DataTypes.DateType, DataTypes.TimestampType, DataTypes.TimestampNTZType, DataTypes.FloatType,
+      DataTypes.DoubleType);
+  private static final Set<DataType> FLOAT_TYPES = Set.of(DataTypes.FloatType, DataTypes.DoubleType);
 
   private static boolean dataType(DataType t) {
     return DATA_TYPES.contains(t) || t instanceof DecimalType;

@@ -29,7 +29,10 @@ import org.apache.parquet.schema.Type;
  * min/max are written only where the value is exact and safe for data skipping: integers, floats
  * (not NaN/infinite), dates ({@code yyyy-MM-dd}), and strings (min truncated to a 32-character
  * prefix, which is still a lower bound; max only when at most 32 characters). Other types get a
- * null count only. A column without footer statistics gets no entry.
+ * null count only. A column without footer statistics gets no entry. A column with a row group
+ * that has non-null values but no min/max (a float chunk with NaN: Parquet writers and parquet-mr's
+ * reader drop such bounds) gets no min/max for the file, as NaN is greater than every value in
+ * Spark's order and a bound without it would skip rows.
  */
 public final class ParquetStats {
   private static final int STRING_PREFIX_LENGTH = 32;
@@ -81,6 +84,7 @@ public final class ParquetStats {
     long numRecords = 0;
     Map<String, Statistics<?>> merged = new LinkedHashMap<>();
     Map<String, Boolean> complete = new LinkedHashMap<>();
+    java.util.Set<String> unbounded = new java.util.HashSet<>();
     for (BlockMetaData block : footer.getBlocks()) {
       numRecords += block.getRowCount();
       for (ColumnChunkMetaData chunk : block.getColumns()) {
@@ -98,6 +102,10 @@ public final class ParquetStats {
           continue;
         }
         complete.putIfAbsent(name, true);
+        if (!s.hasNonNullValue() && (!s.isNumNullsSet() || s.getNumNulls() < chunk.getValueCount())) {
+          // Values without bounds (a float chunk with NaN: writers and readers drop its min/max).
+          unbounded.add(name);
+        }
         merged.computeIfAbsent(name, n -> Statistics.createStats(type)).mergeStatistics(s);
       }
     }
@@ -115,7 +123,7 @@ public final class ParquetStats {
       if (s.isNumNullsSet()) {
         nulls.put(name, s.getNumNulls());
       }
-      if (s.hasNonNullValue()) {
+      if (s.hasNonNullValue() && !unbounded.contains(name)) {
         putValue(min, name, e.getValue(), s.genericGetMin(), true);
         putValue(max, name, e.getValue(), s.genericGetMax(), false);
       }

@@ -37,7 +37,8 @@ class ArrowColumnCopyTest {
       .add("ts", DataTypes.TimestampType).add("ntz", DataTypes.TimestampNTZType)
       .add("d9", DataTypes.createDecimalType(9, 2)).add("d15", DataTypes.createDecimalType(15, 2))
       .add("d30", DataTypes.createDecimalType(30, 5)).add("s", DataTypes.StringType)
-      .add("bin", DataTypes.BinaryType).add("ds", DataTypes.StringType);
+      .add("bin", DataTypes.BinaryType).add("f", DataTypes.FloatType).add("db", DataTypes.DoubleType)
+      .add("ds", DataTypes.StringType);
 
   /** Strings of a dictionary, decoded by id. */
   private record Words(String... words) implements Dictionary {
@@ -89,6 +90,8 @@ class ArrowColumnCopyTest {
           case 11 -> cols[c].putByteArray(r, ("value-" + v + "-é").repeat(r % 4).getBytes(
               java.nio.charset.StandardCharsets.UTF_8));
           case 12 -> cols[c].putByteArray(r, new byte[] {(byte) v, 0, (byte) (v >> 8)});
+          case 13 -> cols[c].putFloat(r, r % 17 == 0 ? Float.NaN : (v - 4000) / 3f);
+          case 14 -> cols[c].putDouble(r, r % 13 == 0 ? -0.0 : r % 11 == 0 ? Double.NEGATIVE_INFINITY : v / -7.0);
           default -> throw new IllegalStateException();
         }
       }
