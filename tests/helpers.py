@@ -93,6 +93,10 @@ def delta_rows(path: str, columns=None, version=None) -> pd.DataFrame:
     return canonical(delta_table(path, version).to_pandas(), columns)
 
 
+def _null(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
 def canonical(df: pd.DataFrame, columns=None) -> pd.DataFrame:
     """Rows sorted by all columns with nulls as None and numbers as float, for exact comparison."""
     cols = list(columns) if columns is not None else sorted(df.columns)
@@ -102,7 +106,9 @@ def canonical(df: pd.DataFrame, columns=None) -> pd.DataFrame:
             out[c] = out[c].astype("float64")
         else:
             out[c] = out[c].astype(object).where(out[c].notna(), None)
-    key = [out[c].map(lambda v: (v is None, "" if v is None else v)) for c in cols]
+    # A numeric null is NaN after the cast: it sorts as a null (NaN compares false with everything,
+    # so sorting by it would keep the readers' own row order).
+    key = [out[c].map(lambda v: (_null(v), "" if _null(v) else v)) for c in cols]
     order = pd.DataFrame({i: k for i, k in enumerate(key)}).sort_values(list(range(len(cols)))).index
     return out.loc[order].reset_index(drop=True)
 
