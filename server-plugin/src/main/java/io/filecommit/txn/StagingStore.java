@@ -71,7 +71,6 @@ public final class StagingStore {
    *     record cannot be written (nothing is staged)
    */
   static void write(DeltaLog log, StagedCommit commit) {
-    StagingSweeper.watch(log, commit.expirationTime());
     FileSystem fs = log.fs();
     // An object store shows a PUT whole or not at all: the record is written in place, one request.
     boolean direct = LogProbe.objectStore(fs);
@@ -92,6 +91,8 @@ public final class StagingStore {
       throw ErrorClass.FILECOMMIT_LOG_WRITE_FAILED.error("Cannot store the staged commit of " + log.tablePath()
           + ": " + e, e, Map.of("table", log.tablePath().toString()));
     }
+    // After the record exists: a sweep listing from now on sees it, one listing before is told of it.
+    StagingSweeper.watch(log, commit.expirationTime());
   }
 
   /**

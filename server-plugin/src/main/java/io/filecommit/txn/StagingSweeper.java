@@ -31,8 +31,11 @@ final class StagingSweeper {
   static final long RESWEEP_MS = 15 * 60_000;
   private static final Logger LOG = LoggerFactory.getLogger(StagingSweeper.class);
 
-  /** A watched table, when it is next due and when it was last listed (or first watched), ms since the epoch. */
-  private record Watched(DeltaLog log, long due, long since) {}
+  /**
+   * A watched table: when it is next due, when it was last listed (or first watched) and when this
+   * server last stored a record of it (0: never), ms since the epoch.
+   */
+  private record Watched(DeltaLog log, long due, long since, long stored) {}
 
   private static final Map<String, Watched> WATCHED = new ConcurrentHashMap<>();
   private static final Map<String, Long> LAST_SWEEP = new ConcurrentHashMap<>();
@@ -50,9 +53,10 @@ final class StagingSweeper {
    */
   static void watch(DeltaLog log, long due) {
     String key = log.tablePath().toString();
+    long now = System.currentTimeMillis();
     if (WATCHED.size() < 10_000 || WATCHED.containsKey(key)) {
-      WATCHED.merge(key, new Watched(log, due, System.currentTimeMillis()),
-          (a, b) -> new Watched(a.log(), Math.min(a.due(), b.due()), a.since()));
+      WATCHED.merge(key, new Watched(log, due, now, due == Long.MAX_VALUE ? 0 : now),
+          (a, b) -> new Watched(a.log(), Math.min(a.due(), b.due()), a.since(), Math.max(a.stored(), b.stored())));
     }
     if (sweeper == null) {
       synchronized (StagingSweeper.class) {
@@ -93,9 +97,17 @@ final class StagingSweeper {
       LAST_SWEEP.clear();
     }
     LAST_SWEEP.put(key, now);
+    long listed = System.currentTimeMillis();
     StagingStore.Swept swept = StagingStore.sweepPlanned(log, now);
-    long due = Math.min(swept.nextDue(), now + RESWEEP_MS);
-    WATCHED.computeIfPresent(key, (k, w) -> swept.recordsLeft() ? new Watched(w.log(), due, now) : null);
+    WATCHED.computeIfPresent(key, (k, w) -> {
+      // A record stored while the listing ran may be missing from it: its due time is kept.
+      boolean storedSince = w.stored() >= listed;
+      if (!swept.recordsLeft() && !storedSince) {
+        return null;
+      }
+      long due = Math.min(swept.nextDue(), now + RESWEEP_MS);
+      return new Watched(w.log(), storedSince ? Math.min(due, w.due()) : due, now, w.stored());
+    });
     return swept;
   }
 
