@@ -1,16 +1,15 @@
 package io.filecommit.files;
 
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
-import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.BitVector;
-import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
-import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.SmallIntVector;
-import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -118,17 +117,15 @@ final class ArrowColumnCopy {
     boolean writable = src instanceof WritableColumnVector;
     // One small method per type: each loop compiled with its calls inlined.
     switch (kind) {
-      case BOOLEAN -> copyBoolean(src, rows, from, count, dst, at, nulls, writable);
-      case BYTE -> copyByte(src, rows, from, count, dst, at, nulls, writable);
-      case SHORT -> copyShort(src, rows, from, count, dst, at, nulls, writable);
-      case INT -> copyInt(src, rows, from, count, dst, at, nulls, writable);
-      case DATE -> copyDate(src, rows, from, count, dst, at, nulls, writable);
-      case LONG -> copyLong(src, rows, from, count, dst, at, nulls, writable);
-      case TIMESTAMP -> copyTimestamp(src, rows, from, count, dst, at, nulls, writable);
+      case BOOLEAN -> copyBoolean(src, rows, from, count, dst, at, nulls);
+      case BYTE -> copyByte(src, rows, from, count, dst, at, nulls);
+      case SHORT -> copyShort(src, rows, from, count, dst, at, nulls);
+      case INT, DATE -> copyInt(src, rows, from, count, dst, at, nulls);
+      case LONG, TIMESTAMP -> copyLong(src, rows, from, count, dst, at, nulls);
       case DECIMAL_LONG -> copyDecimalLong(src, rows, from, count, dst, at, nulls, writable);
-      case DECIMAL -> copyDecimal(src, rows, from, count, dst, at, nulls, writable);
+      case DECIMAL -> copyDecimal(src, rows, from, count, dst, at, nulls);
       case STRING -> copyString(src, rows, from, count, dst, at, nulls, writable);
-      case BINARY -> copyBinary(src, rows, from, count, dst, at, nulls, writable);
+      case BINARY -> copyBinary(src, rows, from, count, dst, at, nulls);
       case FLOAT -> copyFloat(src, rows, from, count, dst, at, nulls);
       case DOUBLE -> copyDouble(src, rows, from, count, dst, at, nulls);
       default -> throw new IllegalStateException("kind " + kind);
@@ -136,7 +133,7 @@ final class ArrowColumnCopy {
   }
 
   private void copyBoolean(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
-      boolean nulls, boolean writable) {
+      boolean nulls) {
     BitVector v = (BitVector) dst;
     for (int k = 0; k < count; k++) {
       int r = rows == null ? from + k : rows[from + k];
@@ -149,7 +146,7 @@ final class ArrowColumnCopy {
   }
 
   private void copyByte(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
-      boolean nulls, boolean writable) {
+      boolean nulls) {
     TinyIntVector v = (TinyIntVector) dst;
     for (int k = 0; k < count; k++) {
       int r = rows == null ? from + k : rows[from + k];
@@ -162,7 +159,7 @@ final class ArrowColumnCopy {
   }
 
   private void copyShort(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
-      boolean nulls, boolean writable) {
+      boolean nulls) {
     SmallIntVector v = (SmallIntVector) dst;
     for (int k = 0; k < count; k++) {
       int r = rows == null ? from + k : rows[from + k];
@@ -175,40 +172,36 @@ final class ArrowColumnCopy {
   }
 
   private void copyInt(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
-      boolean nulls, boolean writable) {
-    IntVector v = (IntVector) dst;
+      boolean nulls) {
+    // int and date (days) vectors: 4-byte values, the same buffers (IntVector.set / DateDayVector.set).
+    BaseFixedWidthVector v = (BaseFixedWidthVector) dst;
+    ArrowBuf data = v.getDataBuffer();
+    ArrowBuf validity = v.getValidityBuffer();
     for (int k = 0; k < count; k++) {
       int r = rows == null ? from + k : rows[from + k];
       if (nulls && src.isNullAt(r)) {
-        v.setNull(at + k);
+        BitVectorHelper.unsetBit(validity, at + k);
       } else {
-        v.set(at + k, src.getInt(r));
-      }
-    }
-  }
-
-  private void copyDate(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
-      boolean nulls, boolean writable) {
-    DateDayVector v = (DateDayVector) dst;
-    for (int k = 0; k < count; k++) {
-      int r = rows == null ? from + k : rows[from + k];
-      if (nulls && src.isNullAt(r)) {
-        v.setNull(at + k);
-      } else {
-        v.set(at + k, src.getInt(r));
+        BitVectorHelper.setBit(validity, at + k);
+        data.setInt((long) (at + k) * 4, src.getInt(r));
       }
     }
   }
 
   private void copyLong(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
-      boolean nulls, boolean writable) {
-    BigIntVector v = (BigIntVector) dst;
+      boolean nulls) {
+    // long and timestamp (microseconds) vectors: 8-byte values, the same buffers (BigIntVector.set /
+    // TimeStampVector.set).
+    BaseFixedWidthVector v = (BaseFixedWidthVector) dst;
+    ArrowBuf data = v.getDataBuffer();
+    ArrowBuf validity = v.getValidityBuffer();
     for (int k = 0; k < count; k++) {
       int r = rows == null ? from + k : rows[from + k];
       if (nulls && src.isNullAt(r)) {
-        v.setNull(at + k);
+        BitVectorHelper.unsetBit(validity, at + k);
       } else {
-        v.set(at + k, src.getLong(r));
+        BitVectorHelper.setBit(validity, at + k);
+        data.setLong((long) (at + k) * 8, src.getLong(r));
       }
     }
   }
@@ -239,19 +232,6 @@ final class ArrowColumnCopy {
     }
   }
 
-  private void copyTimestamp(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
-      boolean nulls, boolean writable) {
-    TimeStampVector v = (TimeStampVector) dst;
-    for (int k = 0; k < count; k++) {
-      int r = rows == null ? from + k : rows[from + k];
-      if (nulls && src.isNullAt(r)) {
-        v.setNull(at + k);
-      } else {
-        v.set(at + k, src.getLong(r));
-      }
-    }
-  }
-
   private void copyDecimalLong(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
       boolean nulls, boolean writable) {
     DecimalVector v = (DecimalVector) dst;
@@ -270,7 +250,7 @@ final class ArrowColumnCopy {
   }
 
   private void copyDecimal(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
-      boolean nulls, boolean writable) {
+      boolean nulls) {
     DecimalVector v = (DecimalVector) dst;
     for (int k = 0; k < count; k++) {
       int r = rows == null ? from + k : rows[from + k];
@@ -308,7 +288,7 @@ final class ArrowColumnCopy {
   }
 
   private void copyBinary(ColumnVector src, int[] rows, int from, int count, FieldVector dst, int at,
-      boolean nulls, boolean writable) {
+      boolean nulls) {
     BaseVariableWidthVector v = (BaseVariableWidthVector) dst;
     for (int k = 0; k < count; k++) {
       int r = rows == null ? from + k : rows[from + k];
