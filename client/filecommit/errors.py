@@ -482,6 +482,11 @@ FILECOMMIT_RELATIVE_PATH = "FILECOMMIT_RELATIVE_PATH"
 FILECOMMIT_PATH_NOT_ALLOWED = "FILECOMMIT_PATH_NOT_ALLOWED"
 """SQLSTATE 42501. A path outside the server's ``spark.filecommit.allowedRoots``."""
 
+FILECOMMIT_PERMISSION_DENIED = "FILECOMMIT_PERMISSION_DENIED"
+"""SQLSTATE 42501. The caller's verified principal lacks a privilege (READ, WRITE, MAINTAIN, OWNER)
+on a path or table; nothing was read or written. ``getMessageParameters()`` has ``principal``,
+``privilege`` and ``object``."""
+
 FILECOMMIT_TABLE_LOCATION_OVERLAP = "FILECOMMIT_TABLE_LOCATION_OVERLAP"
 """SQLSTATE 42K04. A new table or sink whose directory is not its own: inside another table or sink
 (an ancestor holds ``_delta_log`` or ``_spark_metadata``), above one (either below it), or an
@@ -552,6 +557,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_MALFORMED_COMMAND,
     FILECOMMIT_RELATIVE_PATH,
     FILECOMMIT_PATH_NOT_ALLOWED,
+    FILECOMMIT_PERMISSION_DENIED,
     FILECOMMIT_TABLE_LOCATION_OVERLAP,
     FILECOMMIT_LOGSTORE_UNAVAILABLE,
     FILECOMMIT_UNSUPPORTED_OPERATION,

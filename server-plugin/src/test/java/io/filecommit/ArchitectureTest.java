@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The layout rules of the server code, read from its sources: packages depend one way only,
  * {@code catalog} -> {@code connect} -> {@code commands} / {@code sink} -> {@code files} -> {@code txn} -> {@code
- * constraints} / {@code deletionvectors} / {@code schema} -> {@code delta} -> {@code errors}, and no
+ * constraints} / {@code deletionvectors} / {@code schema} / {@code security} -> {@code delta} -> {@code errors}, and no
  * main file is longer than {@value #MAX_LINES} lines.
  */
 class ArchitectureTest {
@@ -32,7 +32,7 @@ class ArchitectureTest {
   private static final Map<String, Integer> LAYERS = Map.ofEntries(
       Map.entry("errors", 0),
       Map.entry("delta", 1),
-      Map.entry("schema", 2), Map.entry("constraints", 2), Map.entry("deletionvectors", 2),
+      Map.entry("security", 2), Map.entry("schema", 2), Map.entry("constraints", 2), Map.entry("deletionvectors", 2),
       Map.entry("txn", 3), Map.entry("read", 3),
       Map.entry("files", 4),
       Map.entry("commands", 5), Map.entry("sink", 5),

@@ -151,6 +151,11 @@ public enum ErrorClass {
   /** A path outside {@code spark.filecommit.allowedRoots}. */
   FILECOMMIT_PATH_NOT_ALLOWED("42501"),
   /**
+   * The session's verified principal lacks a privilege on a path or table (parameters {@code
+   * principal}, {@code privilege}, {@code object}); nothing was read or written.
+   */
+  FILECOMMIT_PERMISSION_DENIED("42501"),
+  /**
    * A new table or sink whose directory is not its own: inside another table or sink, above one
    * (a {@code _delta_log} or {@code _spark_metadata} below it), or an allowed root itself.
    */
