@@ -148,6 +148,26 @@ class ArchitectureTest {
     assertEquals(List.of(), namers, "files naming S3ConditionalPut besides the S3 LogStore");
   }
 
+  /**
+   * The layout of {@code docs/architecture.md} names every package of the sources ({@code
+   * name/} for a top-level package, {@code parent/child/} for a sub-package), so the page cannot
+   * leave one out.
+   */
+  @Test
+  void theArchitecturePageNamesEveryPackage() throws IOException {
+    String page = Files.readString(Paths.get("../docs/architecture.md"));
+    List<String> missing = new ArrayList<>();
+    try (Stream<Path> dirs = Files.walk(MAIN)) {
+      for (Path d : dirs.filter(Files::isDirectory).filter(d -> !d.equals(MAIN)).toList()) {
+        String name = MAIN.relativize(d).toString().replace('\\', '/') + "/";
+        if (!Pattern.compile("(?m)^\\s+" + Pattern.quote(name) + "\\s").matcher(page).find()) {
+          missing.add(name);
+        }
+      }
+    }
+    assertEquals(List.of(), missing, "packages missing from the layout in docs/architecture.md");
+  }
+
   @Test
   void noMainFileIsLongerThanTheLimit() throws IOException {
     List<String> tooLong = new ArrayList<>();
