@@ -108,3 +108,29 @@ def test_auto_compaction_is_off_by_default_and_below_the_threshold(spark, delta_
     table = delta_spark.read_one({"path": table_path, "kind": "table"})
     assert table["ok"], table.get("error")
     assert sorted(r["id"] for r in table["rows"]) == expected
+
+
+@pytest.mark.parametrize("statement", ["DELETE FROM {t} WHERE id = 100",
+                                       "UPDATE {t} SET id = id + 1000 WHERE id = 101",
+                                       "MERGE INTO {t} AS t USING (SELECT 102L AS id) AS s ON t.id = s.id "
+                                       "WHEN MATCHED THEN DELETE"])
+def test_sql_row_level_changes_trigger_auto_compaction(spark, delta_spark, tmp_path, statement):
+    """Auto compaction is a hook on the transaction: SQL DELETE / UPDATE / MERGE (not only the
+    Python client's writes) compact the partitions they added files to."""
+    path = str(tmp_path / "t")
+    many = spark.range(100, 200, 1, 50).selectExpr("id", "'a' AS part")  # 50 small files of 2 rows in partition a
+    filecommit.write(many, path, partition_by=["part"])
+    filecommit.set_table_properties(spark, path, {"delta.autoOptimize.autoCompact": "true"})
+    spark.sql(statement.format(t=f"delta.`{path}`")).collect()  # rewrites one file: adds it to partition a
+    log = log_actions(path)
+    assert sorted(log) == [0, 1, 2, 3]
+    ops = [next(a["commitInfo"] for a in log[v] if "commitInfo" in a) for v in (2, 3)]
+    assert ops[0]["operation"] == statement.split()[0]
+    assert ops[1]["operation"] == "OPTIMIZE" and ops[1]["operationParameters"]["auto"] in (True, "true")
+    assert len([a for a in log[3] if "add" in a]) == 1
+    changed = {"DELETE": {100: None}, "UPDATE": {101: 1101}, "MERGE": {102: None}}[statement.split()[0]]
+    expected = sorted(changed.get(i, i) for i in range(100, 200) if changed.get(i, i) is not None)
+    assert _delta_rs_ids(path) == expected
+    table = delta_spark.read_one({"path": path, "kind": "table"})
+    assert table["ok"], table.get("error")
+    assert sorted(r["id"] for r in table["rows"]) == expected

@@ -1,6 +1,5 @@
 package io.filecommit.catalog;
 
-import io.filecommit.commands.AutoCompact;
 import io.filecommit.commands.CommandResult;
 import io.filecommit.commands.WriteIntoDelta;
 import io.filecommit.commands.WriteMode;
@@ -66,12 +65,8 @@ final class TableWrites {
    */
   static CommandResult write(SparkSession session, Dataset<Row> data, String path, WriteMode mode,
       List<String> partitionBy, Map<String, String> options, Map<String, String> properties) {
-    return Guard.run(session, options, () -> {
-      CommandResult r = WriteIntoDelta.run(session, data, path, mode, partitionBy, options, properties, false, null,
-          null);
-      AutoCompact.afterCommit(session, r);
-      return r;
-    });
+    return Guard.run(session, options, () -> WriteIntoDelta.run(session, data, path, mode, partitionBy, options,
+        properties, false, null, null));
   }
 
   private static final class Builder implements WriteBuilder, SupportsTruncate, SupportsOverwriteV2,

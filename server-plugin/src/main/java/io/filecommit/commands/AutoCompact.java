@@ -6,6 +6,7 @@ import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.txn.OptimisticTransaction;
+import io.filecommit.txn.PostCommitHook;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -33,6 +34,24 @@ import org.slf4j.LoggerFactory;
  * reason, {@code AutoCompactPartitionReserve}): the next write after it compacts what is left.
  */
 public final class AutoCompact {
+  /**
+   * The post-commit hook that write and row-level commands register on their transaction ({@code
+   * OptimisticTransaction.registerPostCommitHook}, as Delta registers its {@code AutoCompact} hook):
+   * runs {@link #afterCommit} with the transaction's landed actions.
+   */
+  public static final PostCommitHook HOOK = new PostCommitHook() {
+    @Override
+    public String name() {
+      return "auto compaction";
+    }
+
+    @Override
+    public void run(PostCommitHook.Committed c) {
+      List<AddFile> added = c.actions().stream().filter(a -> a instanceof AddFile).map(a -> (AddFile) a).toList();
+      afterCommit(c.session(), c.log().tablePath().toString(), c.version(), added);
+    }
+  };
+
   /** Server setting: small files a partition needs before it is compacted. */
   public static final String MIN_NUM_FILES_CONF = "spark.filecommit.autoCompact.minNumFiles";
   /** Server setting: target size of auto-compacted files, bytes. */
@@ -49,34 +68,33 @@ public final class AutoCompact {
    * Compacts after a command's commit when the table asks for it; never throws.
    *
    * @param session the command's session
-   * @param result what the command committed (nothing happens when it committed nothing, was
-   *     staged, or added no file)
+   * @param table the table path
+   * @param version the version the command committed
+   * @param added the files it added (nothing happens when it added none)
    * @return the compaction's result, or null when none ran or it failed
    */
-  public static OptimizeCommand.Result afterCommit(SparkSession session, CommandResult result) {
-    if (result == null || !result.committed() || result.staged() != null || result.addFiles().isEmpty()) {
+  static OptimizeCommand.Result afterCommit(SparkSession session, String table, long version, List<AddFile> added) {
+    if (added.isEmpty()) {
       return null;
     }
-    String table = result.tablePath();
     if (!RESERVED.add(table)) {
       return null; // another command of this server is compacting the table (Delta's AutoCompactPartitionReserve)
     }
     try {
-      return compact(session, result);
+      return compact(session, table, version, added);
     } catch (RuntimeException e) {
-      LOG.warn("filecommit: auto compaction of " + result.tablePath() + " after version " + result.version()
-          + " failed; the write stands: " + e);
+      LOG.warn("filecommit: auto compaction of " + table + " after version " + version + " failed; the write stands: " + e);
       return null;
     } finally {
       RESERVED.remove(table);
     }
   }
 
-  private static OptimizeCommand.Result compact(SparkSession session, CommandResult result) {
+  private static OptimizeCommand.Result compact(SparkSession session, String table, long version, List<AddFile> added) {
     long start = System.currentTimeMillis();
-    DeltaLog log = DeltaLog.forTable(session, result.tablePath());
+    DeltaLog log = DeltaLog.forTable(session, table);
     // The common case: the table's setting from the state this server cached at its commit, no request.
-    io.filecommit.delta.actions.Metadata md = io.filecommit.delta.LogProbe.cachedMetadata(log, result.version());
+    io.filecommit.delta.actions.Metadata md = io.filecommit.delta.LogProbe.cachedMetadata(log, version);
     if (md == null) {
       Snapshot latest = log.snapshot();
       md = latest.exists() ? latest.metadata() : null;
@@ -91,7 +109,7 @@ public final class AutoCompact {
     long minFileSize = OptimizeCommand.bytesSetting(conf, MIN_FILE_SIZE_CONF, maxFileSize / 2);
     int minNumFiles = conf.getInt(MIN_NUM_FILES_CONF, 50);
     Set<Map<String, String>> written = new LinkedHashSet<>();
-    result.addFiles().forEach(a -> written.add(a.partitionValues()));
+    added.forEach(a -> written.add(a.partitionValues()));
     Map<Map<String, String>, Integer> small = new HashMap<>();
     for (AddFile f : snapshot.allFiles()) {
       if (f.size() < minFileSize && written.contains(f.partitionValues())) {
@@ -111,7 +129,7 @@ public final class AutoCompact {
         predicates(snapshot.metadata(), chosen), minFileSize, maxFileSize,
         conf.getDouble(OptimizeCommand.MAX_DELETED_ROWS_RATIO_CONF, 0.05), List.of(), true, false);
     OptimizeCommand.Result r = OptimizeExecutor.run(session, log, txn, request, start);
-    LOG.info("filecommit: auto compaction of " + result.tablePath() + " committed version " + r.commit().version()
+    LOG.info("filecommit: auto compaction of " + table + " committed version " + r.commit().version()
         + ": " + r.operationMetrics());
     return r;
   }

@@ -67,11 +67,11 @@ public final class DeleteCommand {
     }
     if (condition != null) {
       // Resolves the condition before any work, and refuses it when it is not deterministic.
-      RowLevelChange.requireDeterministic(change.scan(List.of()).filter(condition),
+      DMLUtils.requireDeterministic(change.scan(List.of()).filter(condition),
           ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS, "the condition of DELETE");
     }
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
-    String predicate = RowLevelChange.sql(condition);
+    String predicate = DMLUtils.sql(condition);
 
     if (candidates.onPartitionsOnly()) {
       List<AddFile> removed = candidates.files();

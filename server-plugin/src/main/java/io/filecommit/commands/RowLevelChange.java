@@ -12,7 +12,6 @@ import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.DeltaErrors;
-import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.schema.PartitionPredicates;
 import io.filecommit.schema.SchemaEvolution;
@@ -33,11 +32,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
-import org.apache.spark.sql.catalyst.expressions.And;
-import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.classic.Dataset;
-import org.apache.spark.sql.classic.ExpressionUtils;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.StructField;
@@ -130,6 +125,7 @@ public final class RowLevelChange {
     }
     DeltaLog log = DeltaLog.forTable(session, path);
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    txn.registerPostCommitHook(AutoCompact.HOOK);
     if (stage != null) {
       txn.stageInstead(stage);
     }
@@ -161,32 +157,6 @@ public final class RowLevelChange {
     return CommandResult.nothingCommitted(snapshot.version(), table, start, 0);
   }
 
-  /**
-   * {@return the top-level AND-ed parts of a condition (the session's converter parses SQL-text columns
-   * such as {@code functions.expr(...)} first)}
-   * @param session the command's session
-   * @param condition the condition
-   */
-  public static List<Column> conjuncts(SparkSession session, Column condition) {
-    List<Expression> parts = new ArrayList<>();
-    split(session.expression(condition), parts);
-    return parts.stream().map(ExpressionUtils::column).toList();
-  }
-
-  private static void split(Expression e, List<Expression> out) {
-    if (e instanceof And and) {
-      split(and.left(), out);
-      split(and.right(), out);
-    } else if (e instanceof UnresolvedFunction f && f.nameParts().size() == 1
-        && f.nameParts().head().equalsIgnoreCase("and") && f.arguments().size() == 2 && !f.isDistinct()
-        && f.filter().isEmpty()) {
-      // Column.and(...) before analysis
-      split(f.arguments().apply(0), out);
-      split(f.arguments().apply(1), out);
-    } else {
-      out.add(e);
-    }
-  }
 
   /**
    * The files that may hold rows satisfying {@code condition}: every active file, or those whose
@@ -202,7 +172,7 @@ public final class RowLevelChange {
     Column pruning = null;
     boolean all = true;
     if (condition != null) {
-      for (Column c : md.partitionColumns().isEmpty() ? List.<Column>of() : conjuncts(session, condition)) {
+      for (Column c : md.partitionColumns().isEmpty() ? List.<Column>of() : DMLUtils.conjuncts(session, condition)) {
         if (PartitionPredicates.onPartitionsOnly(session, md, c, alias)) {
           pruning = pruning == null ? c : pruning.and(c);
         } else {
@@ -228,7 +198,7 @@ public final class RowLevelChange {
     // read registered above stays the partition-level one, a superset for conflict checks.
     Dataset<Row> empty = scan(List.of());
     StatsSkipping skipping = StatsSkipping.of(alias == null ? empty : empty.as(alias),
-        name -> ColumnMapping.physicalName(md, name), conjuncts(session, condition),
+        name -> ColumnMapping.physicalName(md, name), DMLUtils.conjuncts(session, condition),
         MaterializedRowTracking.of(md).map(rt -> java.util.Set.of(rt.rowId(), rt.rowCommitVersion())).orElse(java.util.Set.of()));
     return new Candidates(skipping.filter(files), false);
   }
@@ -442,49 +412,6 @@ public final class RowLevelChange {
     return MarkedRows.mark(this, candidates, matches);
   }
 
-  /**
-   * Refuses non-deterministic expressions before anything is written (invariant: one decision per
-   * row): Spark's {@code CheckAnalysis} refuses them in DELETE and UPDATE with {@code
-   * INVALID_NON_DETERMINISTIC_EXPRESSIONS}, Delta's {@code PreprocessTableMerge.checkCondition} in
-   * MERGE conditions with {@code DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED}. An expression is
-   * non-deterministic when Spark's {@code Expression.deterministic} is false after analysis
-   * ({@code rand()}, {@code uuid()}, UDFs marked {@code asNondeterministic()}, Python UDFs included).
-   *
-   * @param analyzed a DataFrame whose top operator holds the expressions to check (a {@code
-   *     filter} for a condition, a {@code select} for values), over a plan that allows
-   *     non-deterministic expressions there
-   * @param error the class to refuse with
-   * @param operation what is checked, for the message, e.g. {@code "the condition of DELETE"}
-   * @throws io.filecommit.errors.FileCommitException of class {@code error} naming the SQL of the
-   *     non-deterministic expressions (parameter {@code sqlExprs})
-   */
-  public static void requireDeterministic(Dataset<Row> analyzed, ErrorClass error, String operation) {
-    List<String> found = new ArrayList<>();
-    for (Expression e : scala.jdk.javaapi.CollectionConverters.asJava(analyzed.queryExecution().analyzed().expressions())) {
-      if (!e.deterministic()) {
-        found.add(e.sql());
-      }
-    }
-    if (!found.isEmpty()) {
-      throw error.error("Non-deterministic expressions are not supported in " + operation + ": " + String.join(", ", found)
-          + ". A row-level change decides each row once; nothing was written",
-          Map.of("operation", operation, "sqlExprs", String.join(", ", found)));
-    }
-  }
-
-  /** {@return the SQL text of a condition for commitInfo ({@code true} for none)}
-   * @param condition the condition, or null */
-  public static String sql(Column condition) {
-    return condition == null ? "true" : condition.toString();
-  }
-
-  /** {@return a column reference to {@code name}, qualified with {@code alias} when given}
-   * @param alias a table alias, or null
-   * @param name a column name */
-  public static Column ref(String alias, String name) {
-    return functions.col((alias == null ? "" : SchemaUtils.quote(alias) + ".") + SchemaUtils.quote(name));
-  }
-
   /** {@return row values of the table's columns read from a (possibly aliased) scan}
    * @param alias the scan's alias, or null */
   public List<Column> targetValues(String alias) {
@@ -492,7 +419,7 @@ public final class RowLevelChange {
     StructType read = md.schema();
     for (StructField f : columns()) {
       out.add(SchemaUtils.findField(read, f.name())
-          .map(r -> SchemaEvolution.project(ref(alias, f.name()), r.dataType(), f.dataType()))
+          .map(r -> SchemaEvolution.project(DMLUtils.ref(alias, f.name()), r.dataType(), f.dataType()))
           .orElseGet(() -> functions.lit(null).cast(f.dataType())));
     }
     return out;

@@ -230,7 +230,7 @@ public final class RowLevelOutput {
     StructField[] fields = columns();
     List<Column> cols = new ArrayList<>();
     for (int i = 0; i < fields.length; i++) {
-      Column before = RowLevelChange.ref(null, fields[i].name());
+      Column before = DMLUtils.ref(null, fields[i].name());
       cols.add(functions.when(matches, after.get(i).cast(fields[i].dataType())).otherwise(before).as(fields[i].name()));
     }
     addRowTracking(cols, matches);
@@ -242,7 +242,7 @@ public final class RowLevelOutput {
     Dataset<Row> stage = scan.select(cols.toArray(new Column[0]));
     List<Column> out = new ArrayList<>();
     for (StructField f : fields) {
-      Column c = RowLevelChange.ref(null, f.name());
+      Column c = DMLUtils.ref(null, f.name());
       if (recompute.contains(f.name())) {
         c = functions.when(functions.col(flag),
             functions.expr(f.metadata().getString(TableFeatures.GENERATION_EXPRESSION)).cast(f.dataType())).otherwise(c);

@@ -79,21 +79,21 @@ public final class UpdateCommand {
     Set<String> recompute = new HashSet<>();
     for (StructField f : change.columns()) {
       Column v = set.get(f.name());
-      after.add(v != null ? v : RowLevelChange.ref(null, f.name()));
+      after.add(v != null ? v : DMLUtils.ref(null, f.name()));
       if (v == null && change.isGenerated(f.name())) {
         recompute.add(f.name());
       }
     }
     // Resolve every expression before any work; refuse non-deterministic ones.
     Dataset<Row> empty = change.scan(List.of());
-    RowLevelChange.requireDeterministic(empty.filter(matches), ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS,
+    DMLUtils.requireDeterministic(empty.filter(matches), ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS,
         "the condition of UPDATE");
-    RowLevelChange.requireDeterministic(empty.select(set.values().toArray(new Column[0])),
+    DMLUtils.requireDeterministic(empty.select(set.values().toArray(new Column[0])),
         ErrorClass.INVALID_NON_DETERMINISTIC_EXPRESSIONS, "the assignments of UPDATE");
     empty.filter(matches).select(after.toArray(new Column[0]));
 
     RowLevelChange.Candidates candidates = change.candidates(condition, null);
-    String predicate = RowLevelChange.sql(condition);
+    String predicate = DMLUtils.sql(condition);
     if (change.usesDeletionVectors(candidates.files())) {
       // Deletion vectors: the old rows are marked deleted in their files, only the updated rows are
       // written: the rows the new DVs mark, read back through them (one decision per row).

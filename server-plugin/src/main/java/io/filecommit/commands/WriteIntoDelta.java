@@ -139,6 +139,7 @@ public final class WriteIntoDelta {
 
     DeltaLog log = DeltaLog.forTable(session, path);
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    txn.registerPostCommitHook(AutoCompact.HOOK);
     if (stage != null) {
       txn.stageInstead(stage);
     }

@@ -79,14 +79,11 @@ public final class FileCommitPlugin implements CommandPlugin {
     } else if (any.is(SetTablePropertiesCommand.class)) {
       result = TableCommands.setTableProperties(CommandInput.unpack(any, SetTablePropertiesCommand.class), planner);
     } else if (any.is(DeleteCommand.class)) {
-      result = TableCommands.withAutoCompact(planner,
-          RowLevelCommands.delete(CommandInput.unpack(any, DeleteCommand.class), planner));
+      result = RowLevelCommands.delete(CommandInput.unpack(any, DeleteCommand.class), planner);
     } else if (any.is(UpdateCommand.class)) {
-      result = TableCommands.withAutoCompact(planner,
-          RowLevelCommands.update(CommandInput.unpack(any, UpdateCommand.class), planner));
+      result = RowLevelCommands.update(CommandInput.unpack(any, UpdateCommand.class), planner);
     } else if (any.is(MergeCommand.class)) {
-      result = TableCommands.withAutoCompact(planner,
-          RowLevelCommands.merge(CommandInput.unpack(any, MergeCommand.class), planner));
+      result = RowLevelCommands.merge(CommandInput.unpack(any, MergeCommand.class), planner);
     } else if (any.is(PublishStagedCommand.class)) {
       result = StagingCommands.publish(CommandInput.unpack(any, PublishStagedCommand.class), planner);
     } else if (any.is(StageFilesCommand.class)) {

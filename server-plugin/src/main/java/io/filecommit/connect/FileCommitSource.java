@@ -1,7 +1,5 @@
 package io.filecommit.connect;
 
-import io.filecommit.commands.AutoCompact;
-import io.filecommit.commands.CommandResult;
 import io.filecommit.commands.WriteIntoDelta;
 import io.filecommit.commands.WriteMode;
 import io.filecommit.errors.ClientExceptions;
@@ -161,9 +159,8 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
     StandardWrite w = StandardWrite.parse(written);
     ServerSettings.options(session, w.options());
     String path = AllowedRoots.allowedPath(w.path(), session);
-    CommandResult result = WriteIntoDelta.run(session, (Dataset<Row>) data, path, toMode(mode), w.partitionBy(),
-        w.options(), w.tableProperties(), false, w.txn(), null);
-    AutoCompact.afterCommit(session, result);
+    WriteIntoDelta.run(session, (Dataset<Row>) data, path, toMode(mode), w.partitionBy(), w.options(),
+        w.tableProperties(), false, w.txn(), null);
   }
 
   private static WriteMode toMode(SaveMode mode) {

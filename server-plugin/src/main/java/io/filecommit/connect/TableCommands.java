@@ -17,13 +17,13 @@ final class TableCommands {
   /** Runs a {@code WriteCommand}. */
   static CommandResult write(WriteCommand cmd, SparkConnectPlanner planner) {
     java.util.Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
-    return withAutoCompact(planner, WriteIntoDelta.run(planner.session(),
+    return WriteIntoDelta.run(planner.session(),
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
         CommandInput.path(cmd.getPath(), cmd.getTable(), planner),
         ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
         options, withClustering(cmd), cmd.getChangeData(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
-        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner)));
+        StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
 
   /**
@@ -102,15 +102,6 @@ final class TableCommands {
     } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException e) {
       throw io.filecommit.errors.ErrorClass.DELTA_TABLE_NOT_FOUND.error("Table " + table + " not found", notFound);
     }
-  }
-
-  /**
-   * The post-commit seam of writes: auto compaction when the table asks for it ({@link
-   * io.filecommit.commands.AutoCompact}; never fails the write), then the write's own result.
-   */
-  static CommandResult withAutoCompact(SparkConnectPlanner planner, CommandResult result) {
-    io.filecommit.commands.AutoCompact.afterCommit(planner.session(), result);
-    return result;
   }
 
   /** Runs a {@code SetTablePropertiesCommand}. */

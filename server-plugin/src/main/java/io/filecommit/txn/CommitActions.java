@@ -1,13 +1,14 @@
 package io.filecommit.txn;
 
 import io.filecommit.delta.actions.Action;
+import io.filecommit.delta.actions.AddCDCFile;
+import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.CommitInfo;
 import io.filecommit.delta.actions.DomainMetadata;
+import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
 import io.filecommit.delta.actions.SetTransaction;
-import io.filecommit.errors.DeltaErrors;
-import io.filecommit.errors.ErrorClass;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -74,25 +75,8 @@ final class CommitActions {
     return lines;
   }
 
-  /**
-   * Judges this transaction's domain metadata against a concurrent commit.
-   *
-   * @param ours the domain metadata this transaction commits
-   * @param winner the concurrent commit's actions
-   * @param version the concurrent commit's version
-   * @param table the table path, for messages
-   * @throws io.filecommit.errors.FileCommitException {@code DELTA_CONCURRENT_TRANSACTION} when the
-   *     winner wrote a domain this transaction writes
-   */
-  static void checkDomains(List<DomainMetadata> ours, List<Action> winner, long version, String table) {
-    if (ours.isEmpty()) {
-      return;
-    }
-    for (Action a : winner) {
-      if (a instanceof DomainMetadata d && ours.stream().anyMatch(o -> o.domain().equals(d.domain()))) {
-        throw DeltaErrors.conflict(ErrorClass.DELTA_CONCURRENT_TRANSACTION, "a conflicting metadata domain "
-            + d.domain() + " was committed", version, table, d.domain());
-      }
-    }
+  /** {@return whether the actions only add files (data or change data): a blind append's} */
+  static boolean onlyAdds(List<? extends FileAction> actions) {
+    return actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
   }
 }

@@ -1,7 +1,9 @@
 package io.filecommit.txn;
 
 import io.filecommit.delta.TableConfig;
+import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddFile;
+import io.filecommit.delta.actions.DomainMetadata;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
@@ -175,5 +177,27 @@ final class ConflictChecker {
 
   private RuntimeException conflict(ErrorClass cls, String what, String detail) {
     return DeltaErrors.conflict(cls, what, winner.version(), table, detail);
+  }
+
+  /**
+   * Judges this transaction's domain metadata against a concurrent commit.
+   *
+   * @param ours the domain metadata this transaction commits
+   * @param winner the concurrent commit's actions
+   * @param version the concurrent commit's version
+   * @param table the table path, for messages
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_CONCURRENT_TRANSACTION} when the
+   *     winner wrote a domain this transaction writes
+   */
+  static void checkDomains(List<DomainMetadata> ours, List<Action> winner, long version, String table) {
+    if (ours.isEmpty()) {
+      return;
+    }
+    for (Action a : winner) {
+      if (a instanceof DomainMetadata d && ours.stream().anyMatch(o -> o.domain().equals(d.domain()))) {
+        throw DeltaErrors.conflict(ErrorClass.DELTA_CONCURRENT_TRANSACTION, "a conflicting metadata domain "
+            + d.domain() + " was committed", version, table, d.domain());
+      }
+    }
   }
 }

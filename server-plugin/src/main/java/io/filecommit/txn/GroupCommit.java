@@ -127,7 +127,7 @@ final class GroupCommit {
   static Long commitIfGroupable(OptimisticTransaction txn, List<? extends FileAction> actions, Operation operation,
       ConflictChecker.ReadState state) {
     if (!(operation instanceof Operation.Write w) || !w.isBlindAppend() || !txn.snapshot().exists()
-        || txn.stagedMetadata() != null || txn.stagedProtocol() != null || !OptimisticTransaction.onlyAdds(actions)
+        || txn.stagedMetadata() != null || txn.stagedProtocol() != null || !CommitActions.onlyAdds(actions)
         || state.readWholeTable() || !state.readPredicates().isEmpty() || !state.readFiles().isEmpty()
         || state.metadataChanged() || RowTracking.assigns(txn.protocol(), txn.metadata())) {
       return null; // a group's one commit would need row IDs assigned across members: committed alone

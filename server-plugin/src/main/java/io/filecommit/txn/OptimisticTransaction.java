@@ -6,8 +6,6 @@ import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
 import io.filecommit.delta.actions.Action;
-import io.filecommit.delta.actions.AddCDCFile;
-import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.DomainMetadata;
 import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
@@ -60,10 +58,7 @@ public final class OptimisticTransaction {
   private final LogPublisher publisher;
   private StageRequest stage;
   private StagedCommit staged;
-  private boolean readWholeTable;
-  private boolean rowsChecked;
-  private final List<ConflictChecker.ReadPredicate> readPredicates = new ArrayList<>();
-  private final Set<String> readFiles = new HashSet<>();
+  private final ReadSet reads = new ReadSet();
   private final Map<String, Long> txns = new LinkedHashMap<>();
   private final List<Runnable> cleanups = new ArrayList<>();
   /** In-commit timestamp of the newest commit seen, while a commit loop runs. */
@@ -72,6 +67,7 @@ public final class OptimisticTransaction {
   private RowTracking rowTracking;
   private IdentityValues identityValues;
   private final List<DomainMetadata> domains = new ArrayList<>();
+  private final Set<PostCommitHook> hooks = new java.util.LinkedHashSet<>();
 
   /**
    * Starts a transaction at the table's latest snapshot.
@@ -203,8 +199,7 @@ public final class OptimisticTransaction {
    * data-changing add or remove conflicts with it ({@link ConflictChecker}).
    */
   public void readWholeTable() {
-    readWholeTable = true;
-    snapshot.allFiles().forEach(f -> readFiles.add(f.path()));
+    reads.readWholeTable(snapshot);
   }
 
   /**
@@ -227,8 +222,7 @@ public final class OptimisticTransaction {
    * @param files log paths of the files it matched
    */
   public void readPartitions(Column predicate, String alias, Collection<String> files) {
-    readPredicates.add(new ConflictChecker.ReadPredicate(predicate, alias));
-    readFiles.addAll(files);
+    reads.readPartitions(predicate, alias, files);
   }
 
   /**
@@ -284,7 +278,7 @@ public final class OptimisticTransaction {
     }
     MetadataChecks.checkProperties(session, snapshot, metadata, table(), () -> {
       readWholeTable(); // Delta's ADD CONSTRAINT reads every file: an append landing first conflicts
-      return rowsChecked || snapshot.allFiles().isEmpty();
+      return reads.rowsChecked() || snapshot.allFiles().isEmpty();
     });
     metadata = RowTracking.prepare(snapshot.metadata(), ColumnMapping.assign(snapshot.metadata(), metadata), table());
     Protocol current = protocol();
@@ -340,7 +334,8 @@ public final class OptimisticTransaction {
     if (marks != null) {
       newMetadata = marks; // the identity high-water marks (IdentityValues): a metaData action, a conflict for others
     }
-    ConflictChecker.ReadState state = readState(actions);
+    ConflictChecker.ReadState state = reads.state(newMetadata != null || newProtocol != null || !domains.isEmpty(),
+        actions, txns, TableConfig.ISOLATION_LEVEL.fromMetadata(metadata()));
     if (stage != null && !domains.isEmpty()) {
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("A commit that writes domain metadata ("
           + domains.get(0).domain() + ") cannot be staged; commit it directly", Map.of("operation", "stage"));
@@ -352,8 +347,25 @@ public final class OptimisticTransaction {
       return snapshot.version();
     }
     Long grouped = GroupCommit.commitIfGroupable(this, actions, operation, state);
-    return grouped != null ? grouped
+    long version = grouped != null ? grouped
         : commitLoop(actions, operation, List.of(new ConflictChecker.Reader(snapshot.version(), state)), Set.of());
+    if (committed) {
+      PostCommitHooks.runAll(hooks, new PostCommitHook.Committed(session, deltaLog, version, metadata(), actions));
+    }
+    return version;
+  }
+
+  /**
+   * Registers work to run once this transaction's actions have landed in a version (Delta's
+   * {@code OptimisticTransactionImpl.registerPostCommitHook}): after the hooks of that version
+   * ({@link PostCommitHooks}), in the committing thread, before {@link #commit} returns; never for
+   * a staged commit, a duplicate or a failed commit. A hook is registered once however often this is
+   * called with it.
+   *
+   * @param hook the work; failures are logged and never fail the commit
+   */
+  public void registerPostCommitHook(PostCommitHook hook) {
+    hooks.add(hook);
   }
 
   /** Records the outcome of a grouped commit ({@link GroupCommit}). */
@@ -361,15 +373,6 @@ public final class OptimisticTransaction {
     this.committed = committed;
     this.attempts = attempts;
     this.groupOutcomeUnknown = outcomeUnknown;
-  }
-
-  /** What this transaction read and removes, for the conflict rules. */
-  private ConflictChecker.ReadState readState(List<? extends FileAction> actions) {
-    Set<String> removed = actions.stream().filter(a -> a instanceof RemoveFile).map(FileAction::path)
-        .collect(java.util.stream.Collectors.toSet());
-    return new ConflictChecker.ReadState(newMetadata != null || newProtocol != null || !domains.isEmpty(), readWholeTable,
-        List.copyOf(readPredicates), Set.copyOf(readFiles), removed, Map.copyOf(txns),
-        TableConfig.ISOLATION_LEVEL.fromMetadata(metadata()));
   }
 
   /**
@@ -386,7 +389,7 @@ public final class OptimisticTransaction {
     Metadata effective = metadata();
     boolean ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromMetadata(effective);
     lastTimestamp = ict && snapshot.exists() ? snapshot.timestamp() : Long.MIN_VALUE;
-    boolean blind = operation.isBlindAppend() && md == null && pr == null && onlyAdds(actions);
+    boolean blind = operation.isBlindAppend() && md == null && pr == null && CommitActions.onlyAdds(actions);
     String isolation = TableConfig.ISOLATION_LEVEL.fromMetadata(effective);
     committed = false;
     attempts = 0;
@@ -439,7 +442,7 @@ public final class OptimisticTransaction {
       if (createdOurTable) {
         md = null;
         pr = null;
-        blind = onlyAdds(actions);
+        blind = CommitActions.onlyAdds(actions);
       }
       version++;
       LogPublisher.backoff(attempts);
@@ -469,7 +472,7 @@ public final class OptimisticTransaction {
   private boolean judge(WinningCommitSummary winner, List<Action> actions, List<ConflictChecker.Reader> readers,
       Set<String> stagedIds, Metadata effective, boolean createdOurTable) {
     rowTracking.saw(actions);
-    CommitActions.checkDomains(domains, actions, winner.version(), table());
+    ConflictChecker.checkDomains(domains, actions, winner.version(), table());
     if (winner.inCommitTimestamp() != null) {
       lastTimestamp = Math.max(lastTimestamp, winner.inCommitTimestamp());
     }
@@ -490,10 +493,6 @@ public final class OptimisticTransaction {
   /** Records every active file as read and checked against the constraints added (Delta's ADD CONSTRAINT scan). */
   public void readAllRowsForConstraints() {
     readWholeTable();
-    rowsChecked = true;
-  }
-
-  static boolean onlyAdds(List<? extends FileAction> actions) {
-    return actions.stream().allMatch(a -> a instanceof AddFile || a instanceof AddCDCFile);
+    reads.markRowsChecked();
   }
 }

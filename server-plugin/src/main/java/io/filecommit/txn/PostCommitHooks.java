@@ -16,24 +16,77 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Work after a commit landed (Delta's {@code PostCommitHook}s): the snapshot cache moves to the new
- * version (at once, so the next command's snapshot is current), the version checksum file is
- * written ({@link VersionChecksums}; protocol "Version Checksum File") in the background, and a checkpoint is written when the
- * version is a multiple of {@code delta.checkpointInterval} (protocol "Checkpoints") in the
- * background, after the command answered ({@link #inBackground}: one chain per table), followed by
- * the clean-up of expired log files (protocol "Metadata Cleanup"; {@code DeltaLog.cleanupExpiredLogs}).
- * The commit has landed already, so nothing
- * here may turn it into a reported failure or delete a file: every failure of the synchronous
- * part, Errors included, is logged and swallowed (the write is reported committed); background
- * failures are logged (readers fall back to the JSON commits; the next snapshot asks Kernel).
+ * Runs the work after a commit landed ({@link PostCommitHook}s, Delta's {@code
+ * runPostCommitHooks}): first the snapshot cache moves to the new version (at once, so the next
+ * command's snapshot is current; part of the commit, not a hook), then the hooks of every version
+ * ({@link #VERSION_HOOKS}): the version checksum file ({@link VersionChecksums}; protocol "Version
+ * Checksum File"), written before the command answers, and, when the version is a multiple of
+ * {@code delta.checkpointInterval}, a checkpoint (protocol "Checkpoints") in the background after
+ * the command answered ({@link #inBackground}: one chain per table), followed by the clean-up of
+ * expired log files (protocol "Metadata Cleanup"; Delta's {@code DeltaLog.cleanupExpiredLogs}).
+ * The hooks a command registered on its transaction run after these ({@link
+ * OptimisticTransaction#registerPostCommitHook}). The commit has landed already, so nothing here
+ * may turn it into a reported failure or delete a file: every failure, Errors included, is logged
+ * and swallowed (the write is reported committed); background failures are logged (readers fall
+ * back to the JSON commits; the next snapshot asks Kernel).
  */
 final class PostCommitHooks {
   private static final Logger LOG = LoggerFactory.getLogger(PostCommitHooks.class);
 
+  /**
+   * The version checksum file, before the command answers (not in the background), so a client
+   * that lists the log after its answer sees a settled directory. A cancelled command (interrupted
+   * thread) skips it: the file is optional, and its I/O would swallow the interrupt the command
+   * must keep.
+   */
+  static final PostCommitHook CHECKSUM = new PostCommitHook() {
+    @Override
+    public String name() {
+      return "checksum";
+    }
+
+    @Override
+    public void run(PostCommitHook.Committed c) throws java.io.IOException {
+      if (!Thread.currentThread().isInterrupted()) {
+        VersionChecksums.write(c.log(), c.version());
+      }
+    }
+  };
+
+  /**
+   * A checkpoint at every {@code delta.checkpointInterval}-th version, then the clean-up of expired
+   * log files, in the background after the command answered.
+   */
+  static final PostCommitHook CHECKPOINT = new PostCommitHook() {
+    @Override
+    public String name() {
+      return "checkpoint";
+    }
+
+    @Override
+    public void run(PostCommitHook.Committed c) {
+      int interval = TableConfig.CHECKPOINT_INTERVAL.fromMetadata(c.metadata());
+      if (c.version() > 0 && c.version() % interval == 0) {
+        inBackground(c.log(), () -> {
+          try {
+            if (c.log().checkpoint(c.version())) {
+              c.log().cleanupExpiredLogs(c.metadata());
+            }
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("checkpoint at version " + c.version() + " skipped", e);
+          }
+        });
+      }
+    }
+  };
+
+  /** The hooks of every landed version, in order. */
+  static final List<PostCommitHook> VERSION_HOOKS = List.of(CHECKSUM, CHECKPOINT);
+
   private PostCommitHooks() {}
 
   /**
-   * Runs the hooks of a landed commit.
+   * Runs the hooks of a landed version.
    *
    * @param log the table's log
    * @param version the committed version
@@ -56,38 +109,38 @@ final class PostCommitHooks {
         // the next snapshot asks Kernel anyway when the cache is not provably current
       }
     }
-    // The checksum file is written before the command answers (not in the background), so a client
-    // that lists the log after its answer sees a settled directory; it never fails the landed write.
-    // A cancelled command (interrupted thread) skips it: the file is optional, and its I/O would
-    // swallow the interrupt the command must keep.
+    runAll(VERSION_HOOKS, new PostCommitHook.Committed(null, log, version, metadata, List.of()));
+  }
+
+  /**
+   * Runs hooks of a landed commit in order, each with {@link #runSafely}.
+   *
+   * @param hooks the hooks
+   * @param committed what landed
+   */
+  static void runAll(java.util.Collection<PostCommitHook> hooks, PostCommitHook.Committed committed) {
+    for (PostCommitHook hook : hooks) {
+      runSafely(hook, committed);
+    }
+  }
+
+  /**
+   * Runs one hook of a landed commit; whatever it throws is logged, never raised (an interrupt is
+   * kept for the caller; the JVM's own failures propagate).
+   *
+   * @param hook the hook
+   * @param committed what landed
+   */
+  static void runSafely(PostCommitHook hook, PostCommitHook.Committed committed) {
     try {
-      if (!Thread.currentThread().isInterrupted()) {
-        VersionChecksums.write(log, version);
-      }
+      hook.run(committed);
     } catch (Throwable e) {
       notFatalHere(e);
       if (e instanceof java.io.InterruptedIOException || e instanceof java.nio.channels.ClosedByInterruptException) {
         Thread.currentThread().interrupt();
       }
-      LOG.warn("filecommit: checksum file of " + log.tablePath() + " at version " + version + " not written: " + e, e);
-    }
-    try {
-      int interval = TableConfig.CHECKPOINT_INTERVAL.fromMetadata(metadata);
-      if (version > 0 && version % interval == 0) {
-        inBackground(log, () -> {
-          try {
-            if (log.checkpoint(version)) {
-              log.cleanupExpiredLogs(metadata);
-            }
-          } catch (Throwable e) {
-            rethrowIfFatal(e);
-            LOG.warn("filecommit: checkpoint of " + log.tablePath() + " at version " + version + " skipped: " + e, e);
-          }
-        });
-      }
-    } catch (Throwable e) {
-      notFatalHere(e);
-      LOG.warn("filecommit: checkpoint of " + log.tablePath() + " at version " + version + " not scheduled: " + e);
+      LOG.warn("filecommit: post-commit hook " + hook.name() + " of " + committed.log().tablePath() + " at version "
+          + committed.version() + " failed; the commit stands: " + e, e);
     }
   }
 

@@ -76,6 +76,41 @@ class OptimisticTransactionTest {
     return txn.commit(List.of(), APPEND);
   }
 
+  /** A hook that records the versions it saw and then fails, as a broken hook might. */
+  private static final class RecordingHook implements PostCommitHook {
+    final List<Long> versions = new java.util.ArrayList<>();
+
+    @Override
+    public String name() {
+      return "recording";
+    }
+
+    @Override
+    public void run(PostCommitHook.Committed c) {
+      versions.add(c.version());
+      assertEquals(1, c.actions().size());
+      throw new IllegalStateException("a failing hook");
+    }
+  }
+
+  @Test
+  void registeredHooksRunOnceAfterTheirCommitLandedAndNeverFailIt() {
+    createTable();
+    RecordingHook hook = new RecordingHook();
+    OptimisticTransaction txn = new OptimisticTransaction(spark, log());
+    txn.registerPostCommitHook(hook);
+    txn.registerPostCommitHook(hook);
+    assertEquals(1, txn.commit(List.of(add("a.parquet")), APPEND)); // the hook's failure is logged, not raised
+    assertEquals(List.of(1L), hook.versions);
+    // A staged commit lands nothing: its hooks do not run.
+    RecordingHook staged = new RecordingHook();
+    OptimisticTransaction stage = new OptimisticTransaction(spark, log());
+    stage.registerPostCommitHook(staged);
+    stage.stageInstead(new StageRequest(3_600_000L));
+    stage.commit(List.of(add("b.parquet")), APPEND);
+    assertEquals(List.of(), staged.versions);
+  }
+
   @Test
   void concurrentBlindAppendsBothLandInConsecutiveVersions() {
     assertEquals(0, createTable());

@@ -1,5 +1,6 @@
 package io.filecommit.commands.merge;
 
+import io.filecommit.commands.DMLUtils;
 import io.filecommit.commands.RowLevelChange;
 import io.filecommit.delta.IdentityColumns;
 import java.util.Collection;
@@ -91,6 +92,6 @@ final class IdentityInserts {
    * @return the source's column of new values for {@code f}
    */
   static Column value(String sourceAlias, StructField f) {
-    return RowLevelChange.ref(sourceAlias, PREFIX + f.name());
+    return DMLUtils.ref(sourceAlias, PREFIX + f.name());
   }
 }

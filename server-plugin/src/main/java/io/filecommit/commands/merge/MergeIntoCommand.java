@@ -1,6 +1,7 @@
 package io.filecommit.commands.merge;
 
 import io.filecommit.commands.CommandResult;
+import io.filecommit.commands.DMLUtils;
 import io.filecommit.commands.RowLevelChange;
 import io.filecommit.commands.RowLevelOutput;
 import io.filecommit.commands.TableScan;
@@ -250,7 +251,7 @@ public final class MergeIntoCommand {
 
   /** The commit's operation: the ON condition and the clauses as Delta describes them. */
   static java.util.function.Function<Operation.RowLevelStats, Operation> operation(Column on, List<MergeClause> clauses) {
-    String predicate = RowLevelChange.sql(on);
+    String predicate = DMLUtils.sql(on);
     String matched = MergeClause.describe(clauses, true, false);
     String notMatched = MergeClause.describe(clauses, false, false);
     String bySource = MergeClause.describe(clauses, false, true);
@@ -293,7 +294,7 @@ public final class MergeIntoCommand {
     for (MergeClause c : clauses) {
       Column targetOnly = functions.lit(true);
       if (c.condition() != null) {
-        for (Column part : RowLevelChange.conjuncts(change.session, c.condition())) {
+        for (Column part : DMLUtils.conjuncts(change.session, c.condition())) {
           if (change.onTableOnly(part, t)) {
             targetOnly = targetOnly.and(part);
           }
@@ -315,15 +316,15 @@ public final class MergeIntoCommand {
    */
   private static void requireDeterministic(Dataset<Row> both, Column on, List<MergeClause> clauses) {
     ErrorClass cls = ErrorClass.DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED;
-    RowLevelChange.requireDeterministic(both.filter(on), cls, "the search condition of MERGE");
+    DMLUtils.requireDeterministic(both.filter(on), cls, "the search condition of MERGE");
     for (MergeClause c : clauses) {
       String what = c.kind().matched() ? "WHEN MATCHED" : c.kind().bySource() ? "WHEN NOT MATCHED BY SOURCE"
           : "WHEN NOT MATCHED";
       if (c.condition() != null) {
-        RowLevelChange.requireDeterministic(both.filter(c.condition()), cls, "the " + what + " condition of MERGE");
+        DMLUtils.requireDeterministic(both.filter(c.condition()), cls, "the " + what + " condition of MERGE");
       }
       if (!c.assignments().isEmpty()) {
-        RowLevelChange.requireDeterministic(both.select(c.assignments().values().toArray(new Column[0])), cls,
+        DMLUtils.requireDeterministic(both.select(c.assignments().values().toArray(new Column[0])), cls,
             "the " + what + " assignments of MERGE");
       }
     }
@@ -355,7 +356,7 @@ public final class MergeIntoCommand {
       if (v == null && c.allColumns()) {
         String name = sourceColumn(src, f.name());
         if (name != null) {
-          v = RowLevelChange.ref(sourceAlias, name);
+          v = DMLUtils.ref(sourceAlias, name);
           if (change.evolved()) {
             // Fitted to the evolved type (nested fields the source lacks as nulls), never narrowed.
             v = SchemaEvolution.project(v, src.schema().apply(name).dataType(), f.dataType());

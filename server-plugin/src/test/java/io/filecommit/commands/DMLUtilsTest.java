@@ -10,8 +10,8 @@ import org.apache.spark.sql.functions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** How a row-level change splits its condition into the conjuncts that may prune partitions. */
-class RowLevelChangeTest {
+/** How DELETE, UPDATE and MERGE split its condition into the conjuncts that may prune partitions. */
+class DMLUtilsTest {
   private static SparkSession spark;
 
   @BeforeAll
@@ -21,12 +21,12 @@ class RowLevelChangeTest {
 
   @Test
   void conditionsSplitIntoTheirConjuncts() {
-    List<Column> parts = RowLevelChange.conjuncts(spark, functions.expr("t.part = 'a' AND (t.id > 1 OR t.v = 2) AND s.id = t.id"));
+    List<Column> parts = DMLUtils.conjuncts(spark, functions.expr("t.part = 'a' AND (t.id > 1 OR t.v = 2) AND s.id = t.id"));
     assertEquals(3, parts.size());
-    assertEquals(1, RowLevelChange.conjuncts(spark, functions.expr("id > 1 OR part = 'a'")).size());
+    assertEquals(1, DMLUtils.conjuncts(spark, functions.expr("id > 1 OR part = 'a'")).size());
     // Column.and builds an unresolved "and" function: split the same.
     Column built = functions.expr("t.id = s.id").and(functions.lit(true).and(functions.expr("t.id < 20")))
         .and(functions.expr("t.id > 1 OR t.v = 2"));
-    assertEquals(4, RowLevelChange.conjuncts(spark, built).size());
+    assertEquals(4, DMLUtils.conjuncts(spark, built).size());
   }
 }
