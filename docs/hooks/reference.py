@@ -3,12 +3,15 @@
 - ``errors.md``: the marker ``<!-- generated: error-classes -->`` is replaced by a table of every
   constant of ``server-plugin/src/main/java/io/filecommit/errors/ErrorClass.java`` (class name,
   SQLSTATE, the constant's Javadoc as its meaning), grouped by the enum's ``//`` section comments.
+- ``settings.md``: the marker ``<!-- generated: settings -->`` is replaced by a table of every
+  ``spark.filecommit.*`` setting of ``server-plugin/src/main/java/io/filecommit/conf/FileCommitConf.java``
+  (key, default, who may set it, type, the entry's Javadoc as its meaning).
 - ``contract.md``: the marker ``<!-- generated: proto-contract -->`` is replaced by the messages,
   enums and fields of ``proto/filecommit/v1/*.proto`` with their leading ``//`` comments.
 
 Nothing generated is checked in, so a new error class or a changed proto comment cannot leave the
 site stale; a marker whose source yields nothing fails the build (``RuntimeError``).
-Run as a script (``python docs/hooks/reference.py errors|contract``) it prints the generated text.
+Run as a script (``python docs/hooks/reference.py errors|settings|contract``) it prints the generated text.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ERROR_CLASS = ROOT / "server-plugin/src/main/java/io/filecommit/errors/ErrorClass.java"
+SETTINGS = ROOT / "server-plugin/src/main/java/io/filecommit/conf/FileCommitConf.java"
 PROTO_DIR = ROOT / "proto/filecommit/v1"
 ERRORS_MARKER = "<!-- generated: error-classes -->"
 CONTRACT_MARKER = "<!-- generated: proto-contract -->"
+SETTINGS_MARKER = "<!-- generated: settings -->"
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\\[\]*_<>|])")
 
@@ -110,6 +115,31 @@ def errors_markdown() -> str:
     return "\n".join(out)
 
 
+_ENTRY = re.compile(r'/\*\*((?:(?!\*/).)*)\*/\s*public static final Entry (\w+) = (server|session)\(\s*'
+                    r'"([^"]+)",\s*"([^"]*)",\s*(null|"[^"]*")\s*\);', re.S)
+
+
+def settings(source: str) -> list[tuple[str, str, str, str, str]]:
+    """The registry's entries in source order: (key, default or "", scope, type, meaning)."""
+    return [(m.group(4), "" if m.group(6) == "null" else m.group(6).strip('"'), m.group(3), m.group(5),
+             _javadoc_text(m.group(1))) for m in _ENTRY.finditer(source)]
+
+
+def settings_markdown() -> str:
+    rows = settings(SETTINGS.read_text(encoding="utf-8"))
+    declared = SETTINGS.read_text(encoding="utf-8").count("public static final Entry ")
+    if not rows or len(rows) != declared:
+        raise RuntimeError(f"{len(rows)} of {declared} entries of {SETTINGS} parsed")
+    out = [f"{len(rows)} settings, generated from `FileCommitConf.java` when this site was built. *server*: the "
+           "server's static configuration only; *session*: a client may set it for its own session "
+           "(`spark.conf.set`), over the server's value.", "",
+           "| setting | default | set by | type | meaning |", "|---|---|---|---|---|"]
+    for key, default, scope, kind, meaning in rows:
+        shown = f"`{default}`" if default else "unset"
+        out.append(f"| `{key}` | {shown} | {scope} | {escape(kind)} | {meaning} |")
+    return "\n".join(out) + "\n"
+
+
 def _comment_block(lines: list[str], i: int) -> str:
     """The ``//`` comment lines directly above line ``i``, joined."""
     block: list[str] = []
@@ -185,8 +215,11 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         markdown = markdown.replace(ERRORS_MARKER, errors_markdown())
     if CONTRACT_MARKER in markdown:
         markdown = markdown.replace(CONTRACT_MARKER, contract_markdown())
+    if SETTINGS_MARKER in markdown:
+        markdown = markdown.replace(SETTINGS_MARKER, settings_markdown())
     return markdown
 
 
 if __name__ == "__main__":
-    print(errors_markdown() if sys.argv[1:] == ["errors"] else contract_markdown())
+    print({"errors": errors_markdown, "settings": settings_markdown}.get(sys.argv[1] if sys.argv[1:] else "",
+                                                                        contract_markdown)())

@@ -1,6 +1,7 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.conf.FileCommitConf;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.AddFile;
@@ -21,9 +22,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Auto compaction after a write (Delta's {@code AutoCompact} post-commit hook), on tables with
  * {@code delta.autoOptimize.autoCompact=true}: after a committed write that added files, the
- * partitions it added files to that now hold at least {@value #MIN_NUM_FILES_CONF} (default 50)
- * files smaller than {@value #MIN_FILE_SIZE_CONF} (default half the target) are compacted into
- * files of up to {@value #MAX_FILE_SIZE_CONF} (default 128 MiB), as OPTIMIZE does ({@link
+ * partitions it added files to that now hold at least {@link FileCommitConf#AUTO_COMPACT_MIN_NUM_FILES} (default 50)
+ * files smaller than {@link FileCommitConf#AUTO_COMPACT_MIN_FILE_SIZE} (default half the target) are compacted into
+ * files of up to {@link FileCommitConf#AUTO_COMPACT_MAX_FILE_SIZE} (default 128 MiB), as OPTIMIZE does ({@link
  * OptimizeExecutor}), in a commit of its own with operation {@code OPTIMIZE} and parameter {@code
  * auto=true}. This follows Delta's defaults with its modified-partitions-only and early-skip rules
  * ({@code AutoCompactUtils}), counting the files in the post-commit snapshot.
@@ -52,12 +53,6 @@ public final class AutoCompact {
     }
   };
 
-  /** Server setting: small files a partition needs before it is compacted. */
-  public static final String MIN_NUM_FILES_CONF = "spark.filecommit.autoCompact.minNumFiles";
-  /** Server setting: target size of auto-compacted files, bytes. */
-  public static final String MAX_FILE_SIZE_CONF = "spark.filecommit.autoCompact.maxFileSize";
-  /** Server setting: files below this size count as small and are compacted, bytes. */
-  public static final String MIN_FILE_SIZE_CONF = "spark.filecommit.autoCompact.minFileSize";
   private static final Logger LOG = LoggerFactory.getLogger(AutoCompact.class);
   /** Tables an auto compaction of this server is running on: others skip them instead of racing it. */
   private static final Set<String> RESERVED = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -105,9 +100,9 @@ public final class AutoCompact {
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
     Snapshot snapshot = txn.snapshot();
     SparkConf conf = session.sparkContext().getConf();
-    long maxFileSize = OptimizeCommand.bytesSetting(conf, MAX_FILE_SIZE_CONF, 128L << 20);
-    long minFileSize = OptimizeCommand.bytesSetting(conf, MIN_FILE_SIZE_CONF, maxFileSize / 2);
-    int minNumFiles = conf.getInt(MIN_NUM_FILES_CONF, 50);
+    long maxFileSize = FileCommitConf.AUTO_COMPACT_MAX_FILE_SIZE.bytes(conf, 0);
+    long minFileSize = FileCommitConf.AUTO_COMPACT_MIN_FILE_SIZE.bytes(conf, maxFileSize / 2);
+    int minNumFiles = (int) FileCommitConf.AUTO_COMPACT_MIN_NUM_FILES.longValue();
     Set<Map<String, String>> written = new LinkedHashSet<>();
     added.forEach(a -> written.add(a.partitionValues()));
     Map<Map<String, String>, Integer> small = new HashMap<>();
@@ -127,7 +122,7 @@ public final class AutoCompact {
     }
     OptimizeExecutor.Request request = new OptimizeExecutor.Request(f -> chosen.contains(f.partitionValues()),
         predicates(snapshot.metadata(), chosen), minFileSize, maxFileSize,
-        conf.getDouble(OptimizeCommand.MAX_DELETED_ROWS_RATIO_CONF, 0.05), List.of(), true, false);
+        FileCommitConf.OPTIMIZE_MAX_DELETED_ROWS_RATIO.doubleValue(conf), List.of(), true, false);
     OptimizeCommand.Result r = OptimizeExecutor.run(session, log, txn, request, start);
     LOG.info("filecommit: auto compaction of " + table + " committed version " + r.commit().version()
         + ": " + r.operationMetrics());

@@ -2,6 +2,7 @@ package io.filecommit.commands;
 
 import io.filecommit.delta.Clustering;
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.conf.FileCommitConf;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.Metadata;
@@ -30,23 +31,15 @@ import org.apache.spark.sql.types.StructField;
  * {@code dataChange=false} whose {@code commitInfo} has operation {@code OPTIMIZE} and Delta's
  * parameters and metrics ({@link OptimizeExecutor}).
  *
- * <p>Sizes, bytes: files smaller than {@value #MIN_FILE_SIZE_CONF} (default 1 GiB, Delta's {@code
- * spark.databricks.delta.optimize.minFileSize}) are compacted into files of up to the target size:
- * the call's {@code targetFileSize}, else the table's {@code delta.targetFileSize}, else {@value
- * #MAX_FILE_SIZE_CONF} (default 1 GiB, Delta's {@code optimize.maxFileSize}). Files with a deletion
- * vector that deletes more than {@value #MAX_DELETED_ROWS_RATIO_CONF} of their rows (default 0.05)
- * are rewritten too. All three are static server settings.
+ * <p>Sizes, bytes: files smaller than {@link FileCommitConf#OPTIMIZE_MIN_FILE_SIZE} (default 1 GiB,
+ * Delta's {@code spark.databricks.delta.optimize.minFileSize}) are compacted into files of up to the
+ * target size: the call's {@code targetFileSize}, else the table's {@code delta.targetFileSize},
+ * else {@link FileCommitConf#OPTIMIZE_MAX_FILE_SIZE} (default 1 GiB, Delta's {@code
+ * optimize.maxFileSize}). Files with a deletion vector that deletes more than {@link
+ * FileCommitConf#OPTIMIZE_MAX_DELETED_ROWS_RATIO} of their rows (default 0.05) are rewritten too.
+ * All three are static server settings.
  */
 public final class OptimizeCommand {
-  /** Server setting: files smaller than this many bytes are compacted. */
-  public static final String MIN_FILE_SIZE_CONF = "spark.filecommit.optimize.minFileSize";
-  /** Server setting: the default target file size, bytes. */
-  public static final String MAX_FILE_SIZE_CONF = "spark.filecommit.optimize.maxFileSize";
-  /** Server setting: deleted / physical rows of a file above which it is rewritten. */
-  public static final String MAX_DELETED_ROWS_RATIO_CONF = "spark.filecommit.optimize.maxDeletedRowsRatio";
-  /** 1 GiB, Delta's default minimum and target file size. */
-  public static final long DEFAULT_FILE_SIZE = 1L << 30;
-
   private OptimizeCommand() {}
 
   /**
@@ -111,32 +104,19 @@ public final class OptimizeCommand {
     long target = targetFileSize != null ? targetFileSize : defaultTarget(conf, md);
     OptimizeExecutor.Request request = new OptimizeExecutor.Request(
         f -> selected == null || selected.contains(f.path()), List.copyOf(where), minFileSize(conf), target,
-        conf.getDouble(MAX_DELETED_ROWS_RATIO_CONF, 0.05), zorder, false, !clustering.isEmpty());
+        FileCommitConf.OPTIMIZE_MAX_DELETED_ROWS_RATIO.doubleValue(conf), zorder, false, !clustering.isEmpty());
     return OptimizeExecutor.run(session, log, txn, request, start);
   }
 
   /** Files below this size are compacted (server setting), bytes. */
   static long minFileSize(SparkConf conf) {
-    return bytesSetting(conf, MIN_FILE_SIZE_CONF, DEFAULT_FILE_SIZE);
+    return FileCommitConf.OPTIMIZE_MIN_FILE_SIZE.bytes(conf, 0);
   }
 
   /** The target size without an explicit one: the table's delta.targetFileSize, else the server's. */
   static long defaultTarget(SparkConf conf, Metadata md) {
     long table = TableConfig.TARGET_FILE_SIZE.fromMetadata(md);
-    return table > 0 ? table : bytesSetting(conf, MAX_FILE_SIZE_CONF, DEFAULT_FILE_SIZE);
-  }
-
-  /** A positive byte-size server setting ({@code 128m}, {@code 1g}, bytes). */
-  static long bytesSetting(SparkConf conf, String key, long defaultValue) {
-    String raw = conf.get(key, null);
-    if (raw == null) {
-      return defaultValue;
-    }
-    long v = TableConfig.byteSize(raw);
-    if (v <= 0) {
-      throw new IllegalArgumentException("Server setting " + key + " must be a positive size, got '" + raw + "'");
-    }
-    return v;
+    return table > 0 ? table : FileCommitConf.OPTIMIZE_MAX_FILE_SIZE.bytes(conf, 0);
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.conf.FileCommitConf;
 import io.filecommit.delta.KernelInternals;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
@@ -42,14 +43,12 @@ import org.apache.spark.sql.classic.SparkSession;
  * <p>Retention: without one, {@code max(table's delta.deletedFileRetentionDuration, server floor)}
  * ({@link RetentionFloor}; a table another tool gave a lower property still gets the floor). A
  * retention below the floor is always refused; one below the table's property is refused unless the
- * server allows it ({@value #RETENTION_CHECK_CONF}{@code =false}, a static setting; Delta's {@code
+ * server allows it ({@link FileCommitConf#VACUUM_RETENTION_CHECK}{@code =false}, a static setting; Delta's {@code
  * spark.databricks.delta.retentionDurationCheck.enabled}, which a client session cannot reach here).
  * Writes in flight on this server are protected by what the server knows of them ({@link
  * InFlightWrites}), not only by their files' age. Nothing is committed to the log.
  */
 public final class VacuumCommand {
-  /** Server setting that, set to {@code false}, allows retentions below the table's (never below the floor). */
-  public static final String RETENTION_CHECK_CONF = "spark.filecommit.vacuum.retentionCheck.enabled";
 
   private VacuumCommand() {}
 
@@ -103,13 +102,13 @@ public final class VacuumCommand {
     }
     long floor = RetentionFloor.ms(session);
     long retention = retentionHours == null ? Math.max(configured, floor) : (long) (retentionHours * 3_600_000L);
-    boolean check = session.sparkContext().getConf().getBoolean(RETENTION_CHECK_CONF, true);
+    boolean check = FileCommitConf.VACUUM_RETENTION_CHECK.enabled(session.sparkContext().getConf());
     long minimum = check ? Math.max(configured, floor) : floor;
     if (retention < minimum) {
       throw ErrorClass.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT.error("VACUUM of " + table + " with a retention of "
           + retentionHours + " hours is below " + (minimum / 3_600_000.0) + " hours (the table's "
           + TableConfig.DELETED_FILE_RETENTION.key() + ": " + (configured / 3_600_000.0) + " hours; this server's floor "
-          + RetentionFloor.CONF + ": " + (floor / 3_600_000.0) + " hours): files of writes in flight or still read "
+          + FileCommitConf.RETENTION_MINIMUM.key() + ": " + (floor / 3_600_000.0) + " hours): files of writes in flight or still read "
           + "could be deleted. Use a retention period of at least " + (minimum / 3_600_000.0) + " hours",
           Map.of("retentionHours", String.valueOf(retentionHours),
               "configuredRetentionHours", Double.toString(minimum / 3_600_000.0)));

@@ -1,5 +1,6 @@
 package io.filecommit.connect;
 
+import io.filecommit.conf.FileCommitConf;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import java.io.IOException;
@@ -13,7 +14,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
 /**
- * Where remote clients may write: the server configuration {@value #CONF} (comma-separated URIs,
+ * Where remote clients may write: the server configuration {@link FileCommitConf#ALLOWED_ROOTS} (comma-separated URIs,
  * e.g. {@code file:/data,s3a://bucket/tables}). Shared by table and sink commands; applied by the
  * plugin before anything is touched.
  *
@@ -35,8 +36,6 @@ import org.apache.hadoop.fs.Path;
  * a session's runtime conf, so a client cannot widen it.
  */
 public final class AllowedRoots {
-  /** Spark conf key of the allowed roots. */
-  public static final String CONF = io.filecommit.delta.storage.TableLocation.ALLOWED_ROOTS_CONF;
 
   private AllowedRoots() {}
 
@@ -71,7 +70,7 @@ public final class AllowedRoots {
     if (!p.isAbsolute() && p.toUri().getScheme() == null) {
       if (roots.isEmpty()) {
         throw ErrorClass.FILECOMMIT_RELATIVE_PATH.error("Relative path '" + path + "' is refused: the server would "
-            + "resolve it against its own working directory; send an absolute path, or configure " + CONF
+            + "resolve it against its own working directory; send an absolute path, or configure " + FileCommitConf.ALLOWED_ROOTS.key()
             + " to resolve relative paths against its first root", Map.of("path", path));
       }
       p = new Path(new Path(roots.get(0)), path);
@@ -105,7 +104,7 @@ public final class AllowedRoots {
 
   private static io.filecommit.errors.FileCommitException notAllowed(String path, String resolved, List<String> roots) {
     return ErrorClass.FILECOMMIT_PATH_NOT_ALLOWED.error("Path '" + path + "' (resolved to " + resolved
-        + ") is outside the roots this server allows (" + CONF + " = " + String.join(",", roots) + ")",
+        + ") is outside the roots this server allows (" + FileCommitConf.ALLOWED_ROOTS.key() + " = " + String.join(",", roots) + ")",
         Map.of("path", path, "resolved", resolved));
   }
 

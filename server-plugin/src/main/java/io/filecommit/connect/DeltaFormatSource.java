@@ -1,5 +1,6 @@
 package io.filecommit.connect;
 
+import io.filecommit.conf.FileCommitConf;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 
@@ -10,7 +11,7 @@ import org.apache.spark.SparkEnv;
  * them. Spark finds data sources by their {@code shortName} (Spark's {@code
  * DataSource.lookupDataSource}).
  *
- * <p>The server's static setting {@value #SETTING} decides: unset or {@code true}, this source
+ * <p>The server's static setting {@link FileCommitConf#READ_DELTA_FORMAT} decides: unset or {@code true}, this source
  * answers {@code delta}; {@code false}, it is named {@value #DISABLED_NAME} (no user asks for it)
  * and {@code delta} is left to whatever else provides it. With the setting not {@code false} and
  * delta-spark's {@code DeltaDataSource} on the classpath, two sources would claim {@code delta}:
@@ -19,8 +20,6 @@ import org.apache.spark.SparkEnv;
  * instead of one of the two being picked silently.
  */
 public final class DeltaFormatSource extends FileCommitSource {
-  /** The server's static setting (Spark conf, not a session's): answer to {@code format("delta")}. */
-  public static final String SETTING = "spark.filecommit.read.deltaFormat";
   /** The name while the setting is {@code false}. */
   public static final String DISABLED_NAME = "filecommit-delta-alias";
   /** delta-spark's data source class. */
@@ -44,17 +43,17 @@ public final class DeltaFormatSource extends FileCommitSource {
    * @throws IllegalStateException when the setting is not {@code false} and delta-spark is present
    */
   static String name(SparkConf conf, boolean deltaSparkPresent) {
-    String value = conf == null ? null : conf.get(SETTING, null);
+    String value = FileCommitConf.READ_DELTA_FORMAT.raw(conf);
     if (value != null && value.trim().equalsIgnoreCase("false")) {
       return DISABLED_NAME;
     }
     if (value != null && !value.trim().equalsIgnoreCase("true")) {
-      throw new IllegalStateException(SETTING + " must be true or false, got '" + value + "'");
+      throw new IllegalStateException(FileCommitConf.READ_DELTA_FORMAT.key() + " must be true or false, got '" + value + "'");
     }
     if (deltaSparkPresent) {
-      throw new IllegalStateException("filecommit answers to format(\"delta\") unless " + SETTING + "=false, but "
+      throw new IllegalStateException("filecommit answers to format(\"delta\") unless " + FileCommitConf.READ_DELTA_FORMAT.key() + "=false, but "
           + "delta-spark (" + DELTA_SPARK_SOURCE + ") is on this server's classpath and answers to it too: set "
-          + SETTING + "=false in the server's configuration (delta-spark then answers format(\"delta\"), filecommit "
+          + FileCommitConf.READ_DELTA_FORMAT.key() + "=false in the server's configuration (delta-spark then answers format(\"delta\"), filecommit "
           + "format(\"filecommit\")), or remove delta-spark from its classpath, and restart the server");
     }
     return "delta";

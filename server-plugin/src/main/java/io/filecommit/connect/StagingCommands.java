@@ -3,6 +3,7 @@ package io.filecommit.connect;
 import io.filecommit.commands.CommandResult;
 import io.filecommit.commands.StageFilesCommand;
 import io.filecommit.commands.StagedCommits;
+import io.filecommit.conf.FileCommitConf;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.proto.v1.AbortStagedCommand;
 import io.filecommit.proto.v1.AbortSummary;
@@ -26,14 +27,11 @@ import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
 /**
  * Serves the staging commands of the contract ({@code staging.proto}) with {@link StagedCommits}
  * and {@link StageFilesCommand}, and turns a command's {@code Stage} into a {@link StageRequest}
- * under the server's expiry setting {@value #EXPIRATION_CONF} (Spark time string, default {@value
- * #DEFAULT_EXPIRATION}; a static setting, so clients cannot change it).
+ * under the server's expiry setting {@link FileCommitConf#STAGING_EXPIRATION} (Spark time string,
+ * default 24 hours, shorter than Delta's 7-day VACUUM retention; a static setting, so clients
+ * cannot change it).
  */
 final class StagingCommands {
-  /** Server setting: the longest (and default) life of a staged commit. */
-  static final String EXPIRATION_CONF = "spark.filecommit.staging.expiration";
-  /** Default of {@link #EXPIRATION_CONF}: shorter than Delta's 7-day VACUUM retention. */
-  static final String DEFAULT_EXPIRATION = "24h";
 
   private StagingCommands() {}
 
@@ -47,14 +45,14 @@ final class StagingCommands {
     if (!present) {
       return null;
     }
-    long max = planner.session().sparkContext().getConf().getTimeAsMs(EXPIRATION_CONF, DEFAULT_EXPIRATION);
+    long max = FileCommitConf.STAGING_EXPIRATION.timeMs(planner.session().sparkContext().getConf());
     if (!stage.hasExpiresAfterMs()) {
       return new StageRequest(max);
     }
     long ms = stage.getExpiresAfterMs();
     if (ms <= 0 || ms > max) {
       throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Stage.expires_after_ms must be in (0, " + max
-          + "] (the server's " + EXPIRATION_CONF + "), got " + ms, Map.of("value", Long.toString(ms)));
+          + "] (the server's " + FileCommitConf.STAGING_EXPIRATION.key() + "), got " + ms, Map.of("value", Long.toString(ms)));
     }
     return new StageRequest(ms);
   }

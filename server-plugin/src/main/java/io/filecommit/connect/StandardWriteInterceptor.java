@@ -12,6 +12,7 @@ import org.sparkproject.connect.grpc.ServerCall;
 import org.sparkproject.connect.grpc.ServerCallHandler;
 import org.sparkproject.connect.grpc.ServerInterceptor;
 import com.google.protobuf.Any;
+import io.filecommit.conf.FileCommitConf;
 
 /**
  * A Spark Connect gRPC interceptor (Spark's {@code spark.connect.grpc.interceptor.classes}, a
@@ -26,15 +27,13 @@ import com.google.protobuf.Any;
  * requests, other sources, {@code save()} without a path, {@code saveAsTable} / {@code
  * insertInto}, writes with {@code bucketBy} / {@code sortBy} / {@code clusterBy} or a {@code path}
  * option, compressed plans, and {@code delta} while delta-spark answers it ({@link
- * DeltaFormatSource#SETTING}) keep Spark's own path and errors.
+ * FileCommitConf#READ_DELTA_FORMAT}) keep Spark's own path and errors.
  *
- * <p>The server's static setting {@value #SETTING} ({@code true} by default) switches it off:
+ * <p>The server's static setting {@link FileCommitConf#STANDARD_API_DIRECT_WRITE} ({@code true} by default) switches it off:
  * {@code false} keeps every write on Spark's path (e.g. for {@code QueryExecutionListener}s or
  * the SQL tab of the UI, which see Spark's command but not the direct write).
  */
 public final class StandardWriteInterceptor implements ServerInterceptor {
-  /** The server's static setting: {@code false} turns the direct standard-API write off. */
-  public static final String SETTING = "spark.filecommit.standardApi.directWrite";
   private static final String EXECUTE_PLAN = "spark.connect.SparkConnectService/ExecutePlan";
 
   private static volatile Boolean deltaIsOurs;
@@ -107,8 +106,7 @@ public final class StandardWriteInterceptor implements ServerInterceptor {
     Boolean e = enabled;
     if (e == null) {
       SparkEnv env = SparkEnv.get();
-      String value = env == null ? null : env.conf().get(SETTING, null);
-      e = value == null || !value.trim().equalsIgnoreCase("false");
+      e = FileCommitConf.STANDARD_API_DIRECT_WRITE.enabled(env == null ? null : env.conf());
       enabled = e;
     }
     return e;

@@ -1,5 +1,6 @@
 package io.filecommit.delta;
 
+import io.filecommit.conf.FileCommitConf;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
 import java.util.ArrayList;
@@ -34,7 +35,7 @@ import org.apache.hadoop.conf.Configuration;
  *   <li>Spark's own settings, {@code spark.*}: Hadoop, its file systems and Parquet read none of
  *       them; Spark's writers read a few from the Hadoop conf as values (e.g. {@code
  *       spark.sql.parquet.writeLegacyFormat}). Except the server's: {@code spark.filecommit.*} (but
- *       {@link #CLIENT_FILECOMMIT}), {@code spark.delta.logStore.*}, {@code spark.hadoop.*} (judged as the Hadoop key it names),
+ *       the settings of scope {@code SESSION} in {@link FileCommitConf}), {@code spark.delta.logStore.*}, {@code spark.hadoop.*} (judged as the Hadoop key it names),
  *       {@code spark.io.*} (delta-storage's LogStores read their {@code
  *       spark.io.delta.storage.*} settings, a credentials provider class among them, from the
  *       Hadoop conf), catalog plugins {@code spark.sql.catalog.*}, and every key whose last part ends in {@code
@@ -75,11 +76,6 @@ public final class ClientSettings {
 
   private static final String SPARK_HADOOP = "spark.hadoop.";
 
-  /**
-   * The server's settings a session may set for its own writes: {@code spark.filecommit.writer.native}
-   * (which Parquet encoder its writes use; the files and commits obey the same protocol either way).
-   */
-  public static final Set<String> CLIENT_FILECOMMIT = Set.of("spark.filecommit.writer.native");
 
   private ClientSettings() {}
 
@@ -96,7 +92,7 @@ public final class ClientSettings {
     }
     if (key.startsWith("spark.")) {
       String last = key.substring(key.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
-      if (CLIENT_FILECOMMIT.contains(key)) {
+      if (FileCommitConf.find(key).map(e -> e.scope() == FileCommitConf.Scope.SESSION).orElse(false)) {
         return true;
       }
       return !(key.startsWith("spark.filecommit.") || key.startsWith("spark.delta.logStore.")

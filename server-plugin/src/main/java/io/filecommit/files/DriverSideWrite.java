@@ -1,5 +1,6 @@
 package io.filecommit.files;
 
+import io.filecommit.conf.FileCommitConf;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.LinkedHashMap;
@@ -52,17 +53,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>Falls back to the job ({@link ParquetJobWriter}) — returns false before writing anything —
  * when the optimized plan is not a local relation (any input read from files or tables, a plan
  * the optimizer does not fold, {@code ConvertToLocalRelation} excluded), when the rows exceed
- * {@value #MAX_ROWS_KEY} (default {@value #DEFAULT_MAX_ROWS}; 0 turns the fast path off) or the
- * estimated size exceeds {@value #MAX_BYTES_KEY} (default {@value #DEFAULT_MAX_BYTES} bytes). The
+ * {@link FileCommitConf#SMALL_WRITE_MAX_ROWS} (default 10,000; 0 turns the fast path off) or the
+ * estimated size exceeds {@link FileCommitConf#SMALL_WRITE_MAX_BYTES} (default 8 MiB). The
  * caller also keeps column-mapped tables on the job path.
  */
 public final class DriverSideWrite {
-  /** Server setting: most rows a write may have to be written on the driver; 0: never. */
-  public static final String MAX_ROWS_KEY = "spark.filecommit.smallWrite.maxRows";
-  /** Server setting: largest estimated input (bytes) written on the driver. */
-  public static final String MAX_BYTES_KEY = "spark.filecommit.smallWrite.maxBytes";
-  static final long DEFAULT_MAX_ROWS = 10_000;
-  static final long DEFAULT_MAX_BYTES = 8L << 20;
 
   private DriverSideWrite() {}
 
@@ -75,7 +70,7 @@ public final class DriverSideWrite {
    * @return the optimized local relation, or null: use the job
    */
   static LocalRelation local(Dataset<Row> data) {
-    long maxRows = setting(MAX_ROWS_KEY, DEFAULT_MAX_ROWS);
+    long maxRows = FileCommitConf.SMALL_WRITE_MAX_ROWS.longValue();
     LogicalPlan analyzed = data.queryExecution().analyzed();
     if (maxRows <= 0 || !isLocal(analyzed)) {
       return null;
@@ -85,7 +80,7 @@ public final class DriverSideWrite {
     if (!(plan instanceof LocalRelation lr) || lr.isStreaming() || lr.data().size() > maxRows) {
       return null;
     }
-    if (lr.stats().sizeInBytes().compareTo(scala.math.BigInt.apply(setting(MAX_BYTES_KEY, DEFAULT_MAX_BYTES))) > 0) {
+    if (lr.stats().sizeInBytes().compareTo(scala.math.BigInt.apply(FileCommitConf.SMALL_WRITE_MAX_BYTES.longValue())) > 0) {
       return null;
     }
     return lr;
@@ -206,20 +201,5 @@ public final class DriverSideWrite {
       groups.computeIfAbsent(key.apply(r).copy(), k -> new ArrayList<>()).add(r);
     }
     return groups.values().stream().flatMap(List::stream).iterator();
-  }
-
-  /** A numeric server setting from the driver's Spark conf ({@code spark.filecommit.*} is the server's). */
-  private static long setting(String key, long dflt) {
-    SparkEnv env = SparkEnv.get();
-    String v = env == null ? null : env.conf().get(key, null);
-    if (v == null) {
-      return dflt;
-    }
-    try {
-      return Long.parseLong(v.trim());
-    } catch (NumberFormatException e) {
-      throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Server setting " + key
-          + " must be a whole number, got '" + v + "'", Map.of("key", key));
-    }
   }
 }

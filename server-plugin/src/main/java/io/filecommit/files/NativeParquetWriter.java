@@ -1,5 +1,6 @@
 package io.filecommit.files;
 
+import io.filecommit.conf.FileCommitConf;
 import java.lang.reflect.Method;
 import java.text.SimpleDateFormat;
 import java.util.ArrayList;
@@ -48,7 +49,7 @@ import scala.runtime.BoxedUnit;
  * execution, {@code runJob} over the plan's rows, {@code onTaskCommit} per finished task, then
  * {@code commitJob}; on failure {@code abortJob}.
  *
- * <p>Setting {@value #SETTING} ({@code auto}, the default, or {@code off}; the session's value over the
+ * <p>Setting {@link FileCommitConf#WRITER_NATIVE} ({@code auto}, the default, or {@code off}; the session's value over the
  * server's). With {@code auto} a write goes here when {@link #ineligible} finds no reason against it and the Arrow dataset
  * jars are on the server's class path and their native library loads ({@link #available}); every
  * other write uses Spark's writer. Differences of the files (same rows, types and {@code add.stats}):
@@ -59,8 +60,8 @@ import scala.runtime.BoxedUnit;
  * microseconds in both (read by every Parquet reader the same way).
  */
 public final class NativeParquetWriter {
-  /** The setting: {@code auto} (default) or {@code off}; a session's value wins over the server's. */
-  public static final String SETTING = "spark.filecommit.writer.native";
+  /** The reason {@link #ineligible} gives when the setting is {@code off}. */
+  public static final String OFF = "spark.filecommit.writer.native=off";
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NativeParquetWriter.class);
   private static final AtomicLong NATIVE_WRITES = new AtomicLong();
   private static final AtomicLong FALLBACKS = new AtomicLong();
@@ -132,13 +133,12 @@ public final class NativeParquetWriter {
   public static Optional<String> ineligible(SparkSession session, StructType schema, List<String> partitionColumns,
       String outputPath, Map<String, String> options) {
     // The session's value (a client may opt out for its own writes) over the server's, default auto.
-    String setting = session.conf().get(SETTING, session.sparkContext().getConf().get(SETTING, "auto"))
-        .trim().toLowerCase(Locale.ROOT);
+    String setting = FileCommitConf.WRITER_NATIVE.sessionValue(session).trim().toLowerCase(Locale.ROOT);
     if (setting.equals("off")) {
-      return Optional.of(SETTING + "=off");
+      return Optional.of(OFF);
     }
     if (!setting.equals("auto")) {
-      throw new IllegalArgumentException(SETTING + " must be auto or off, got " + setting);
+      throw new IllegalArgumentException(FileCommitConf.WRITER_NATIVE.key() + " must be auto or off, got " + setting);
     }
     if (!options.isEmpty()) {
       return Optional.of("writer options " + options.keySet());

@@ -253,7 +253,7 @@ public final class TransactionalWrite {
       reason = Optional.of("neither duckdb_jdbc nor arrow-dataset on the class path with a native library that loads");
     }
     if (reason.isPresent()) {
-      if (!reason.get().equals(NativeParquetWriter.SETTING + "=off")) {
+      if (!reason.get().equals(NativeParquetWriter.OFF)) {
         NativeParquetWriter.fellBack(outputPath, reason.get());
       }
       return false;

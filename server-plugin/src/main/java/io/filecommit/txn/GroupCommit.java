@@ -1,5 +1,6 @@
 package io.filecommit.txn;
 
+import io.filecommit.conf.FileCommitConf;
 import io.filecommit.delta.actions.FileAction;
 import io.filecommit.errors.ErrorClass;
 import java.util.ArrayDeque;
@@ -49,14 +50,6 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code readVersion} = the lowest read version of the members.
  */
 final class GroupCommit {
-  /** Server setting: how long (ms) a leader lingers for more members; 0 turns group commit off. */
-  static final String MAX_WAIT_KEY = "spark.filecommit.groupCommit.maxWaitMs";
-  /** Server setting: most members in one group. */
-  static final String MAX_SIZE_KEY = "spark.filecommit.groupCommit.maxSize";
-  /** Default of {@link #MAX_WAIT_KEY}, ms. */
-  static final long DEFAULT_MAX_WAIT_MS = 2;
-  /** Default of {@link #MAX_SIZE_KEY}. */
-  static final int DEFAULT_MAX_SIZE = 64;
   /** commitInfo parameter of a grouped commit: JSON array of the members' transaction ids. */
   static final String GROUPED_PARAMETER = "groupedWrites";
 
@@ -118,7 +111,7 @@ final class GroupCommit {
   /**
    * Commits through the table's group when the commit may be grouped: a blind append ({@link
    * Operation.Write} in mode Append, adds only) on an existing table that changes no metadata and
-   * read nothing, with group commit on ({@value #MAX_WAIT_KEY} > 0).
+   * read nothing, with group commit on ({@link FileCommitConf#GROUP_COMMIT_MAX_WAIT_MS} > 0).
    *
    * @return the version (as {@link OptimisticTransaction#commit} returns it), or null when the
    *     commit is not groupable and the caller commits alone
@@ -132,32 +125,17 @@ final class GroupCommit {
         || state.metadataChanged() || RowTracking.assigns(txn.protocol(), txn.metadata())) {
       return null; // a group's one commit would need row IDs assigned across members: committed alone
     }
-    long maxWait = setting(txn, MAX_WAIT_KEY, DEFAULT_MAX_WAIT_MS);
+    long maxWait = FileCommitConf.GROUP_COMMIT_MAX_WAIT_MS.longValue();
     if (maxWait <= 0) {
       return null;
     }
     Member m = new Member(txn, actions, w, state);
-    forTable(txn.table(), maxWait, (int) setting(txn, MAX_SIZE_KEY, DEFAULT_MAX_SIZE)).commit(m);
+    forTable(txn.table(), maxWait, (int) FileCommitConf.GROUP_COMMIT_MAX_SIZE.longValue()).commit(m);
     txn.groupOutcome(m.committed, m.attempts, m.outcomeUnknown);
     if (m.error != null) {
       throw m.error;
     }
     return m.version;
-  }
-
-  /**
-   * A numeric server setting from the server's Spark conf (the driver's {@code SparkEnv}, no copy;
-   * clients cannot change {@code spark.filecommit.*}: {@code connect.ServerSettings}).
-   */
-  private static long setting(OptimisticTransaction txn, String key, long dflt) {
-    org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
-    String v = env == null ? Long.toString(dflt) : env.conf().get(key, Long.toString(dflt)).trim();
-    try {
-      return Long.parseLong(v);
-    } catch (NumberFormatException e) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Server setting " + key + " must be a whole number, got '"
-          + v + "'", Map.of("key", key));
-    }
   }
 
   /**

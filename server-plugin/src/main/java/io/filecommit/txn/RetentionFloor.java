@@ -1,5 +1,6 @@
 package io.filecommit.txn;
 
+import io.filecommit.conf.FileCommitConf;
 import org.apache.spark.sql.classic.SparkSession;
 
 /**
@@ -9,17 +10,13 @@ import org.apache.spark.sql.classic.SparkSession;
  * run; VACUUM without a retention uses {@code max(table property, floor)}. Delta has no such
  * setting: its {@code spark.databricks.delta.retentionDurationCheck.enabled} is a session setting
  * that any client may turn off; here the floor is read from the server's static configuration
- * only (a client session cannot set {@code spark.filecommit.*}).
+ * only ({@link FileCommitConf#RETENTION_MINIMUM}, 7 days by default: Delta's default {@code
+ * delta.deletedFileRetentionDuration}; a client session cannot set {@code spark.filecommit.*}).
  *
  * <p>Log clean-up ({@code delta.logRetentionDuration}, protocol "Metadata Cleanup") is not bound by
  * it: deleting old commit files after a checkpoint loses no data file.
  */
 public final class RetentionFloor {
-  /** Server setting: the floor, a Spark time string ({@code 168h}, {@code 7d}; a bare number is ms). */
-  public static final String CONF = "spark.filecommit.retention.minimum";
-  /** Its default: 7 days, Delta's default {@code delta.deletedFileRetentionDuration}. */
-  public static final String DEFAULT = "168h";
-
   private RetentionFloor() {}
 
   /**
@@ -30,9 +27,10 @@ public final class RetentionFloor {
    * @throws IllegalArgumentException when the setting is not a time string (an operator error)
    */
   public static long ms(SparkSession session) {
-    long ms = session.sparkContext().getConf().getTimeAsMs(CONF, DEFAULT);
+    long ms = FileCommitConf.RETENTION_MINIMUM.timeMs(session.sparkContext().getConf());
     if (ms < 0) {
-      throw new IllegalArgumentException(CONF + " must not be negative, got " + ms + " ms");
+      throw new IllegalArgumentException(FileCommitConf.RETENTION_MINIMUM.key() + " must not be negative, got " + ms
+          + " ms");
     }
     return ms;
   }

@@ -13,12 +13,12 @@ class DeltaFormatSourceTest {
   void answersDeltaByDefaultWithoutDeltaSpark() {
     assertEquals("delta", DeltaFormatSource.name(null, false));
     assertEquals("delta", DeltaFormatSource.name(new SparkConf(false), false));
-    assertEquals("delta", DeltaFormatSource.name(new SparkConf(false).set(DeltaFormatSource.SETTING, "true"), false));
+    assertEquals("delta", DeltaFormatSource.name(new SparkConf(false).set(io.filecommit.conf.FileCommitConf.READ_DELTA_FORMAT.key(), "true"), false));
   }
 
   @Test
   void settingFalseSwitchesItOff() {
-    SparkConf off = new SparkConf(false).set(DeltaFormatSource.SETTING, "false");
+    SparkConf off = new SparkConf(false).set(io.filecommit.conf.FileCommitConf.READ_DELTA_FORMAT.key(), "false");
     assertEquals(DeltaFormatSource.DISABLED_NAME, DeltaFormatSource.name(off, false));
     assertEquals(DeltaFormatSource.DISABLED_NAME, DeltaFormatSource.name(off, true));
   }
@@ -26,15 +26,15 @@ class DeltaFormatSourceTest {
   @Test
   void refusedWithDeltaSparkUnlessSwitchedOff() {
     for (SparkConf conf : new SparkConf[] {new SparkConf(false),
-        new SparkConf(false).set(DeltaFormatSource.SETTING, "true")}) {
+        new SparkConf(false).set(io.filecommit.conf.FileCommitConf.READ_DELTA_FORMAT.key(), "true")}) {
       IllegalStateException e = assertThrows(IllegalStateException.class, () -> DeltaFormatSource.name(conf, true));
-      assertTrue(e.getMessage().contains(DeltaFormatSource.SETTING + "=false"), e.getMessage());
+      assertTrue(e.getMessage().contains(io.filecommit.conf.FileCommitConf.READ_DELTA_FORMAT.key() + "=false"), e.getMessage());
     }
   }
 
   @Test
   void refusesAValueThatIsNotABoolean() {
-    SparkConf bad = new SparkConf(false).set(DeltaFormatSource.SETTING, "yes");
+    SparkConf bad = new SparkConf(false).set(io.filecommit.conf.FileCommitConf.READ_DELTA_FORMAT.key(), "yes");
     assertThrows(IllegalStateException.class, () -> DeltaFormatSource.name(bad, false));
   }
 }

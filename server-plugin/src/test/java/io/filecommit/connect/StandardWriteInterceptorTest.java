@@ -69,7 +69,7 @@ class StandardWriteInterceptorTest {
     assertSame(in, StandardWriteInterceptor.rewrite(in, false));
     assertTrue(StandardWriteInterceptor.direct(save("filecommit").build(), false));
     assertTrue(StandardWriteInterceptor.deltaIsOurs(new SparkConf(false)));
-    assertFalse(StandardWriteInterceptor.deltaIsOurs(new SparkConf(false).set(DeltaFormatSource.SETTING, "false")));
+    assertFalse(StandardWriteInterceptor.deltaIsOurs(new SparkConf(false).set(io.filecommit.conf.FileCommitConf.READ_DELTA_FORMAT.key(), "false")));
   }
 
   @Test

@@ -175,7 +175,7 @@ class GroupCommitTest {
   @Test
   void maxWaitZeroTurnsGroupingOff() throws Exception {
     createTable();
-    SparkEnv.get().conf().set(GroupCommit.MAX_WAIT_KEY, "0");
+    SparkEnv.get().conf().set(io.filecommit.conf.FileCommitConf.GROUP_COMMIT_MAX_WAIT_MS.key(), "0");
     ExecutorService pool = Executors.newFixedThreadPool(4);
     try {
       List<Future<Long>> results = new ArrayList<>();
@@ -195,7 +195,7 @@ class GroupCommitTest {
         assertNull(info(commit).operationParameters().get(GroupCommit.GROUPED_PARAMETER));
       }
     } finally {
-      SparkEnv.get().conf().remove(GroupCommit.MAX_WAIT_KEY);
+      SparkEnv.get().conf().remove(io.filecommit.conf.FileCommitConf.GROUP_COMMIT_MAX_WAIT_MS.key());
       pool.shutdownNow();
     }
   }

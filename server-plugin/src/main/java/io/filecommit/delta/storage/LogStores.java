@@ -2,6 +2,7 @@ package io.filecommit.delta.storage;
 
 import io.filecommit.errors.ErrorClass;
 import io.delta.storage.LogStore;
+import io.filecommit.conf.FileCommitConf;
 import java.lang.reflect.InvocationTargetException;
 import java.util.Locale;
 import java.util.Map;
@@ -19,7 +20,7 @@ import org.apache.hadoop.conf.Configuration;
  *   <li>{@code spark.delta.logStore.<scheme>.impl} (Spark conf of the server or session);
  *   <li>{@code spark.delta.logStore.class} (one class for every scheme, Delta's older key);
  *   <li>the default of the scheme: {@code s3 s3a} -> {@link S3ConditionalLogStore} (commits as S3
- *       conditional writes, {@code If-None-Match: *}) as {@value #S3_CONDITIONAL_KEY} says: {@code
+ *       conditional writes, {@code If-None-Match: *}) as {@link FileCommitConf#S3_CONDITIONAL_WRITES} says: {@code
  *       auto} (default) asks each bucket once whether it honours the condition and falls back to
  *       {@link io.delta.storage.S3SingleDriverLogStore} where it does not; {@code true} always
  *       writes conditionally ({@link S3ConditionalLogStore.Required}); {@code false} is
@@ -49,8 +50,6 @@ public final class LogStores {
   public static final String SCHEME_KEY_PREFIX = "spark.delta.logStore.";
   /** Spark conf key naming one LogStore class for every scheme. */
   public static final String CLASS_KEY = "spark.delta.logStore.class";
-  /** Server conf key: S3 commits as conditional writes, {@code auto} (default), {@code true} or {@code false}. */
-  public static final String S3_CONDITIONAL_KEY = "spark.filecommit.s3.conditionalWrites";
 
   static final Set<String> S3 = Set.of("s3", "s3a", "s3n");
   static final Set<String> AZURE = Set.of("abfs", "abfss", "adl", "wasb", "wasbs");
@@ -85,7 +84,7 @@ public final class LogStores {
       return SPARK_NAMES.getOrDefault(name, name);
     }
     if (S3.contains(s)) {
-      return s3ClassName(s, sparkConf.apply(S3_CONDITIONAL_KEY));
+      return s3ClassName(s, sparkConf.apply(FileCommitConf.S3_CONDITIONAL_WRITES.key()));
     }
     if (AZURE.contains(s)) {
       return "io.delta.storage.AzureLogStore";
@@ -110,7 +109,7 @@ public final class LogStores {
     if (m.equals("auto")) {
       return S3ConditionalLogStore.class.getName();
     }
-    throw ErrorClass.FILECOMMIT_LOGSTORE_UNAVAILABLE.error(S3_CONDITIONAL_KEY + " must be true, false or auto, not '"
+    throw ErrorClass.FILECOMMIT_LOGSTORE_UNAVAILABLE.error(FileCommitConf.S3_CONDITIONAL_WRITES.key() + " must be true, false or auto, not '"
         + mode + "'");
   }
 

@@ -1,5 +1,6 @@
 package io.filecommit.delta.storage;
 
+import io.filecommit.conf.FileCommitConf;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
 import java.io.IOException;
@@ -24,7 +25,7 @@ import org.apache.hadoop.fs.Path;
  *   <li>holds another table or sink: a directory below it holds either (one listing per directory,
  *       {@link FileTree#firstOwnedBelow}; a new table's directory is normally empty or missing);
  *       for a sink also a {@code _delta_log} of its own, for a table a {@code _spark_metadata};
- *   <li>is one of the server's allowed roots ({@value #ALLOWED_ROOTS_CONF}) itself, which would make
+ *   <li>is one of the server's allowed roots ({@link FileCommitConf#ALLOWED_ROOTS}) itself, which would make
  *       every later table under that root a nested one.
  * </ul>
  *
@@ -32,23 +33,21 @@ import org.apache.hadoop.fs.Path;
  * written: never on the hot path of appends.
  */
 public final class TableLocation {
-  /** Spark conf key of the server's allowed roots (comma-separated URIs; static conf only). */
-  public static final String ALLOWED_ROOTS_CONF = "spark.filecommit.allowedRoots";
 
   private TableLocation() {}
 
   /**
-   * The allowed roots from the server's static Spark conf ({@value #ALLOWED_ROOTS_CONF}).
+   * The allowed roots from the server's static Spark conf ({@link FileCommitConf#ALLOWED_ROOTS}).
    *
    * @param session the command's session (its SparkContext's conf is read, never the session's)
    * @return the roots, empty when unset
    */
   public static List<String> allowedRoots(org.apache.spark.sql.classic.SparkSession session) {
-    return parseRoots(session.sparkContext().getConf().get(ALLOWED_ROOTS_CONF, ""));
+    return parseRoots(FileCommitConf.ALLOWED_ROOTS.raw(session.sparkContext().getConf()));
   }
 
   /**
-   * Parses a value of {@value #ALLOWED_ROOTS_CONF}: comma-separated URIs, blanks dropped.
+   * Parses a value of {@link FileCommitConf#ALLOWED_ROOTS}: comma-separated URIs, blanks dropped.
    *
    * @param value the conf value, null or blank when unset
    * @return the roots, empty when unset
@@ -78,7 +77,7 @@ public final class TableLocation {
       for (String allowed : allowedRoots) {
         if (sameDirectory(fs, root, new Path(allowed))) {
           throw overlap(kind, root, allowed, "is the allowed root " + allowed + " itself ("
-              + ALLOWED_ROOTS_CONF + "); create it in a directory below the root");
+              + FileCommitConf.ALLOWED_ROOTS.key() + "); create it in a directory below the root");
         }
       }
       for (Path p = root.getParent(); p != null; p = p.getParent()) {

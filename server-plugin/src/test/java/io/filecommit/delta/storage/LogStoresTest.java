@@ -59,7 +59,7 @@ class LogStoresTest {
 
   @Test
   void s3ConditionalWritesAsTheOperatorSays() {
-    String key = LogStores.S3_CONDITIONAL_KEY;
+    String key = io.filecommit.conf.FileCommitConf.S3_CONDITIONAL_WRITES.key();
     assertEquals(S3ConditionalLogStore.class.getName(), pick("s3a", Map.of(key, "auto")));
     assertEquals(S3ConditionalLogStore.Required.class.getName(), pick("s3a", Map.of(key, "TRUE")));
     assertEquals("io.delta.storage.S3SingleDriverLogStore", pick("s3", Map.of(key, "false")));
