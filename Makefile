@@ -105,10 +105,12 @@ test-containers-memory: build delta-reader
 	PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images memory
 
 ## lint: ruff on client/ and mypy on client/filecommit (generated protobuf modules excluded; config in
-## pyproject.toml, tool versions pinned in its dev extras)
+## pyproject.toml, tool versions pinned in its dev extras); no test catches a bare pytest.raises(Exception)
 lint: setup
 	$(VENV)/bin/ruff check client
 	$(VPY) -m mypy
+	@if grep -rnE 'pytest\.raises\((Base)?Exception[,)]' tests; then \
+	  echo "lint: a bare pytest.raises(Exception) above: name the exception type, and check the error class (helpers.error_class)"; exit 1; fi
 
 ## docs: the documentation site (mkdocs.yml) into .build/site, --strict: a broken link, a page missing from
 ## the navigation or a docstring mkdocstrings cannot read fails; the errors and contract pages are generated

@@ -11,6 +11,14 @@ import pandas as pd
 import pytest
 
 
+def error_class(e) -> str | None:
+    """The error class (``getCondition()``) of an exception or of a ``pytest.raises`` result;
+    None for an exception without one. Tests match errors on this, never on message text."""
+    exc = e.value if isinstance(e, pytest.ExceptionInfo) else e
+    get = getattr(exc, "getCondition", None)
+    return get() if get is not None else None
+
+
 def second_session(spark):
     """An independent Spark Connect client session on the same server as ``spark``.
 

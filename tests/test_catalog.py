@@ -13,9 +13,8 @@ import uuid
 import pandas as pd
 import pytest
 from deltalake import DeltaTable
+from helpers import canonical, delta_rows, error_class
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
-
-from helpers import canonical, delta_rows
 
 pytestmark = pytest.mark.slow
 
@@ -43,10 +42,6 @@ def _both(delta_spark, path, rows, columns):
     return version
 
 
-def _condition(excinfo):
-    e = excinfo.value
-    assert isinstance(e, SparkConnectGrpcException)
-    return e.getCondition()
 
 
 def test_create_table_sql_partitioned_with_location_and_properties(spark, delta_spark, table_path):
@@ -64,7 +59,7 @@ def test_create_table_sql_partitioned_with_location_and_properties(spark, delta_
     # CREATE of an existing name commits nothing.
     with pytest.raises(SparkConnectGrpcException) as e:
         spark.sql(f"CREATE TABLE {name} (id BIGINT) USING delta").collect()
-    assert _condition(e) == "TABLE_OR_VIEW_ALREADY_EXISTS"
+    assert error_class(e) == "TABLE_OR_VIEW_ALREADY_EXISTS"
     assert DeltaTable(table_path).version() == 1
 
 
@@ -158,7 +153,7 @@ def test_alter_table_and_drop(spark, delta_spark, table_path):
     before = DeltaTable(table_path).version()
     with pytest.raises(SparkConnectGrpcException) as e:
         spark.sql(f"INSERT INTO {name} VALUES (-1, 'x')").collect()
-    assert _condition(e) == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
+    assert error_class(e) == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
     assert DeltaTable(table_path).version() == before
     # DROP of an external table keeps its files; the name is gone.
     spark.sql(f"DROP TABLE {name}").collect()
@@ -178,7 +173,7 @@ def _refused(spark, path, statement, condition):
     before = DeltaTable(path).version()
     with pytest.raises(SparkConnectGrpcException) as e:
         spark.sql(statement).collect()
-    assert _condition(e) == condition, str(e.value)[:400]
+    assert error_class(e) == condition, str(e.value)[:400]
     assert DeltaTable(path).version() == before
     return e.value.getMessageParameters()
 
@@ -220,7 +215,7 @@ def test_check_constraints_on_a_table_with_rows(spark, delta_spark, table_path):
     # set_table_properties checks the rows the same way.
     with pytest.raises(SparkConnectGrpcException) as e:
         filecommit.set_table_properties(spark, table_path, {"delta.constraints.pos": "id > 1"})
-    assert _condition(e) == "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION"
+    assert error_class(e) == "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION"
     assert e.value.getMessageParameters()["numRows"] == "2"
     assert DeltaTable(table_path).version() == version
     filecommit.set_table_properties(spark, table_path, {"delta.constraints.pos": "id > 0 OR id IS NULL"})
@@ -244,14 +239,14 @@ def test_allowed_roots_apply_to_locations_and_paths(spark, tmp_path):
     name = _name()
     with pytest.raises(SparkConnectGrpcException) as e:
         spark.sql(f"CREATE TABLE {name} (id BIGINT) USING delta LOCATION '/proc/self/fc_{name}'").collect()
-    assert _condition(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
+    assert error_class(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
     assert name not in [t.tableName for t in spark.sql("SHOW TABLES").collect()]
     with pytest.raises(SparkConnectGrpcException) as e:
         spark.sql("SELECT * FROM delta.`/proc/self/fc_none`").collect()
-    assert _condition(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
+    assert error_class(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
     with pytest.raises(SparkConnectGrpcException) as e:
         spark.sql(f"SELECT * FROM delta.`{tmp_path}/missing`").collect()
-    assert _condition(e) == "DELTA_MISSING_DELTA_TABLE"
+    assert error_class(e) == "DELTA_MISSING_DELTA_TABLE"
 
 
 def test_client_write_by_table_name(spark, table_path):
@@ -264,4 +259,4 @@ def test_client_write_by_table_name(spark, table_path):
     pd.testing.assert_frame_equal(delta_rows(table_path, ["id"]), _expect([(1,), (2,)], ["id"]))
     with pytest.raises(SparkConnectGrpcException) as e:
         filecommit.write(spark.range(1), table=f"no_such_{name}")
-    assert _condition(e) == "DELTA_TABLE_NOT_FOUND"
+    assert error_class(e) == "DELTA_TABLE_NOT_FOUND"

@@ -13,9 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
+from helpers import canonical, delta_rows, delta_table, log_actions, on_s3
+from pyspark.errors import PySparkException
 
 import filecommit
-from helpers import canonical, delta_rows, delta_table, log_actions, on_s3
 
 pytestmark = pytest.mark.slow
 
@@ -141,7 +142,7 @@ def _files(path):
 def test_change_data_needs_the_feed_enabled(spark, table_path):
     _create(spark, table_path, properties={})
     before = _files(table_path)
-    with pytest.raises(Exception, match="delta.enableChangeDataFeed=true"):
+    with pytest.raises(PySparkException, match="delta.enableChangeDataFeed=true"):
         filecommit.write(_changes(spark, BATCH), table_path, change_data=True)
     assert sorted(log_actions(table_path)) == [0] and _files(table_path) == before
 
@@ -149,7 +150,7 @@ def test_change_data_needs_the_feed_enabled(spark, table_path):
 def test_invalid_change_type_is_refused_before_writing(spark, table_path):
     _create(spark, table_path)
     before = _files(table_path)
-    with pytest.raises(Exception, match="Invalid _change_type value 'upsert'"):
+    with pytest.raises(PySparkException, match="Invalid _change_type value 'upsert'"):
         filecommit.write(_changes(spark, [(5, "e", "x", "insert"), (6, "f", "x", "upsert")]), table_path,
                          change_data=True)
     assert sorted(log_actions(table_path)) == [0] and _files(table_path) == before
@@ -157,10 +158,10 @@ def test_invalid_change_type_is_refused_before_writing(spark, table_path):
 
 def test_change_type_column_rules(spark, table_path):
     _create(spark, table_path)
-    with pytest.raises(Exception, match="needs a _change_type column"):
+    with pytest.raises(PySparkException, match="needs a _change_type column"):
         filecommit.write(spark.createDataFrame([(5, "e", "x")], "id long, name string, part string"), table_path,
                          change_data=True)
-    with pytest.raises(Exception, match="reserved for change data"):
+    with pytest.raises(PySparkException, match="reserved for change data"):
         filecommit.write(_changes(spark, [(5, "e", "x", None)]), table_path)
     with pytest.raises(TypeError, match="`change_data` should be bool, got str") as e:
         filecommit.write(_changes(spark, [(5, "e", "x", None)]), table_path, change_data="yes")
@@ -186,9 +187,9 @@ def test_enable_feed_on_existing_table_with_a_metadata_only_commit(spark, table_
     assert w.version == 2
     got = canonical(_cdf(table_path, 2), COLS + ["_change_type", "_commit_version"])
     pd.testing.assert_frame_equal(got, _expected_changes(BATCH, 2), check_dtype=False)
-    with pytest.raises(Exception, match="Unknown Delta table property"):
+    with pytest.raises(PySparkException, match="Unknown Delta table property"):
         filecommit.set_table_properties(spark, table_path, {"delta.enableChangeDataFeedd": "true"})
-    with pytest.raises(Exception, match="No Delta table"):
+    with pytest.raises(PySparkException, match="No Delta table"):
         filecommit.set_table_properties(spark, table_path + "_missing", CDF)
 
 
@@ -203,13 +204,13 @@ def test_replace_where_overwrites_only_matching_partitions_with_change_records(s
     got = canonical(_cdf(table_path, 1), COLS + ["_change_type", "_commit_version"])
     pd.testing.assert_frame_equal(got, _expected_changes(rows, 1), check_dtype=False)
 
-    with pytest.raises(Exception, match="does not match replaceWhere"):
+    with pytest.raises(PySparkException, match="does not match replaceWhere"):
         filecommit.write(_changes(spark, [(9, "q", "y", None)]), table_path, mode="overwrite", change_data=True,
                          options={"replaceWhere": "part = 'x'"})
-    with pytest.raises(Exception, match="replaceWhere .* must be a predicate on the partition columns"):
+    with pytest.raises(PySparkException, match="replaceWhere .* must be a predicate on the partition columns"):
         filecommit.write(_changes(spark, [(9, "q", "x", None)]), table_path, mode="overwrite", change_data=True,
                          options={"replaceWhere": "name = 'q'"})
-    with pytest.raises(Exception, match="replaceWhere needs mode overwrite"):
+    with pytest.raises(PySparkException, match="replaceWhere needs mode overwrite"):
         filecommit.write(_changes(spark, [(9, "q", "x", None)]), table_path, change_data=True,
                          options={"replaceWhere": "part = 'x'"})
     assert sorted(log_actions(table_path)) == [0, 1]

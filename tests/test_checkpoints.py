@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from delta_tables import commit_versions, drop_commits_before
 from helpers import canonical, checkpoint_actions, checkpoint_versions, delta_rows, log_actions, shared_dir
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -158,7 +159,7 @@ def test_checkpoint_of_a_table_with_declared_rules(spark, delta_spark, table_pat
     assert not neg["ok"] and neg["condition"] == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", neg
     assert not null["ok"] and null["condition"] == "DELTA_NOT_NULL_CONSTRAINT_VIOLATED", null
     # And our writer, from the checkpoint, still refuses a violation.
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame([(7, "")], SCHEMA), table_path)
     assert e.value.getCondition() == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
     assert commit_versions(table_path) == [2]

@@ -21,6 +21,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pytest
 from helpers import adds_in_log, delta_rows, log_actions
+from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 
 import filecommit
@@ -65,7 +66,7 @@ def test_a_client_without_the_token_is_refused(cluster):
 
     anonymous = RemoteSparkSession.builder.remote(f"sc://localhost:{cluster.connect_port}/;token=wrong").create()
     try:
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             anonymous.range(1).collect()
         assert "UNAUTHENTICATED" in str(e.value).upper()
     finally:

@@ -14,8 +14,8 @@ import json
 import os
 
 import pytest
-from helpers import log_actions
-from test_faults import condition
+from helpers import error_class, log_actions
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -68,9 +68,9 @@ def test_delta_clustered_table_takes_filecommit_commands(spark, delta_spark, tab
 def test_zorder_on_clustered_table_is_refused(spark, delta_spark, table_path):
     _sql(delta_spark, table_path, "CREATE TABLE {table} (a BIGINT, v STRING) USING delta CLUSTER BY (a)")
     _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (1, 'x')")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.optimize(spark, table_path, zorder_by=["a"])
-    assert condition(e.value) == "DELTA_CLUSTERING_WITH_ZORDER_BY", e.value
+    assert error_class(e.value) == "DELTA_CLUSTERING_WITH_ZORDER_BY", e.value
 
 
 def _domain(path, version):
@@ -162,9 +162,9 @@ def test_sql_create_table_cluster_by(spark, delta_spark, tmp_path):
 def test_invalid_cluster_by_is_refused_before_anything_is_written(spark, table_path, kwargs, cls):
     df = spark.createDataFrame([(1, "x", "y", 2, "z", True)],
                                "a long, b string, v string, a2 long, b2 string, flag boolean")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(df, table_path, **kwargs)
-    assert condition(e.value) == cls, e.value
+    assert error_class(e.value) == cls, e.value
     assert not os.path.exists(table_path)
 
 
@@ -173,9 +173,9 @@ def test_cluster_by_on_existing_tables(spark, table_path, tmp_path):
     check); the same columns append; an overwrite sets new ones; ALTER TABLE CLUSTER BY on a
     partitioned table is refused."""
     filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(_rows(spark, 4), table_path, cluster_by=["b"])
-    assert condition(e.value) == "DELTA_CLUSTERING_COLUMNS_MISMATCH", e.value
+    assert error_class(e.value) == "DELTA_CLUSTERING_COLUMNS_MISMATCH", e.value
     assert max(log_actions(table_path)) == 0
     assert filecommit.write(_rows(spark, 4), table_path, cluster_by=["A"]).version == 1
     # An overwrite replaces the table, its clustering columns with it (as Delta's overwrite).
@@ -184,9 +184,9 @@ def test_cluster_by_on_existing_tables(spark, table_path, tmp_path):
 
     parted = str(tmp_path / "parted")
     filecommit.write(_rows(spark, 4), parted, partition_by=["b"])
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         spark.sql(f"ALTER TABLE delta.`{parted}` CLUSTER BY (a)").collect()
-    assert condition(e.value) == "DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED", e.value
+    assert error_class(e.value) == "DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED", e.value
     assert max(log_actions(parted)) == 0
 
 
@@ -243,10 +243,10 @@ def test_clustered_table_replaced_by_a_partitioned_one(spark, delta_spark, table
     a path write with overwriteSchema and partition_by is not refused (Delta's WriteIntoDelta): the
     table becomes partitioned and clustered by no column, and OPTIMIZE runs."""
     filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         spark.sql(f"CREATE OR REPLACE TABLE delta.`{table_path}` (a BIGINT, b STRING) USING delta "
                   "PARTITIONED BY (b)").collect()
-    assert condition(e.value) == "DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE", e.value
+    assert error_class(e.value) == "DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE", e.value
     assert max(log_actions(table_path)) == 0
     assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
 

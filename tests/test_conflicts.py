@@ -18,10 +18,11 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 from deltalake import DeltaTable
+from helpers import delta_rows, error_class, log_actions, second_session
+from pyspark.errors import PySparkException
 from pyspark.sql.connect import functions as F
 
 import filecommit
-from helpers import delta_rows, log_actions, second_session
 
 pytestmark = pytest.mark.slow
 
@@ -38,8 +39,6 @@ def _slow_rows(session, ids, part, sleep_ms):
                                       f"cast({sleep_ms} as bigint)), ''))"))
 
 
-def _condition(excinfo):
-    return excinfo.value.getCondition()
 
 
 def _data_files(path):
@@ -197,7 +196,7 @@ def test_overwrite_concurrent_with_append_to_the_same_partition(spark, table_pat
 def test_failed_first_write_leaves_no_files_and_the_next_write_succeeds(spark, table_path):
     bad = spark.range(0, 40, 1, 4).select(
         F.when(F.col("id") == 39, F.raise_error(F.lit("boom"))).otherwise(F.col("id")).alias("id"))
-    with pytest.raises(Exception):
+    with pytest.raises(PySparkException):
         filecommit.write(bad, table_path)
     assert _data_files(table_path) == [], "no Parquet file of the failed job remains"
     r = filecommit.write(spark.range(0, 5), table_path)
@@ -211,7 +210,7 @@ def test_failed_append_leaves_no_files(spark, table_path):
     before = _data_files(table_path)
     bad = spark.range(0, 40, 1, 4).select(
         F.when(F.col("id") == 39, F.raise_error(F.lit("boom"))).otherwise(F.col("id")).alias("id"))
-    with pytest.raises(Exception):
+    with pytest.raises(PySparkException):
         filecommit.write(bad, table_path)
     assert _data_files(table_path) == before
     assert DeltaTable(table_path).version() == 0
@@ -226,9 +225,9 @@ def test_relative_paths_resolve_against_the_first_allowed_root(spark):
         assert urlparse(r.table_path).path.rstrip("/") == os.path.join(root, name)
         assert sorted(int(x) for x in delta_rows(os.path.join(root, name), ["id"])["id"]) == [0, 1]
         depth = len(root.strip("/").split("/"))
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.write(spark.range(1), "../" * depth + "var/tmp/" + name)
-        assert _condition(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
+        assert error_class(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
     finally:
         shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
@@ -238,18 +237,18 @@ def test_paths_outside_allowed_roots_are_refused(spark, tmp_path):
     outside = tempfile.mkdtemp(prefix="filecommit-outside-", dir="/var/tmp")
     try:
         target = os.path.join(outside, "t")
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.write(spark.range(1), target)
-        assert _condition(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
+        assert error_class(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
         assert not os.path.exists(target)
         depth = len(os.path.realpath(tmp_path).strip("/").split("/"))
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.write(spark.range(1), str(tmp_path) + "/" + "../" * depth + outside.lstrip("/") + "/x")
-        assert _condition(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
+        assert error_class(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
         os.symlink(outside, tmp_path / "escape")
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.write_batch(spark.range(1), str(tmp_path / "escape" / "sink"), batch_id=0)
-        assert _condition(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
+        assert error_class(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
         assert os.listdir(outside) == []
         assert filecommit.write(spark.range(2), str(tmp_path / "inside")).version == 0
     finally:

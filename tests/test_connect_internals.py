@@ -7,6 +7,7 @@ import inspect
 
 import pytest
 from google.protobuf import wrappers_pb2
+from pyspark.errors import PySparkException
 
 from filecommit import _connect
 
@@ -31,7 +32,7 @@ def test_private_progress_names_exist():
 @pytest.mark.slow
 def test_unknown_extension_error_arrives_as_exception(spark):
     # A message no plugin handles: the server's error must come back as a Python exception.
-    with pytest.raises(Exception, match="No handler found for extension"):
+    with pytest.raises(PySparkException, match="No handler found for extension"):
         list(_connect.execute_extension_command(spark, wrappers_pb2.StringValue(value="x")))
 
 
@@ -78,9 +79,9 @@ def test_small_local_write_runs_as_one_execute_plan_stream(spark, tmp_path):
     # execution. Both land, as delta-rs reads them; a refusal on the one-stream path still arrives
     # as the server's error class.
     from deltalake import DeltaTable
+    from helpers import second_session
 
     import filecommit
-    from helpers import second_session
 
     s = second_session(spark)
     try:
@@ -98,7 +99,7 @@ def test_small_local_write_runs_as_one_execute_plan_stream(spark, tmp_path):
         plans = [r for name, r in stub.calls if name == "ExecutePlan"]
         assert len(plans) == 1 and _reattachable(plans[0])
         stub.calls.clear()
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.write(bad, str(tmp_path / "u"), partition_by=["nope"])
         assert e.value.getCondition() == "DELTA_PARTITION_COLUMN_NOT_FOUND", e.value
         plans = [r for name, r in stub.calls if name == "ExecutePlan"]  # (the big write's release may still land)

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from delta_tables import log_file_names
 from helpers import data_files, dv_id, log_actions, log_state, make_fixture_tables, twin_copier
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -146,7 +147,7 @@ def test_non_deterministic_changes_are_refused_before_anything_is_written(spark,
     ours, theirs, v0 = twin(fixture)
     call, condition, delta_statement = REFUSALS[name]
     before = _state(ours)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         call(spark, ours)
     assert e.value.getCondition() == condition, str(e.value)
     assert e.value.getSqlState() == {"INVALID_NON_DETERMINISTIC_EXPRESSIONS": "42K0E",
@@ -255,7 +256,7 @@ def test_dv_files_carry_the_commands_token_and_readers_agree(spark, delta_spark,
 def test_update_failing_after_its_dvs_were_written_leaves_no_dv_file(spark, delta_spark, twin):
     ours, theirs, _ = twin("dv_check")
     before = _state(ours)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.update(spark, ours, set={"v": "v * 1000"}, condition="id % 2 = 0")
     assert e.value.getCondition() == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
     assert _state(ours) == before, "the DV files of pass 1 and the data files of pass 2 are deleted"

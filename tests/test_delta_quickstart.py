@@ -25,7 +25,7 @@ import uuid
 import pandas as pd
 import pytest
 from deltalake import DeltaTable
-from helpers import canonical, delta_rows, log_actions
+from helpers import canonical, delta_rows, error_class, log_actions
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 pytestmark = pytest.mark.slow
@@ -177,10 +177,6 @@ def test_utility_statements_answer_as_delta(spark, delta_spark, tmp_path):
         assert spark.sql(f"SELECT count(*) FROM table_changes('{name}', {start}, 3)").collect()[0][0] == from_one
 
 
-def _condition(excinfo):
-    e = excinfo.value
-    assert isinstance(e, SparkConnectGrpcException)
-    return e.getCondition()
 
 
 @pytest.fixture(scope="module")
@@ -296,7 +292,7 @@ def test_standard_api_failures_carry_an_error_class(spark, failing_table, tmp_pa
         elif what == "write_conflicting":
             spark.createDataFrame([(3, "a")], "id long, part string").write.format("delta").mode("overwrite")\
                 .option("replaceWhere", "part = 'a'").option("partitionOverwriteMode", "dynamic").save(path)
-    condition = _condition(e)
+    condition = error_class(e)
     assert condition is not None and condition != "INTERNAL_ERROR", (case, condition, str(e.value)[:400])
     if expected is not None:
         assert condition == expected, (case, condition)

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import faults
 import pytest
 from delta_tables import commit_versions
-from helpers import checkpoint_versions, data_files, log_actions, log_state, shared_dir
+from helpers import checkpoint_versions, data_files, error_class, log_actions, log_state, shared_dir
+from pyspark.errors import PySparkException
 
 import filecommit
 from filecommit import errors
@@ -281,11 +282,6 @@ def make_table(spark, path) -> set:
     return set(INITIAL) | set(SECOND)
 
 
-def condition(e: BaseException) -> str | None:
-    get = getattr(e, "getCondition", None)
-    return get() if get else None
-
-
 def run_faulted(spark, path: str, command: Command, txn, rows_before: set | None, fault: faults.Fault,
                 dv_reader=None):
     """Runs ``command`` with ``fault`` armed, checks the outcome and the table; then calls again with
@@ -314,7 +310,7 @@ def run_faulted(spark, path: str, command: Command, txn, rows_before: set | None
         else:
             check_log(path)
     else:
-        cond = condition(outcome)
+        cond = error_class(outcome)
         assert cond in DEFINITE, (
             f"{command.name} under {fault.rule['point']}: neither success nor a definite error class; "
             f"got {cond!r}: {str(outcome).splitlines()[0][:300]}")
@@ -379,8 +375,8 @@ def test_every_commit_loses_its_response_append_to_merge(spark, delta_spark, tab
             assert result.committed and result.version == before + 1 == commit_versions(table_path)[-1], (
                 f"{name}: result {result.version}, log {commit_versions(table_path)}")
         except Exception as e:  # noqa: BLE001 - judged by class
-            assert condition(e) in DEFINITE, (
-                f"{name} (step {step}) under {point}: got {condition(e)!r}: {str(e).splitlines()[0][:300]}")
+            assert error_class(e) in DEFINITE, (
+                f"{name} (step {step}) under {point}: got {error_class(e)!r}: {str(e).splitlines()[0][:300]}")
             check_log(table_path)
             again = command.run(spark, table_path, (APP, step))
             assert again.version == commit_versions(table_path)[-1]
@@ -400,10 +396,10 @@ def test_a_store_that_never_publishes_fails_with_log_write_failed_and_leaves_not
     rows = make_table(spark, table_path)
     files = data_files(table_path)
     fault = faults.arm(table_path, faults.COMMIT_BEFORE, times=faults.ALWAYS)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         COMMANDS["append"].run(spark, table_path, (APP, 1))
     fault.disarm()
-    assert condition(info.value) == LOG_WRITE_FAILED, str(info.value).splitlines()[0]
+    assert error_class(info.value) == LOG_WRITE_FAILED, str(info.value).splitlines()[0]
     assert fault.fired() >= 2, "the same version is tried again before giving up"
     assert commit_versions(table_path) == [0, 1]
     assert data_files(table_path) == files, "the failed command's files are deleted"
@@ -421,12 +417,12 @@ def test_a_lost_response_whose_commit_cannot_be_read_back_is_state_unknown_and_k
     rows = make_table(spark, table_path)
     lost = faults.arm(table_path, faults.COMMIT_AFTER, times=1)
     unreadable = faults.arm(table_path, faults.COMMIT_READ, times=faults.ALWAYS, version=2)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         COMMANDS["update"].run(spark, table_path, (APP, 1))
     lost.disarm()
     unreadable.disarm()
     assert lost.fired() == 1 and unreadable.fired() >= 1, (lost, unreadable)
-    assert condition(info.value) == STATE_UNKNOWN, str(info.value).splitlines()[0]
+    assert error_class(info.value) == STATE_UNKNOWN, str(info.value).splitlines()[0]
     expected = COMMANDS["update"].apply(rows)
     check_table(table_path, expected)  # the commit had landed: its files are all there
     again = COMMANDS["update"].run(spark, table_path, (APP, 1))
@@ -497,7 +493,7 @@ def test_every_commit_loses_its_response_on_a_deletion_vector_table(
             result = command.run(spark, table_path, (APP, step))
             assert result.committed and result.version == commit_versions(table_path)[-1] == 3 + step
         except Exception as e:  # noqa: BLE001 - judged by class
-            assert condition(e) in DEFINITE, f"{name} under {point}: {condition(e)!r}: {str(e).splitlines()[0][:300]}"
+            assert error_class(e) in DEFINITE, f"{name} under {point}: {error_class(e)!r}: {str(e).splitlines()[0][:300]}"
             command.run(spark, table_path, (APP, step))
         assert len(txn_commits(table_path, APP, step)) == 1
         check_table(table_path, expected, delta_spark)
@@ -511,10 +507,10 @@ def test_a_failed_deletion_vector_delete_leaves_no_deletion_vector_files(spark, 
     rows = dv_copy(dv_template, table_path)
     files = data_files(table_path)
     fault = faults.arm(table_path, faults.COMMIT_BEFORE, times=faults.ALWAYS)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         COMMANDS["delete"].run(spark, table_path, (APP, 1))
     fault.disarm()
-    assert condition(info.value) == LOG_WRITE_FAILED, str(info.value).splitlines()[0]
+    assert error_class(info.value) == LOG_WRITE_FAILED, str(info.value).splitlines()[0]
     assert data_files(table_path) == files, "new deletion vector files of the failed delete are deleted"
     check_table(table_path, rows, delta_spark)
 
@@ -534,7 +530,7 @@ def _update_through_a_failed_listing(spark, table_path):
     DeltaTable(table_path).alter.set_table_properties({"delta.logRetentionDuration": "interval 31 days"})
     files = data_files(table_path)
     fault = faults.arm(table_path, faults.LIST, times=1)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         COMMANDS["update"].run(spark, table_path, (APP, 1))
     fault.disarm()
     assert fault.fired() == 1
@@ -553,7 +549,7 @@ def test_a_failed_listing_fails_the_command_before_anything_is_written(spark, de
 
 def test_a_failed_listing_is_reported_with_an_error_class(spark, table_path):
     error, _, _ = _update_through_a_failed_listing(spark, table_path)
-    assert condition(error) == errors.FILECOMMIT_LOG_READ_FAILED, f"got: {str(error).splitlines()[0]}"
+    assert error_class(error) == errors.FILECOMMIT_LOG_READ_FAILED, f"got: {str(error).splitlines()[0]}"
 
 
 @pytest.mark.parametrize("point", [faults.CHECKPOINT_BEFORE, faults.LAST_CHECKPOINT_BEFORE,
@@ -672,4 +668,4 @@ def test_sink_log_fault_reaches_the_client_as_success_or_a_definite_class(spark,
     if landed:
         assert not isinstance(outcome, Exception) and outcome.committed, f"batch 1 landed; the client got {outcome!r}"
     else:
-        assert condition(outcome) in DEFINITE, f"got {condition(outcome)!r}: {str(outcome).splitlines()[0][:300]}"
+        assert error_class(outcome) in DEFINITE, f"got {error_class(outcome)!r}: {str(outcome).splitlines()[0][:300]}"

@@ -25,7 +25,8 @@ from urllib.parse import unquote
 import pandas as pd
 import pytest
 from delta_tables import commit_versions, log_file_names
-from helpers import canonical, checkpoint_versions, data_files, dv_id, log_actions, log_state, shared_dir
+from helpers import canonical, checkpoint_versions, data_files, dv_id, error_class, log_actions, log_state, shared_dir
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -306,15 +307,12 @@ def assert_delta_rs_reads(path, expected, columns, limitation=None):
     return True
 
 
-def _condition(e):
-    get = getattr(e, "getCondition", None)
-    return get() if get is not None else None
 
 
 def assert_refused(e, condition, table: Table, delta_spark, names=()):
     """The write failed (exception ``e``) with ``condition`` and left the table as it was: no new log
     file, no new data file, Spark + Delta reads the same version and rows."""
-    assert _condition(e) == condition, f"expected {condition}, got {type(e).__name__} [{_condition(e)}]: {e}"
+    assert error_class(e) == condition, f"expected {condition}, got {type(e).__name__} [{error_class(e)}]: {e}"
     for n in names:
         assert n in str(e), f"the error does not name {n!r}: {e}"
     assert log_file_names(table.path) == table.log_files, "a refused write changed _delta_log"
@@ -432,7 +430,7 @@ def test_check_constraint_valid_append(spark, delta_spark, clone):
                          ids=["only", "mixed", "null"])
 def test_check_constraint_violation_is_refused(spark, delta_spark, clone, rows):
     t = clone("check")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame(rows, "id long, name string"), t.path)
     assert_refused(e.value, VIOLATION, t, delta_spark)
     assert_delta_refuses_too(delta_spark, clone("check", "_delta"), ["id", "name"], rows, VIOLATION)
@@ -445,7 +443,7 @@ def test_not_null_valid_append(spark, delta_spark, clone):
 
 def test_null_into_not_null_column_is_refused(spark, delta_spark, clone):
     t = clone("not_null")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame([(3, "c"), (None, "d")], "id long, name string"), t.path)
     assert_refused(e.value, NOT_NULL, t, delta_spark)
     assert_delta_refuses_too(delta_spark, clone("not_null", "_delta"), ["id", "name"], [(3, "c"), (None, "d")],
@@ -460,7 +458,7 @@ def test_invariant_valid_append(spark, delta_spark, clone):
 @pytest.mark.parametrize("rows", [[(3, "c"), (200, "d")], [(3, "c"), (None, "d")]], ids=["value", "null"])
 def test_invariant_violation_is_refused(spark, delta_spark, clone, rows):
     t = clone("invariant")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame(rows, "id long, name string"), t.path)
     assert_refused(e.value, VIOLATION, t, delta_spark)
     assert_delta_refuses_too(delta_spark, clone("invariant", "_delta"), ["id", "name"], rows, VIOLATION)
@@ -511,7 +509,7 @@ def test_generated_columns_supplied_and_equal_land(spark, delta_spark, clone):
 def test_generated_column_mismatch_is_refused(spark, delta_spark, clone, row):
     t = clone("generated")
     rows = [("2024-03-04 12:00:00", 1, "2024-03-04", 2), row]
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(_gen_df(spark, rows, True), t.path)
     assert_refused(e.value, VIOLATION, t, delta_spark)
     assert_delta_refuses_too(delta_spark, clone("generated", "_delta"), ["ts", "v", "d", "b"], rows, VIOLATION,
@@ -586,7 +584,7 @@ def test_append_only_table_takes_appends(spark, delta_spark, clone):
 
 def test_append_only_table_refuses_overwrite(spark, delta_spark, clone):
     t = clone("append_only")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame([(3, "c")], "id long, name string"), t.path, mode="overwrite")
     assert_refused(e.value, APPEND_ONLY, t, delta_spark)
     assert_delta_refuses_too(delta_spark, clone("append_only", "_delta"), ["id", "name"], [(3, "c")], APPEND_ONLY,
@@ -650,7 +648,7 @@ def _commit_info(path, version):
 @pytest.mark.parametrize("name", ["variant"])
 def test_unsupported_writer_feature_is_refused_by_name(spark, delta_spark, clone, name, mode):
     t = clone(name)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame([(3, "c")], "id long, name string"), t.path, mode=mode)
     assert_refused(e.value, UNSUPPORTED, t, delta_spark, names=[FIXTURES[name]["feature"]])
 
@@ -660,7 +658,7 @@ def test_identity_always_column_refuses_given_values(spark, delta_spark, clone, 
     """identityColumns is honoured (test_identity.py): a value given for a GENERATED ALWAYS column
     is refused as Delta refuses it, and nothing is left behind."""
     t = clone("identity")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame([(3, "c")], "id long, name string"), t.path, mode=mode)
     assert_refused(e.value, "DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED", t, delta_spark)
 
@@ -685,7 +683,7 @@ def test_not_null_declared_from_the_dataframe_schema(spark, delta_spark, table_p
     assert nullable == {"id": False, "name": True}, "Spark + Delta sees id as NOT NULL"
 
     t = _table_now(table_path, delta_spark, ["id", "name"])
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame([(5, "x"), (None, "y")], "id long, name string"), table_path)
     assert_refused(e.value, NOT_NULL, t, delta_spark)
     # Spark + Delta itself enforces the declared column.
@@ -703,7 +701,7 @@ def test_check_constraint_declared_with_table_properties(spark, delta_spark, tab
     assert detail["minWriterVersion"] >= 3 and "checkConstraints" in detail["tableFeatures"], detail
 
     t = _table_now(table_path, delta_spark, ["id", "name"])
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame([(3, "c"), (-1, "d")], "id long, name string"), table_path)
     assert_refused(e.value, VIOLATION, t, delta_spark)
     # Spark + Delta itself enforces the declared constraint.

@@ -26,6 +26,7 @@ from helpers import (
     second_session,
     shared_dir,
 )
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -126,7 +127,7 @@ def test_generated_always_refuses_values_and_updates(spark, delta_spark, made, t
     before = sorted(log_actions(path))
 
     def refused(cls, run):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             run()
         assert e.value.getCondition() == cls, e.value
         assert sorted(log_actions(path)) == before, "nothing committed"
@@ -194,11 +195,11 @@ def test_staged_writes_never_share_values(spark, delta_spark, made, tmp_path):
     path = _copy(made, tmp_path, "always")
     one = filecommit.write(spark.createDataFrame([("s1",)], "v string"), path, stage=True)
     two = filecommit.write(spark.createDataFrame([("s2",)], "v string"), path, stage=True)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, [one, two])
     assert e.value.getCondition() == "FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE"
     assert filecommit.commit(spark, path, one).committed
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, two)
     assert e.value.getCondition() == METADATA_CHANGED
     rows = _rows(delta_spark, path)
@@ -216,7 +217,7 @@ def test_sql_insert_through_the_catalog(spark, delta_spark, made, tmp_path):
     rows = _rows(delta_spark, path)
     _assert_sequence([rows["s1"], rows["s2"]], 10, 5, 15)
     assert _identity(path)["delta.identity.highWaterMark"] == max(rows["s1"], rows["s2"])
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         spark.sql(f"INSERT INTO {name} VALUES (1, 'x')").collect()
     assert e.value.getCondition() == EXPLICIT, e.value
     assert set(_rows(delta_spark, path)) == {"a", "b", "s1", "s2"}
@@ -309,7 +310,7 @@ def test_create_table_writes_what_delta_writes(spark, delta_spark, tmp_path, ddl
         spark.sql(explicit_null).collect()
         assert _rows(delta_spark, ours)["n"] is None
     else:
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             spark.sql(explicit_null).collect()
         assert e.value.getCondition() == EXPLICIT
         r = delta_spark.read_one({"kind": "sql", "path": theirs, "sql": "INSERT INTO {table} VALUES (NULL, 'n')"})
@@ -332,12 +333,12 @@ def test_create_table_refuses_what_delta_refuses(spark, delta_spark, tmp_path):
         ours, theirs = os.path.join(shared_dir(tmp_path), "o_" + case), os.path.join(shared_dir(tmp_path), "t_" + case)
         r = delta_spark.read_one({"kind": "sql", "path": theirs, "sql": "CREATE TABLE {table} " + ddl})
         assert not r["ok"] and r["condition"], (case, r)
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             spark.sql(f"CREATE TABLE delta.`{ours}` {ddl}").collect()
         assert e.value.getCondition() == r["condition"], (case, e.value, r)
         assert not os.path.exists(os.path.join(ours, "_delta_log")), case
     # Another provider has no identity columns: Spark's refusal, as with Delta's catalog.
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         spark.sql(f"CREATE TABLE pq_{uuid.uuid4().hex[:8]} (id BIGINT GENERATED ALWAYS AS IDENTITY) USING parquet") \
             .collect()
     assert e.value.getCondition() == "UNSUPPORTED_FEATURE.TABLE_OPERATION", e.value
@@ -359,7 +360,7 @@ def test_merge_insert_star_takes_the_source_column_as_delta(spark, delta_spark, 
             "WHEN NOT MATCHED THEN INSERT *")
     always = _copy(made, tmp_path, "always")
     before = sorted(log_actions(always))
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.merge(src, always, "t.v = s.v", target_alias="t", source_alias="s").when_not_matched_insert_all() \
             .execute()
     assert e.value.getCondition() == EXPLICIT, e.value
@@ -399,7 +400,7 @@ def test_change_data_write_needs_the_identity_values(spark, delta_spark, tmp_pat
               "TBLPROPERTIES (delta.enableChangeDataFeed = true)").collect()
     before = sorted(log_actions(path))
     lacking = spark.createDataFrame([("c", None), ("c", "insert")], "v string, _change_type string")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(lacking, path, change_data=True)
     assert e.value.getCondition() == "FILECOMMIT_UNSUPPORTED_OPERATION", e.value
     assert sorted(log_actions(path)) == before, "nothing committed"

@@ -19,6 +19,7 @@ import os
 
 import pytest
 from helpers import second_session
+from pyspark.errors import PySparkException
 
 import filecommit
 from filecommit import errors
@@ -54,7 +55,7 @@ def _spark_delta(delta_spark, path: str) -> tuple[int, list]:
 
 
 def _refused(condition: str, call, *args, **kwargs):
-    with pytest.raises(Exception) as excinfo:
+    with pytest.raises(PySparkException) as excinfo:
         call(*args, **kwargs)
     got = getattr(excinfo.value, "getCondition", lambda: None)()
     assert got == condition, f"{call.__name__}: expected {condition}, got {got}: {excinfo.value}"

@@ -13,6 +13,7 @@ import os
 
 import pytest
 from helpers import data_files, delta_table, log_actions, make_fixture_tables, twin_copier
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -190,22 +191,22 @@ def test_optimize_refuses_what_delta_refuses(spark, made, tmp_path):
         ({"where": "part = "}, filecommit.errors.FILECOMMIT_INVALID_ARGUMENT),
     ]
     for kwargs, condition in cases:
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.optimize(spark, ours, **kwargs)
         assert e.value.getCondition() == condition, kwargs
     filecommit.set_table_properties(spark, ours, {"delta.dataSkippingNumIndexedCols": "1"})
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.optimize(spark, ours, zorder_by="v")
     assert e.value.getCondition() == filecommit.errors.DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS
     for bad in (0, -5, True, "1g"):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.optimize(spark, ours, target_file_size=bad)
         assert e.value.getCondition() in (filecommit.errors.NOT_EXPECTED_TYPE, filecommit.errors.VALUE_OUT_OF_BOUNDS,
                                           filecommit.errors.NEGATIVE_VALUE)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.set_table_properties(spark, ours, {"delta.autoOptimize.autoCompact": "sometimes"})
     assert e.value.getCondition() == filecommit.errors.DELTA_INVALID_AUTO_COMPACT_TYPE
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.set_table_properties(spark, ours, {"delta.targetFileSize": "big"})
     assert e.value.getCondition() == filecommit.errors.DELTA_ILLEGAL_OPTION
     assert max(log_actions(ours)) == version + 1  # only the property change landed
@@ -251,29 +252,29 @@ def test_restore_brings_back_what_delta_brings_back(spark, delta_spark, made, tm
 def test_restore_refuses_out_of_range_and_vacuumed_versions(spark, delta_spark, made, tmp_path):
     ours, _, latest = _copier(made, tmp_path)("small")
     for version in (latest, latest + 5):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.restore(spark, ours, version=version)
         assert e.value.getCondition() == filecommit.errors.DELTA_CANNOT_RESTORE_TABLE_VERSION
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.restore(spark, ours, timestamp="2999-01-01")
     assert e.value.getCondition() == filecommit.errors.DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.restore(spark, ours, timestamp="1999-01-01")
     assert e.value.getCondition() == filecommit.errors.DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER
     for kwargs in ({}, {"version": 1, "timestamp": "2024-01-01"}):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.restore(spark, ours, **kwargs)
         assert e.value.getCondition() == filecommit.errors.VALUE_NOT_ALLOWED
     optimized = filecommit.optimize(spark, ours)
     for r in optimized.remove_files:  # what VACUUM would delete once the retention has passed
         os.remove(os.path.join(ours, r.path))
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.restore(spark, ours, version=2)
     assert e.value.getCondition() == filecommit.errors.FILECOMMIT_RESTORE_MISSING_FILES
     # A retention this server refuses to set (below its floor), set by another tool.
     _delta_sql(delta_spark, "ALTER TABLE {table} SET TBLPROPERTIES ('delta.deletedFileRetentionDuration' = "
                "'interval 0 hours')", path=ours)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.restore(spark, ours, version=latest + 1)
     assert e.value.getCondition() == \
         filecommit.errors.DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION

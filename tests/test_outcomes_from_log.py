@@ -19,14 +19,14 @@ from __future__ import annotations
 import faults
 import pytest
 from delta_tables import commit_versions
-from helpers import data_files
+from helpers import data_files, error_class
+from pyspark.errors import PySparkException
 from test_faults import (
     APP,
     COMMANDS,
     STATE_UNKNOWN,
     check_table,
     check_with_spark_delta,
-    condition,
     make_table,
     txn_commits,
 )
@@ -90,13 +90,13 @@ def test_an_error_whose_commit_cannot_be_read_back_is_state_unknown_and_keeps_ev
     error = faults.arm(table_path, faults.COMMIT_ERROR_AFTER, times=1, version=2)
     unreadable = faults.arm(table_path, faults.COMMIT_READ, times=faults.ALWAYS, version=2)
     try:
-        with pytest.raises(Exception) as info:
+        with pytest.raises(PySparkException) as info:
             command.run(spark, table_path, (APP, 1))
     finally:
         error.disarm()
         unreadable.disarm()
     assert error.fired() == 1 and unreadable.fired() >= 1, (error, unreadable)
-    assert condition(info.value) == STATE_UNKNOWN, str(info.value).splitlines()[0]
+    assert error_class(info.value) == STATE_UNKNOWN, str(info.value).splitlines()[0]
     expected = command.apply(rows)
     check_table(table_path, expected)  # it had landed: every file it references is kept
     again = command.run(spark, table_path, (APP, 1))
@@ -110,11 +110,11 @@ def test_a_store_that_keeps_throwing_errors_fails_definitely_and_leaves_no_debri
     files = data_files(table_path)
     fault = faults.arm(table_path, faults.COMMIT_ERROR_BEFORE, times=faults.ALWAYS)
     try:
-        with pytest.raises(Exception) as info:
+        with pytest.raises(PySparkException) as info:
             COMMANDS["overwrite"].run(spark, table_path, (APP, 1))
     finally:
         fault.disarm()
-    assert condition(info.value) == errors.FILECOMMIT_LOG_WRITE_FAILED, str(info.value).splitlines()[0]
+    assert error_class(info.value) == errors.FILECOMMIT_LOG_WRITE_FAILED, str(info.value).splitlines()[0]
     assert commit_versions(table_path) == [0, 1]
     assert data_files(table_path) == files, "the log proves no version references them: deleted"
     check_table(table_path, rows)

@@ -13,7 +13,8 @@ import shutil
 import delta_spark_reader
 import pytest
 from delta_spark_reader import _plain
-from helpers import make_fixture_tables, s3_dir, second_session, shared_dir, upload_table
+from helpers import error_class, make_fixture_tables, s3_dir, second_session, shared_dir, upload_table
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -129,8 +130,6 @@ def _read(spark, path, **options):
     return reader.load(path)
 
 
-def _condition(excinfo):
-    return excinfo.value.getCondition()
 
 
 def _history(delta_spark, path):
@@ -198,9 +197,9 @@ def test_time_travel_by_timestamp_equals_delta(spark, made, delta_spark):
             theirs = delta_spark.read_one({"kind": "sql", "path": path,
                                            "sql": f"SELECT * FROM {{table}} TIMESTAMP AS OF '{ts}'"})
             assert not theirs["ok"]
-            with pytest.raises(Exception) as e:
+            with pytest.raises(PySparkException) as e:
                 _read(spark, path, timestampAsOf=ts).collect()
-            assert _condition(e) == theirs["condition"], (ts, theirs)
+            assert error_class(e) == theirs["condition"], (ts, theirs)
 
 
 def test_time_travel_errors_match_delta(spark, made, delta_spark):
@@ -208,18 +207,18 @@ def test_time_travel_errors_match_delta(spark, made, delta_spark):
     for v in (3, 99):
         theirs = delta_spark.read_one({"kind": "table", "path": cleaned, "version": v})
         assert not theirs["ok"]
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             _read(spark, cleaned, versionAsOf=v).collect()
-        assert _condition(e) == theirs["condition"] == "DELTA_VERSION_NOT_FOUND"
-    with pytest.raises(Exception) as e:
+        assert error_class(e) == theirs["condition"] == "DELTA_VERSION_NOT_FOUND"
+    with pytest.raises(PySparkException) as e:
         _read(spark, cleaned, versionAsOf=7, timestampAsOf="2024-01-01").collect()
-    assert _condition(e) == "DELTA_ONEOF_IN_TIMETRAVEL"
-    with pytest.raises(Exception) as e:
+    assert error_class(e) == "DELTA_ONEOF_IN_TIMETRAVEL"
+    with pytest.raises(PySparkException) as e:
         _read(spark, cleaned, versionAsOf="latest").collect()
-    assert _condition(e) == "DELTA_ILLEGAL_OPTION"
-    with pytest.raises(Exception) as e:
+    assert error_class(e) == "DELTA_ILLEGAL_OPTION"
+    with pytest.raises(PySparkException) as e:
         _read(spark, os.path.dirname(cleaned)).collect()
-    assert _condition(e) == "DELTA_MISSING_DELTA_TABLE"
+    assert error_class(e) == "DELTA_MISSING_DELTA_TABLE"
 
 
 def test_unsupported_reader_feature_is_refused(spark, made, tmp_path):
@@ -234,9 +233,9 @@ def test_unsupported_reader_feature_is_refused(spark, made, tmp_path):
         fh.write(json.dumps({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
                                           "readerFeatures": ["deletionVectors", "madeUpFeature"],
                                           "writerFeatures": ["deletionVectors", "madeUpFeature"]}}) + "\n")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         _read(spark, path).collect()
-    assert _condition(e) == "DELTA_UNSUPPORTED_FEATURES_FOR_READ"
+    assert error_class(e) == "DELTA_UNSUPPORTED_FEATURES_FOR_READ"
     assert "madeUpFeature" in str(e.value)
 
 
@@ -271,12 +270,12 @@ def test_change_feed_errors_match_delta(spark, made, delta_spark):
         opts = {"readChangeFeed": "true", "startingVersion": s}
         if e is not None:
             opts["endingVersion"] = e
-        with pytest.raises(Exception) as exc:
+        with pytest.raises(PySparkException) as exc:
             _read(spark, path, **opts).collect()
-        assert _condition(exc) == t["condition"], (n, s, e, t)
-    with pytest.raises(Exception) as exc:
+        assert error_class(exc) == t["condition"], (n, s, e, t)
+    with pytest.raises(PySparkException) as exc:
         _read(spark, made["cdf"]["path"], readChangeFeed="true").collect()
-    assert _condition(exc) == "DELTA_NO_START_FOR_CDC_READ"
+    assert error_class(exc) == "DELTA_NO_START_FOR_CDC_READ"
 
 
 def test_change_feed_by_timestamp(spark, made, delta_spark):

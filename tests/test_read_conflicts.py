@@ -22,8 +22,9 @@ import os
 import faults
 import pytest
 from delta_tables import commit_versions
-from helpers import data_files, log_actions, race_held_commit
-from test_faults import check_log, condition
+from helpers import data_files, error_class, log_actions, race_held_commit
+from pyspark.errors import PySparkException
+from test_faults import check_log
 
 import filecommit
 from filecommit import errors
@@ -76,7 +77,7 @@ def test_add_constraint_racing_an_append_never_commits_over_violating_rows(spark
         table_path, 1, lambda: filecommit.set_table_properties(spark, table_path, CONSTRAINT),
         lambda: filecommit.write(spark.createDataFrame(VIOLATING, "id long, part string, v long"), table_path))
     assert "error" in outcome, f"the constraint committed over rows it never checked: {outcome}"
-    assert condition(outcome["error"]) == errors.DELTA_CONCURRENT_APPEND, str(outcome["error"]).splitlines()[0]
+    assert error_class(outcome["error"]) == errors.DELTA_CONCURRENT_APPEND, str(outcome["error"]).splitlines()[0]
 
     check_log(table_path)
     assert commit_versions(table_path) == [0, 1]
@@ -91,9 +92,9 @@ def test_add_constraint_racing_an_append_never_commits_over_violating_rows(spark
     assert all(r.get("key") != "delta.constraints.v_positive" for r in detail["rows"]), detail["rows"]
 
     # Added again now, the check sees the rows: refused, nothing committed.
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         filecommit.set_table_properties(spark, table_path, CONSTRAINT)
-    assert condition(info.value) == errors.DELTA_NEW_CHECK_CONSTRAINT_VIOLATION, str(info.value).splitlines()[0]
+    assert error_class(info.value) == errors.DELTA_NEW_CHECK_CONSTRAINT_VIOLATION, str(info.value).splitlines()[0]
     assert commit_versions(table_path) == [0, 1]
 
 
@@ -104,9 +105,9 @@ def test_add_constraint_on_an_empty_table_commits_and_is_enforced(spark, delta_s
     _empty_table(delta_spark, table_path)
     result = filecommit.set_table_properties(spark, table_path, CONSTRAINT)
     assert result.committed and result.version == 1
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         filecommit.write(spark.createDataFrame(VIOLATING, "id long, part string, v long"), table_path)
-    assert condition(info.value) == errors.DELTA_VIOLATE_CONSTRAINT_WITH_VALUES, str(info.value).splitlines()[0]
+    assert error_class(info.value) == errors.DELTA_VIOLATE_CONSTRAINT_WITH_VALUES, str(info.value).splitlines()[0]
     filecommit.write(spark.createDataFrame([(3, "a", 30)], "id long, part string, v long"), table_path)
     dt = DeltaTable(table_path)
     assert dt.metadata().configuration.get("delta.constraints.v_positive") == "v > 0"

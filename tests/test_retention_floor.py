@@ -23,7 +23,8 @@ import time
 import faults
 import pytest
 from deltalake import DeltaTable
-from helpers import data_files, delta_rows, log_actions, make_fixture_tables, second_session, shared_dir
+from helpers import data_files, delta_rows, error_class, log_actions, make_fixture_tables, second_session, shared_dir
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -64,8 +65,6 @@ def _age(path, days):
     os.utime(path, (t, t))
 
 
-def _condition(e):
-    return e.value.getCondition()
 
 
 def _rs_property(path):
@@ -82,17 +81,17 @@ def test_a_property_below_the_floor_is_refused_before_anything_is_committed(spar
     path = str(tmp_path / "t")
     filecommit.write(spark.createDataFrame([(1,)], "id long"), path)
     for value in ("interval 0 seconds", "interval 167 hours", "interval 6 days"):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.set_table_properties(spark, path, {KEY: value})
-        assert _condition(e) == filecommit.errors.FILECOMMIT_RETENTION_BELOW_MINIMUM, value
+        assert error_class(e) == filecommit.errors.FILECOMMIT_RETENTION_BELOW_MINIMUM, value
     assert sorted(log_actions(path)) == [0], "nothing committed"
     assert _rs_property(path) is None
     assert KEY not in delta_spark.read_one({"kind": "detail", "path": path})["properties"]
     # A new table asking for it is not created, and leaves no files behind.
     fresh = str(tmp_path / "fresh")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.createDataFrame([(1,)], "id long"), fresh, table_properties={KEY: "interval 0 hours"})
-    assert _condition(e) == filecommit.errors.FILECOMMIT_RETENTION_BELOW_MINIMUM
+    assert error_class(e) == filecommit.errors.FILECOMMIT_RETENTION_BELOW_MINIMUM
     assert not os.path.exists(os.path.join(fresh, "_delta_log"))
     assert not os.path.exists(fresh) or not data_files(fresh), "no debris"
     # At or above the floor is a property like any other.
@@ -111,9 +110,9 @@ def test_vacuum_below_the_floor_is_refused_and_the_floor_wins_over_a_lower_prope
         _age(f, days)
     before = data_files(path)
     for hours in (0, 1, 167.9):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.vacuum(spark, path, retention_hours=hours)
-        assert _condition(e) == filecommit.errors.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT, hours
+        assert error_class(e) == filecommit.errors.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT, hours
         assert float(e.value.getMessageParameters()["configuredRetentionHours"]) == 168.0
     assert data_files(path) == before, "nothing deleted"
     # No retention given: max(table's 0 hours, floor) = 168 hours. The file the DELETE removed a
@@ -137,18 +136,18 @@ def test_a_client_session_cannot_lower_the_floor_or_turn_the_check_off(spark, ma
         for key, value in (("spark.filecommit.retention.minimum", "0"),
                            ("spark.filecommit.vacuum.retentionCheck.enabled", "false")):
             other.conf.set(key, value)
-            with pytest.raises(Exception) as e:
+            with pytest.raises(PySparkException) as e:
                 filecommit.vacuum(other, path, retention_hours=0)
-            assert _condition(e) == filecommit.errors.CANNOT_MODIFY_STATIC_CONFIG, key
+            assert error_class(e) == filecommit.errors.CANNOT_MODIFY_STATIC_CONFIG, key
             other.conf.unset(key)
         # Delta's own switch is a session setting there; here it changes nothing.
         other.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.vacuum(other, path, retention_hours=0)
-        assert _condition(e) == filecommit.errors.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT
-        with pytest.raises(Exception) as e:
+        assert error_class(e) == filecommit.errors.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT
+        with pytest.raises(PySparkException) as e:
             filecommit.set_table_properties(other, path, {KEY: "interval 0 seconds"})
-        assert _condition(e) == filecommit.errors.FILECOMMIT_RETENTION_BELOW_MINIMUM
+        assert error_class(e) == filecommit.errors.FILECOMMIT_RETENTION_BELOW_MINIMUM
     finally:
         other.stop()
     assert os.path.exists(stray)

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from delta_tables import log_file_names
 from helpers import canonical, data_files, delta_table, log_actions, make_fixture_tables, twin_copier
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -240,7 +241,7 @@ def test_partition_conjuncts_prune_the_files_read(spark, twin):
          .when_matched_update({"v": "source.v"}).execute())
     assert m.committed and m.metrics.num_updated_rows == 2
     logs, files = log_file_names(ours), data_files(ours)
-    with pytest.raises(Exception):
+    with pytest.raises(PySparkException):
         filecommit.update(spark, ours, set={"v": "0"}, condition="v > 100")
     assert log_file_names(ours) == logs and data_files(ours) == files
 
@@ -327,7 +328,7 @@ def test_update_recomputes_generated_columns(spark, delta_spark, twin):
                "WHEN NOT MATCHED THEN INSERT (id, v, part) VALUES (s.id, s.v, s.part)")
     assert (m.metrics.num_updated_rows, m.metrics.num_inserted_rows) == (1, 1)
     assert_same_as_delta(delta_spark, ours, theirs, v0 + 2, columns=COLS + ["w"])
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.update(spark, ours, set={"w": "v * 3"}, condition="id = 3")
     assert e.value.getCondition() == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
 
@@ -356,7 +357,7 @@ def test_update_keeps_rows_deleted_by_deletion_vectors_deleted(spark, delta_spar
 def test_update_that_breaks_a_check_constraint_is_refused(spark, delta_spark, twin):
     ours, theirs, v0 = twin("check")
     logs, files = log_file_names(ours), data_files(ours)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.update(spark, ours, set={"v": "v * 100"}, condition="id = 9")
     assert e.value.getCondition() == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
     assert log_file_names(ours) == logs and data_files(ours) == files
@@ -370,7 +371,7 @@ def test_update_and_delete_are_refused_on_append_only_tables(spark, delta_spark,
     logs, files = log_file_names(ours), data_files(ours)
     for change in (lambda: filecommit.delete(spark, ours, "id = 1"),
                    lambda: filecommit.update(spark, ours, set={"v": "0"})):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             change()
         assert e.value.getCondition() == "DELTA_CANNOT_MODIFY_APPEND_ONLY"
     assert log_file_names(ours) == logs and data_files(ours) == files
@@ -482,7 +483,7 @@ def test_merge_with_a_source_row_matching_twice_is_refused(spark, delta_spark, t
     ours, theirs, v0 = twin("base")
     logs, files = log_file_names(ours), data_files(ours)
     source = spark.createDataFrame([(5, 1, "x"), (5, 2, "y")], "id BIGINT, v BIGINT, part STRING")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         (filecommit.merge(source, ours, "target.id = source.id")
          .when_matched_update({"v": "source.v"}).when_not_matched_insert_all().execute())
     assert e.value.getCondition() == "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"
@@ -512,10 +513,10 @@ def test_merge_clause_rules_and_unknown_columns(spark, twin):
     ]
     logs = log_file_names(ours)
     for call, condition in cases:
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             call()
         assert e.value.getCondition() == condition, str(e.value)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.delete(spark, ours, "no_such_column = 1")
     assert "UNRESOLVED_COLUMN" in (e.value.getCondition() or "")
     assert log_file_names(ours) == logs

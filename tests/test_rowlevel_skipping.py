@@ -17,6 +17,7 @@ import os
 import pytest
 from delta_tables import log_file_names
 from helpers import canonical, data_files, log_state, make_fixture_tables, twin_copier
+from pyspark.errors import PySparkException
 from test_rowlevel import assert_same_as_delta, delta_metrics, delta_runs, removed_paths
 
 import filecommit
@@ -177,7 +178,7 @@ def test_without_statistics_no_file_is_skipped(spark, delta_spark, twin):
     saved = _unreadable_unless(ours, lambda s: False, keep=holds)
     assert holds and len(saved) == len(adds) - len(holds)
     logs, files = log_file_names(ours), data_files(ours)
-    with pytest.raises(Exception):
+    with pytest.raises(PySparkException):
         filecommit.delete(spark, ours, "id >= 12 AND id <= 14")
     _restore(saved)
     assert log_file_names(ours) == logs and data_files(ours) == files

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as fs
 import pytest
 from helpers import data_files, delta_table, log_actions
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -206,7 +207,7 @@ def test_allowed_roots_on_object_storage(spark, minio, bad):
     ok = f"s3a://{bucket}/prefix/t_{uuid.uuid4().hex[:8]}"
     assert filecommit.write(spark.range(1), ok).version == 0
     path = bad.format(bucket=bucket, other=minio.bucket + "-none")
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         filecommit.write(spark.range(1), path)
     assert info.value.getCondition() == "FILECOMMIT_PATH_NOT_ALLOWED", info.value
     listed = minio.filesystem().get_file_info(fs.FileSelector(bucket, recursive=True))

@@ -20,7 +20,9 @@ import threading
 
 import pytest
 import s3_cowriters as cw
+from helpers import error_class
 from pyarrow import fs as pafs
+from pyspark.errors import PySparkException
 
 import filecommit
 from filecommit import errors
@@ -47,9 +49,6 @@ def peer(s3_peer, minio, delta_spark):
         minio.start()
 
 
-def _condition(e: BaseException) -> str | None:
-    get = getattr(e, "getCondition", None)
-    return get() if get else None
 
 
 def _append(spark, path: str, ids: list[int], txn=None):
@@ -141,10 +140,10 @@ def test_throttling_and_internal_errors_on_the_commit_put(spark, peer, minio, s3
     # Every commit PUT fails with 500 and the version stays absent: LOG_WRITE_FAILED, the
     # write's data file deleted, nothing committed.
     down = peer.proxy.arm("PUT", COMMIT_PUT, "500", times=-1)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         _append(peer.spark, path, [30], (APP, 3))
     peer.proxy.clear()
-    assert _condition(info.value) == LOG_WRITE_FAILED, str(info.value).splitlines()[0]
+    assert error_class(info.value) == LOG_WRITE_FAILED, str(info.value).splitlines()[0]
     assert down.fired >= 2, down
     assert _data_files(minio, path) == _referenced(minio, path), "the failed write's file is deleted"
     # A data file's PUT throttled once: retried, committed.
@@ -160,10 +159,10 @@ def test_a_commit_that_landed_but_cannot_be_read_back_is_state_unknown(spark, pe
     rows = _table(peer, path)
     lost = peer.proxy.arm("PUT", COMMIT_PUT, "after500")
     unreadable = [peer.proxy.arm(m, r"/_delta_log/0{19}1\.json", "500", times=-1, after=lost) for m in ("GET", "HEAD")]
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         _append(peer.spark, path, [10], (APP, 1))
     peer.proxy.clear()
-    assert _condition(info.value) == STATE_UNKNOWN, str(info.value).splitlines()[0]
+    assert error_class(info.value) == STATE_UNKNOWN, str(info.value).splitlines()[0]
     assert lost.fired == 1 and sum(r.fired for r in unreadable) >= 1, (lost, unreadable)
     rows += [10]
     _judge(minio, spark, peer, path, rows, {1: 1})  # it had landed, with every file
@@ -199,7 +198,7 @@ def test_minio_killed_during_the_commit_put_then_restarted(spark, peer, minio, s
     minio.kill()
     hold.release()
     t.join(120)
-    assert _condition(out.get("error")) == STATE_UNKNOWN, out
+    assert error_class(out.get("error")) == STATE_UNKNOWN, out
     minio.start()
     if landed:
         rows += [10]
@@ -225,7 +224,7 @@ def test_minio_killed_during_a_publish_then_restarted(spark, peer, minio, s3_tab
     minio.kill()
     hold.release()
     t.join(120)
-    assert _condition(out.get("error")) == STATE_UNKNOWN, out
+    assert error_class(out.get("error")) == STATE_UNKNOWN, out
     minio.start()
     if landed:
         rows += [10, 11]
@@ -233,9 +232,9 @@ def test_minio_killed_during_a_publish_then_restarted(spark, peer, minio, s3_tab
         # Published again (from the other server): nothing new, the version that holds it.
         again = filecommit.commit(spark, path, staged)
         assert not again.committed and again.version == 1, again
-        with pytest.raises(Exception) as info:
+        with pytest.raises(PySparkException) as info:
             filecommit.abort(peer.spark, path, staged)
-        assert _condition(info.value) in (errors.FILECOMMIT_STAGED_COMMIT_PUBLISHED,
+        assert error_class(info.value) in (errors.FILECOMMIT_STAGED_COMMIT_PUBLISHED,
                                           errors.FILECOMMIT_STAGED_COMMIT_BUSY)
     else:
         # Not in the log; the staged files are kept (the outcome was unknown): published again

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, QueryBuilder
 from helpers import checkpoint_versions, delta_table, log_actions, make_fixture_tables, twin_copier
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -95,7 +96,7 @@ def test_merge_schema_append_and_overwrite_match_delta(spark, delta_spark, made,
     done = delta_spark.make([{"name": "theirs", "path": theirs, "steps": steps}])()
     assert done["theirs"]["ok"], done["theirs"].get("error")
 
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(_new_df(spark, ADDED), ours)
     assert e.value.getCondition() == filecommit.errors.DELTA_METADATA_MISMATCH
     r1 = filecommit.write(_new_df(spark, ADDED), ours, options={"mergeSchema": "true"})
@@ -184,7 +185,7 @@ def test_refused_merges_commit_nothing(spark, tmp_path):
         (spark.createDataFrame([(1, 2)], "id int, name int"), "incompatible"),
     ]
     for df, why in cases:
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.write(df, path, options={"mergeSchema": "true"})
         assert e.value.getCondition() == filecommit.errors.DELTA_FAILED_TO_MERGE_FIELDS, why
     assert listing() == before
@@ -198,7 +199,7 @@ def test_column_mapping_upgrade_and_new_mapped_table(spark, delta_spark, tmp_pat
     path = str(tmp_path / "up")
     df = spark.createDataFrame([(1, "a", "p"), (2, "b", "q")], "id long, name string, part string")
     filecommit.write(df, path, partition_by=["part"])
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.set_table_properties(spark, path, {"delta.columnMapping.mode": "id"})
     assert e.value.getCondition() == filecommit.errors.DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE
     filecommit.set_table_properties(spark, path, {"delta.columnMapping.mode": "name"})
@@ -275,7 +276,7 @@ def test_merge_with_schema_evolution_matches_delta(spark, delta_spark, made, tmp
     source = _new_df(spark, rows).alias("s")
     plain = filecommit.merge(source, ours, "t.id = s.id", target_alias="t").when_matched_update_all() \
         .when_not_matched_insert_all()
-    with pytest.raises(Exception):
+    with pytest.raises(PySparkException):
         plain.execute()
     r = filecommit.merge(source, ours, "t.id = s.id", target_alias="t").with_schema_evolution() \
         .when_matched_update_all().when_not_matched_insert_all().execute()
@@ -348,7 +349,7 @@ def test_unknown_and_invalid_properties_are_refused_by_name(spark, tmp_path):
                        ({"delta.logRetentionDuration": "interval 1 month"}, "DELTA_ILLEGAL_OPTION"),
                        # Shorter than delta.deletedFileRetentionDuration (1 week), as Delta refuses.
                        ({"delta.logRetentionDuration": "interval 2 days"}, "DELTA_ILLEGAL_OPTION")):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.set_table_properties(spark, path, props)
         assert e.value.getCondition() == cls, props
         assert list(props)[0] in str(e.value)

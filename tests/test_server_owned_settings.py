@@ -19,6 +19,7 @@ from urllib.parse import unquote
 import pyarrow.parquet as pq
 import pytest
 from helpers import delta_rows, second_session
+from pyspark.errors import PySparkException
 
 import filecommit
 from filecommit import errors
@@ -93,11 +94,11 @@ def test_a_session_setting_that_reaches_hadoop_is_refused_before_anything_is_wri
     try:
         for k, v in keys.items():
             session.conf.set(k, v)
-        with pytest.raises(Exception) as excinfo:
+        with pytest.raises(PySparkException) as excinfo:
             filecommit.write(session.createDataFrame([(2,)], "id long"), table_path)
         _assert_refused(excinfo, keys)
         # Every command of the session is refused, not only writes.
-        with pytest.raises(Exception) as deleting:
+        with pytest.raises(PySparkException) as deleting:
             filecommit.delete(session, table_path, "id = 1")
         _assert_refused(deleting, keys)
         _assert_unchanged(table_path, before, delta_spark)
@@ -113,10 +114,10 @@ def test_a_write_option_that_reaches_hadoop_is_refused_before_anything_is_writte
         spark, delta_spark, table_path, keys):
     before = _one_row_table(spark, table_path)
     df = spark.createDataFrame([(2,)], "id long")
-    with pytest.raises(Exception) as excinfo:
+    with pytest.raises(PySparkException) as excinfo:
         filecommit.write(df, table_path, options={**keys, "compression": "gzip"})
     _assert_refused(excinfo, keys)
-    with pytest.raises(Exception) as deleting:
+    with pytest.raises(PySparkException) as deleting:
         filecommit.delete(spark, table_path, "id = 1", options=keys)
     _assert_refused(deleting, keys)
     _assert_unchanged(table_path, before, delta_spark)
@@ -134,7 +135,7 @@ def test_a_viewfs_mount_table_cannot_send_a_write_elsewhere(spark, delta_spark, 
     try:
         for k, v in keys.items():
             session.conf.set(k, v)
-        with pytest.raises(Exception) as excinfo:
+        with pytest.raises(PySparkException) as excinfo:
             filecommit.write(session.createDataFrame([(2,)], "id long"), table_path)
         _assert_refused(excinfo, keys)
         assert not elsewhere.exists(), "nothing written at the mount link's target"
@@ -149,7 +150,7 @@ def test_a_viewfs_mount_table_cannot_send_a_write_elsewhere(spark, delta_spark, 
 def test_a_sink_batch_with_a_file_system_option_is_refused(spark, table_path):
     keys = {"fs.file.impl": NO_CLASS, "fs.file.impl.disable.cache": "true"}
     df = spark.createDataFrame([(1,)], "id long")
-    with pytest.raises(Exception) as excinfo:
+    with pytest.raises(PySparkException) as excinfo:
         filecommit.write_batch(df, table_path, batch_id=0, options=keys)
     _assert_refused(excinfo, keys)
     assert not os.path.exists(table_path), "nothing written"
@@ -164,7 +165,7 @@ def test_a_read_of_a_session_that_picks_the_file_system_is_refused(spark, table_
     try:
         for k, v in keys.items():
             session.conf.set(k, v)
-        with pytest.raises(Exception) as excinfo:
+        with pytest.raises(PySparkException) as excinfo:
             session.read.format("filecommit").load(table_path).collect()
         _assert_refused(excinfo, keys)
         for k in keys:

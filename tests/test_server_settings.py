@@ -13,6 +13,7 @@ import os
 
 import pytest
 from helpers import delta_rows, second_session
+from pyspark.errors import PySparkException
 
 import filecommit
 from filecommit import errors
@@ -32,7 +33,7 @@ def test_a_session_cannot_change_a_server_owned_setting(spark, table_path, key, 
     session = second_session(spark)
     try:
         session.conf.set(key, value)
-        with pytest.raises(Exception) as excinfo:
+        with pytest.raises(PySparkException) as excinfo:
             filecommit.write(session.createDataFrame([(1,)], "id long"), table_path)
         assert excinfo.value.getCondition() == errors.CANNOT_MODIFY_STATIC_CONFIG
         assert excinfo.value.getSqlState() == "46110"

@@ -15,11 +15,11 @@ import uuid
 
 import pandas as pd
 import pytest
+from helpers import canonical, delta_rows, error_class
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 import filecommit
 from filecommit.session import metastore_conf
-from helpers import canonical, delta_rows
 
 pytestmark = pytest.mark.slow
 
@@ -67,9 +67,6 @@ def _by_path(delta_spark, path, want):
     pd.testing.assert_frame_equal(canonical(pd.DataFrame(out["rows"], columns=out["columns"]), COLUMNS), want)
 
 
-def _condition(excinfo):
-    assert isinstance(excinfo.value, SparkConnectGrpcException)
-    return excinfo.value.getCondition()
 
 
 def test_table_created_on_one_server_is_written_read_and_dropped_on_the_other(spark, peer, postgres, delta_spark):
@@ -103,7 +100,7 @@ def test_table_created_on_one_server_is_written_read_and_dropped_on_the_other(sp
         assert not session.catalog.tableExists(name)
         with pytest.raises(SparkConnectGrpcException) as e:
             session.table(name).collect()
-        assert _condition(e) == "TABLE_OR_VIEW_NOT_FOUND"
+        assert error_class(e) == "TABLE_OR_VIEW_NOT_FOUND"
         with pytest.raises(SparkConnectGrpcException) as e:
             filecommit.write(session.createDataFrame([(3, "c")], "id long, v string"), table=name)
-        assert _condition(e) == "DELTA_TABLE_NOT_FOUND"
+        assert error_class(e) == "DELTA_TABLE_NOT_FOUND"

@@ -15,11 +15,12 @@ import threading
 import time
 
 import pytest
+from helpers import data_files, is_s3, on_s3, read_bytes, second_session
+from pyspark.errors import PySparkException
 
 import filecommit
 from filecommit import _connect
 from filecommit.proto.v1 import sink_pb2
-from helpers import data_files, is_s3, on_s3, read_bytes, second_session
 
 PROTOCOL_CLASS = "io.filecommit.sink.ManifestFileCommitProtocol"
 
@@ -178,22 +179,22 @@ def test_bad_input_is_refused_before_anything_is_written(spark, table_path):
     # The server refuses too, naming the value, when a client skips the checks.
     raw = sink_pb2.WriteBatchCommand(path=table_path, batch_id=-4)
     raw.input.CopyFrom(_connect.relation_of(df))
-    with pytest.raises(Exception, match="Batch id must be >= 0, got -4") as e:
+    with pytest.raises(PySparkException, match="Batch id must be >= 0, got -4") as e:
         list(_connect.execute_extension_command(spark, raw))
     assert e.value.getCondition() == "FILECOMMIT_INVALID_ARGUMENT"
-    with pytest.raises(Exception, match="Batch id 3 would leave a gap .* first batch id is 0") as e:
+    with pytest.raises(PySparkException, match="Batch id 3 would leave a gap .* first batch id is 0") as e:
         filecommit.write_batch(df, table_path, batch_id=3)
     assert e.value.getCondition() == "FILECOMMIT_INVALID_ARGUMENT"
-    with pytest.raises(Exception, match="Partition column 'month' is not in the data") as e:
+    with pytest.raises(PySparkException, match="Partition column 'month' is not in the data") as e:
         filecommit.write_batch(df, table_path, batch_id=0, partition_by=["month"])
     assert e.value.getCondition() == "DELTA_PARTITION_COLUMN_NOT_FOUND"
-    with pytest.raises(Exception, match="retention .* got 'forever'") as e:
+    with pytest.raises(PySparkException, match="retention .* got 'forever'") as e:
         filecommit.write_batch(df, table_path, batch_id=0, options={"retention": "forever"})
     assert e.value.getCondition() == "DELTA_ILLEGAL_OPTION"
     assert not os.path.exists(table_path), "nothing may be written for bad input"
 
     filecommit.write_batch(df, table_path, batch_id=0)
-    with pytest.raises(Exception, match="latest committed batch is 0, so the next batch id is 1"):
+    with pytest.raises(PySparkException, match="latest committed batch is 0, so the next batch id is 1"):
         filecommit.write_batch(df, table_path, batch_id=2)
     assert log_batches(table_path) == ["0"]
 
@@ -373,7 +374,7 @@ def test_write_stream_with_our_committer_is_read_and_restarts_without_duplicates
     try:
         # The sink really instantiates the configured class: a missing one fails the query.
         spark.conf.set(key, "io.filecommit.sink.NoSuchCommitter")
-        with pytest.raises(Exception, match="NoSuchCommitter"):
+        with pytest.raises(PySparkException, match="NoSuchCommitter"):
             _run_available_now(spark, source, str(tmp_path / "bogus-out"), str(tmp_path / "bogus-checkpoint"))
 
         # Ours. Had FileStreamSink not recognised it as a ManifestFileCommitProtocol, it would not

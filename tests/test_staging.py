@@ -23,6 +23,7 @@ from helpers import (
     canonical,
     data_files,
     delta_rows,
+    error_class,
     exists,
     is_s3,
     log_actions,
@@ -31,6 +32,7 @@ from helpers import (
     second_session,
     spark_delta_rows,
 )
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -67,8 +69,6 @@ def _staged_files(s) -> dict:
             "cdc": sorted(f.path for f in s.cdc_files)}
 
 
-def _condition(e) -> str:
-    return e.value.getCondition()
 
 
 # Each staged command and the rows it leaves, from BASE (a staged replaceWhere is published in
@@ -177,9 +177,9 @@ def test_publish_is_idempotent_and_works_from_another_client(spark, tmp_path):
     assert not again.committed and again.version == first.version
     assert commit_versions(path)[-1] == first.version
     assert delta_rows(path).equals(_frame(BASE + [(100, "x", 1)]))
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.abort(spark, path, staged)
-    assert _condition(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_PUBLISHED
+    assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_PUBLISHED
 
 
 def test_conflicts_follow_delta_rules(spark, tmp_path):
@@ -189,9 +189,9 @@ def test_conflicts_follow_delta_rules(spark, tmp_path):
                               options={"replaceWhere": "part = 0"}, stage=True)
     filecommit.write(_df(spark, [(301, "concurrent", 0)]), path)
     versions = commit_versions(path)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, staged)
-    assert _condition(e) == filecommit.errors.DELTA_CONCURRENT_APPEND
+    assert error_class(e) == filecommit.errors.DELTA_CONCURRENT_APPEND
     assert commit_versions(path) == versions
 
     # Under WriteSerializable (the default) a staged replaceWhere of another partition passes a
@@ -209,17 +209,17 @@ def test_conflicts_follow_delta_rules(spark, tmp_path):
     # conflicts on the file it read, as Delta's rules order it.
     d = filecommit.delete(spark, path, "id = 1", stage=True)
     filecommit.delete(spark, path, "part = 1")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, d)
-    assert _condition(e) == filecommit.errors.DELTA_CONCURRENT_DELETE_READ
+    assert error_class(e) == filecommit.errors.DELTA_CONCURRENT_DELETE_READ
 
     # Two staged commits that remove the same file are not one transaction.
     d1 = filecommit.delete(spark, path, "id = 2", stage=True)
     d2 = filecommit.delete(spark, path, "v = 'v2'", stage=True)
     versions = commit_versions(path)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, [d1, d2])
-    assert _condition(e) == filecommit.errors.FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE
+    assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE
     assert commit_versions(path) == versions
 
 
@@ -234,9 +234,9 @@ def test_abort_and_expiry_leave_no_file(spark, delta_spark, table_path):
     assert filecommit.abort(spark, path, staged) > 0
     assert data_files(path) == files
     assert filecommit.abort(spark, path, staged) == 0
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, staged[0])
-    assert _condition(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_ABORTED
+    assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_ABORTED
 
     pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, ["id", "part", "v"]), _frame(BASE),
                                   check_dtype=False)
@@ -248,18 +248,18 @@ def test_abort_and_expiry_leave_no_file(spark, delta_spark, table_path):
     short = filecommit.write(_df(spark, [(100, "x", 1)]), path, stage=filecommit.Stage(expires_after_ms=500))
     assert short.expiration_time - short.created_time == 500
     time.sleep(1.0)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, short)
-    assert _condition(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_EXPIRED
+    assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_EXPIRED
     assert data_files(path) == files
     assert delta_rows(path).equals(_frame(BASE))
 
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, "not-an-id")
-    assert _condition(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_NOT_FOUND
-    with pytest.raises(Exception) as e:
+    assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_NOT_FOUND
+    with pytest.raises(PySparkException) as e:
         filecommit.write(_df(spark, [(1, "x", 1)]), path, stage=filecommit.Stage(expires_after_ms=10**12))
-    assert _condition(e) == filecommit.errors.FILECOMMIT_INVALID_ARGUMENT
+    assert error_class(e) == filecommit.errors.FILECOMMIT_INVALID_ARGUMENT
 
 
 def test_staged_commit_survives_a_server_restart(spark, delta_spark, tmp_path):
@@ -353,9 +353,9 @@ def test_bad_foreign_files_are_refused(spark, tmp_path, case):
         "no_partition": filecommit.errors.FILECOMMIT_INVALID_STAGED_FILE,
     }[case]
     versions = commit_versions(path)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.stage_files(spark, path, files)
-    assert _condition(e) == expected
+    assert error_class(e) == expected
     assert commit_versions(path) == versions
     assert not [f for f in os.listdir(os.path.join(path, "_delta_log")) if f == "_staged"] or \
         not [f for f in os.listdir(os.path.join(path, "_delta_log", "_staged")) if f.endswith(".json")]

@@ -24,7 +24,8 @@ import pyarrow.parquet as pq
 import pytest
 from delta_tables import commit_versions
 from deltalake import DeltaTable
-from helpers import canonical, data_files, delta_rows, log_actions, make_fixture_tables
+from helpers import canonical, data_files, delta_rows, error_class, log_actions, make_fixture_tables
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -54,8 +55,6 @@ def _age(path: str, seconds: int = NINE_DAYS_S) -> None:
     os.utime(path, (then, then))
 
 
-def _condition(e) -> str:
-    return e.value.getCondition()
 
 
 def _both_read(delta_spark, path: str, rows) -> None:
@@ -120,16 +119,16 @@ def test_publish_refuses_a_staged_file_that_is_gone(spark, delta_spark, tmp_path
         gone = os.path.join(path, staged.add_files[0].path)
     os.remove(gone)
     versions = commit_versions(path)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, staged)
-    assert _condition(e) == filecommit.errors.DELTA_FILE_NOT_FOUND_DETAILED
+    assert error_class(e) == filecommit.errors.DELTA_FILE_NOT_FOUND_DETAILED
     assert commit_versions(path) == versions, "nothing was committed"
     _both_read(delta_spark, path, BASE)
     # Not stuck: the staged commit can still be aborted.
     filecommit.abort(spark, path, staged)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, staged)
-    assert _condition(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_ABORTED
+    assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_ABORTED
 
 
 def _cdf_rows_delta_rs(path: str, version: int) -> pd.DataFrame:
@@ -250,9 +249,9 @@ def test_deletion_vectors_of_staged_commits_with_odd_table_paths(spark, delta_sp
             if os.path.exists(crc):
                 os.remove(crc)
         versions = commit_versions(path)
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.commit(spark, path, doomed)
-        assert _condition(e) == filecommit.errors.DELTA_FILE_NOT_FOUND_DETAILED
+        assert error_class(e) == filecommit.errors.DELTA_FILE_NOT_FOUND_DETAILED
         assert commit_versions(path) == versions
         filecommit.abort(spark, path, doomed)
         assert data_files(path) == files

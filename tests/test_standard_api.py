@@ -14,7 +14,7 @@ import threading
 
 import pytest
 from deltalake import DeltaTable
-from helpers import adds_in_log, canonical, delta_rows, log_actions, second_session
+from helpers import adds_in_log, canonical, delta_rows, error_class, log_actions, second_session
 from pyspark.errors import AnalysisException, IllegalArgumentException
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
@@ -52,10 +52,6 @@ def _expect(rows, columns):
     return canonical(pd.DataFrame(rows, columns=columns), columns)
 
 
-def _condition(excinfo):
-    e = excinfo.value
-    assert isinstance(e, SparkConnectGrpcException)
-    return e.getCondition()
 
 
 @pytest.mark.parametrize("fmt", ["delta", "filecommit"])
@@ -67,7 +63,7 @@ def test_every_save_mode(plain, delta_spark, table_path, fmt):
     _rows(plain, [(2, "b", "y")]).write.format(fmt).mode("append").save(table_path)
     with pytest.raises(AnalysisException) as e:  # pyspark's Connect client sends "errorifexists" as "error"
         _rows(plain, [(3, "c", "z")]).write.format(fmt).mode("error").save(table_path)
-    assert _condition(e) == "DELTA_TABLE_ALREADY_EXISTS"
+    assert error_class(e) == "DELTA_TABLE_ALREADY_EXISTS"
     with pytest.raises(AnalysisException):
         _rows(plain, [(3, "c", "z")]).write.format(fmt).save(table_path)  # Spark's default mode
     _rows(plain, [(4, "d", "w")]).write.format(fmt).mode("ignore").save(table_path)
@@ -114,15 +110,15 @@ def test_partitions_replace_where_and_dynamic_overwrite(plain, delta_spark, tabl
     with pytest.raises(AnalysisException) as e:  # rows outside the predicate
         (_rows(plain, [(11, "r", "y")]).write.format("delta").mode("overwrite")
          .option("replaceWhere", "part = 'x'").save(table_path))
-    assert _condition(e) == "DELTA_REPLACE_WHERE_MISMATCH"
+    assert error_class(e) == "DELTA_REPLACE_WHERE_MISMATCH"
     with pytest.raises(AnalysisException) as e:
         (_rows(plain, [(11, "r", "x")]).write.format("delta").mode("overwrite")
          .option("replaceWhere", "part = 'x'").option("partitionOverwriteMode", "dynamic").save(table_path))
-    assert _condition(e) == "DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE"
+    assert error_class(e) == "DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE"
     with pytest.raises(IllegalArgumentException) as e:
         (_rows(plain, [(11, "r", "x")]).write.format("delta").mode("overwrite")
          .option("partitionOverwriteMode", "sometimes").save(table_path))
-    assert _condition(e) == "DELTA_ILLEGAL_OPTION"
+    assert error_class(e) == "DELTA_ILLEGAL_OPTION"
     assert DeltaTable(table_path).version() == 2
 
 
@@ -133,7 +129,7 @@ def test_schema_options(plain, table_path):
     wider = plain.createDataFrame([(2, "b", "y", 2.5)], SCHEMA + ", score double")
     with pytest.raises(AnalysisException) as e:
         wider.write.format("delta").mode("append").save(table_path)
-    assert _condition(e) == "DELTA_METADATA_MISMATCH"
+    assert error_class(e) == "DELTA_METADATA_MISMATCH"
     wider.write.format("delta").mode("append").option("mergeSchema", "true").save(table_path)
     cols = ["id", "name", "part", "score"]
     assert delta_rows(table_path, cols).equals(_expect([(1, "a", "x", None), (2, "b", "y", 2.5)], cols))
@@ -144,7 +140,7 @@ def test_schema_options(plain, table_path):
     assert DeltaTable(table_path).metadata().partition_columns == ["key"]
     with pytest.raises(IllegalArgumentException) as e:
         other.write.format("delta").mode("append").option("overwriteSchema", "true").save(table_path)
-    assert _condition(e) == "DELTA_ILLEGAL_OPTION"
+    assert error_class(e) == "DELTA_ILLEGAL_OPTION"
 
 
 def test_idempotent_writes_user_metadata_and_file_size(plain, table_path):
@@ -166,10 +162,10 @@ def test_idempotent_writes_user_metadata_and_file_size(plain, table_path):
     assert len(delta_rows(table_path)) == 10
     with pytest.raises(IllegalArgumentException) as e:
         df.write.format("delta").mode("append").option("txnAppId", "app").save(table_path)
-    assert _condition(e) == "DELTA_ILLEGAL_OPTION"
+    assert error_class(e) == "DELTA_ILLEGAL_OPTION"
     with pytest.raises(IllegalArgumentException) as e:
         df.write.format("delta").mode("append").option("txnAppId", "app").option("txnVersion", "x").save(table_path)
-    assert _condition(e) == "DELTA_ILLEGAL_OPTION"
+    assert error_class(e) == "DELTA_ILLEGAL_OPTION"
 
 
 def test_concurrent_appends_all_land(plain, spark, table_path):
@@ -203,20 +199,20 @@ def test_failures_carry_classes_and_pyspark_types(plain, table_path, tmp_path):
     df = _rows(plain, [(1, "a", "x")])
     with pytest.raises(IllegalArgumentException) as e:
         df.write.format("delta").save()
-    assert _condition(e) == "FILECOMMIT_INVALID_ARGUMENT"
+    assert error_class(e) == "FILECOMMIT_INVALID_ARGUMENT"
     with pytest.raises(AnalysisException) as e:
         df.write.format("delta").save("/proc/filecommit_outside_roots")
-    assert _condition(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
+    assert error_class(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
     with pytest.raises(AnalysisException) as e:  # a Hadoop setting as a writer option
         df.write.format("delta").option("fs.file.impl", "org.example.Fs").save(table_path)
-    assert _condition(e) == "CANNOT_MODIFY_STATIC_CONFIG"
+    assert error_class(e) == "CANNOT_MODIFY_STATIC_CONFIG"
     with pytest.raises(AnalysisException) as e:
         df.write.format("delta").option("delta.noSuchProperty", "1").save(table_path)
-    assert _condition(e) == "DELTA_UNKNOWN_CONFIGURATION"
+    assert error_class(e) == "DELTA_UNKNOWN_CONFIGURATION"
     assert not os.path.exists(table_path)
     with pytest.raises(AnalysisException) as e:
         plain.read.format("delta").load(str(tmp_path / "nothing_here")).collect()
-    assert _condition(e) == "DELTA_MISSING_DELTA_TABLE"
+    assert error_class(e) == "DELTA_MISSING_DELTA_TABLE"
     # Tables by name (the server's catalog, tests/test_catalog.py): a second creation of a name
     # fails with a class, not INTERNAL_ERROR.
     df.write.format("delta").saveAsTable("t_standard_api")
@@ -224,7 +220,7 @@ def test_failures_carry_classes_and_pyspark_types(plain, table_path, tmp_path):
                     lambda: df.writeTo("t_standard_api").using("delta").create()]:
         with pytest.raises(SparkConnectGrpcException) as e:
             attempt()
-        assert _condition(e) not in (None, "INTERNAL_ERROR"), e.value
+        assert error_class(e) not in (None, "INTERNAL_ERROR"), e.value
     plain.sql("DROP TABLE t_standard_api").collect()
 
 
@@ -234,12 +230,12 @@ def test_contract_errors_are_typed_too(spark, table_path):
     filecommit.write(df, table_path)
     with pytest.raises(AnalysisException) as e:
         filecommit.write(df, table_path, mode="error")
-    assert _condition(e) == filecommit.errors.DELTA_TABLE_ALREADY_EXISTS
+    assert error_class(e) == filecommit.errors.DELTA_TABLE_ALREADY_EXISTS
     assert e.value.getSqlState() == "42P07"
     filecommit.set_table_properties(spark, table_path, {"delta.appendOnly": "true"})
     with pytest.raises(SparkConnectGrpcException) as e:
         filecommit.write(df, table_path, mode="overwrite")
-    assert _condition(e) == filecommit.errors.DELTA_CANNOT_MODIFY_APPEND_ONLY
+    assert error_class(e) == filecommit.errors.DELTA_CANNOT_MODIFY_APPEND_ONLY
     assert type(e.value).__name__ == "UnsupportedOperationException"
 
 

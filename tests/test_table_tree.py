@@ -22,7 +22,8 @@ import time
 
 import pyarrow as pa
 import pytest
-from helpers import delta_rows
+from helpers import delta_rows, error_class
+from pyspark.errors import PySparkException
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 from pyspark.sql import functions as F
 
@@ -34,8 +35,6 @@ OVERLAP = "FILECOMMIT_TABLE_LOCATION_OVERLAP"
 MONTH_AGO = time.time() - 30 * 24 * 3600
 
 
-def _condition(excinfo) -> str:
-    return excinfo.value.getCondition()
 
 
 def _tree(root: str) -> dict[str, tuple]:
@@ -143,12 +142,12 @@ def test_a_table_above_a_table_is_refused(spark, delta_spark, tmp_path, below):
     filecommit.write(spark.range(0, 3), os.path.join(parent, below))
     before = _tree(str(tmp_path))
     for stage in (False, True):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.write(spark.range(5), parent, stage=stage)
-        assert _condition(e) == OVERLAP
-    with pytest.raises(Exception) as e:
+        assert error_class(e) == OVERLAP
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.range(5), str(tmp_path))
-    assert _condition(e) == OVERLAP
+    assert error_class(e) == OVERLAP
     assert _tree(str(tmp_path)) == before, "nothing written"
     assert _ids_delta_spark(delta_spark, os.path.join(parent, below)) == [0, 1, 2]
 
@@ -157,9 +156,9 @@ def test_a_table_above_a_sink_is_refused(spark, tmp_path):
     parent = str(tmp_path / "a")
     filecommit.write_batch(spark.range(3), os.path.join(parent, "s", "sink"), batch_id=0)
     before = _tree(str(tmp_path))
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.range(5), parent)
-    assert _condition(e) == OVERLAP
+    assert error_class(e) == OVERLAP
     assert _tree(str(tmp_path)) == before
 
 
@@ -169,18 +168,18 @@ def test_a_table_or_sink_inside_a_table_is_refused(spark, delta_spark, tmp_path,
     filecommit.write(spark.range(0, 3), parent)
     before = _tree(str(tmp_path))
     for stage in (False, True):
-        with pytest.raises(Exception) as e:
+        with pytest.raises(PySparkException) as e:
             filecommit.write(spark.range(5), os.path.join(parent, inside), stage=stage)
-        assert _condition(e) == OVERLAP
-    with pytest.raises(Exception) as e:
+        assert error_class(e) == OVERLAP
+    with pytest.raises(PySparkException) as e:
         filecommit.write_batch(spark.range(5), os.path.join(parent, inside), batch_id=0)
-    assert _condition(e) == OVERLAP
-    with pytest.raises(Exception) as e:
+    assert error_class(e) == OVERLAP
+    with pytest.raises(PySparkException) as e:
         filecommit.write_batch(spark.range(5), parent, batch_id=0)
-    assert _condition(e) == OVERLAP
-    with pytest.raises(Exception) as e:
+    assert error_class(e) == OVERLAP
+    with pytest.raises(PySparkException) as e:
         filecommit.write_batch(spark.range(5), str(tmp_path), batch_id=0)
-    assert _condition(e) == OVERLAP
+    assert error_class(e) == OVERLAP
     assert _tree(str(tmp_path)) == before, "nothing written"
     assert _ids_delta_rs(parent) == [0, 1, 2]
     assert _ids_delta_spark(delta_spark, parent) == [0, 1, 2]
@@ -190,12 +189,12 @@ def test_a_table_or_sink_inside_a_sink_is_refused(spark, tmp_path):
     sink = str(tmp_path / "s")
     filecommit.write_batch(spark.range(3), sink, batch_id=0)
     before = _tree(str(tmp_path))
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.range(5), os.path.join(sink, "t"))
-    assert _condition(e) == OVERLAP
-    with pytest.raises(Exception) as e:
+    assert error_class(e) == OVERLAP
+    with pytest.raises(PySparkException) as e:
         filecommit.write_batch(spark.range(5), os.path.join(sink, "x", "inner"), batch_id=0)
-    assert _condition(e) == OVERLAP
+    assert error_class(e) == OVERLAP
     assert _tree(str(tmp_path)) == before, "nothing written"
     assert sorted(r["id"] for r in spark.read.parquet(sink).collect()) == [0, 1, 2]
 
@@ -205,15 +204,15 @@ def test_a_table_or_sink_at_an_allowed_root_is_refused(spark):
     # the embedded server's roots: the temp dir, and $FILECOMMIT_TEST_DIR when set (conftest.py)
     root = os.environ.get("FILECOMMIT_TEST_DIR") or os.path.realpath(tempfile.gettempdir())
     before = set(os.listdir(root))
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.range(5), root)
-    assert _condition(e) == OVERLAP
-    with pytest.raises(Exception) as e:
+    assert error_class(e) == OVERLAP
+    with pytest.raises(PySparkException) as e:
         filecommit.write(spark.range(5), root + "/")
-    assert _condition(e) == OVERLAP
-    with pytest.raises(Exception) as e:
+    assert error_class(e) == OVERLAP
+    with pytest.raises(PySparkException) as e:
         filecommit.write_batch(spark.range(5), root, batch_id=0)
-    assert _condition(e) == OVERLAP
+    assert error_class(e) == OVERLAP
     assert not os.path.exists(os.path.join(root, "_delta_log"))
     assert not os.path.exists(os.path.join(root, "_spark_metadata"))
     assert not {f for f in set(os.listdir(root)) - before if f.startswith("part-")}, "no data file at the root"

@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from helpers import delta_table, exists, is_s3, make_fixture_tables, s3_dir, twin_copier, upload_table
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -147,11 +148,11 @@ def test_time_travel_inside_the_retention_window_survives(spark, delta_spark, tm
         f.write(b"x")
     old = time.time() - 9 * 86_400
     os.utime(stray, (old, old))
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.vacuum(spark, path, retention_hours=1)
     assert e.value.getCondition() == filecommit.errors.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT  # the floor
     filecommit.set_table_properties(spark, path, {"delta.deletedFileRetentionDuration": "interval 8 days"})
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.vacuum(spark, path, retention_hours=170)
     assert e.value.getCondition() == filecommit.errors.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT  # the table's
     assert e.value.getMessageParameters()["configuredRetentionHours"] == "192.0"
@@ -180,6 +181,6 @@ def test_staged_files_are_kept(spark, tmp_path):
     r = filecommit.vacuum(spark, path, dry_run=True)
     assert not staged_paths & _rel(path, r.files)
     assert _rel(path, r.files) == {f.path for f in published.remove_files}, "only the files the overwrite removed"
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.vacuum(spark, str(tmp_path / "none"))
     assert e.value.getCondition() == filecommit.errors.DELTA_MISSING_DELTA_TABLE

@@ -15,9 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
+from helpers import adds_in_log, canonical, delta_rows, delta_table, log_actions, on_s3, second_session
+from pyspark.errors import PySparkException
 
 import filecommit
-from helpers import adds_in_log, canonical, delta_rows, delta_table, log_actions, on_s3, second_session
 
 pytestmark = pytest.mark.slow
 
@@ -149,7 +150,7 @@ def test_overwrite_removes_all_previous_files(spark, table_path):
 def test_overwrite_schema_replaces_schema(spark, table_path):
     filecommit.write(_df(spark, [(1, "a", "x")]), table_path, partition_by=["part"])
     other = spark.createDataFrame([(1.5, "q")], "score double, tag string")
-    with pytest.raises(Exception, match="Schema mismatch"):
+    with pytest.raises(PySparkException, match="Schema mismatch"):
         filecommit.write(other, table_path, mode="overwrite")
     r = filecommit.write(other, table_path, mode="overwrite", options={"overwriteSchema": "true"})
     assert r.version == 1
@@ -166,7 +167,7 @@ def _versions(path):
 def test_error_if_exists_fails_and_commits_nothing(spark, table_path):
     filecommit.write(_df(spark, [(1, "a", "x")]), table_path)
     for mode in ("error", "errorifexists"):
-        with pytest.raises(Exception, match="already exists") as info:
+        with pytest.raises(PySparkException, match="already exists") as info:
             filecommit.write(_df(spark, [(2, "b", "y")]), table_path, mode=mode)
         assert table_path in str(info.value)
     assert _versions(table_path) == [0]
@@ -197,7 +198,7 @@ def test_ignore_on_existing_table_does_nothing(spark, table_path):
 )
 def test_invalid_writes_to_a_new_path_leave_nothing(spark, table_path, kwargs, schema, message):
     df = spark.createDataFrame([(1, "a")], schema) if schema else _df(spark, [(1, "a", "x")])
-    with pytest.raises(Exception, match=message):
+    with pytest.raises(PySparkException, match=message):
         filecommit.write(df, table_path, **kwargs)
     assert not os.path.exists(os.path.join(table_path, "_delta_log")) or _versions(table_path) == []
 
@@ -214,7 +215,7 @@ def test_invalid_writes_to_a_new_path_leave_nothing(spark, table_path, kwargs, s
 def test_invalid_appends_leave_the_table_unchanged(spark, table_path, data_schema, row, kwargs, message):
     filecommit.write(_df(spark, [(1, "a", "x")]), table_path, partition_by=["part"])
     files_before = sorted(os.listdir(table_path))
-    with pytest.raises(Exception, match=message):
+    with pytest.raises(PySparkException, match=message):
         filecommit.write(spark.createDataFrame([row], data_schema), table_path, **kwargs)
     assert _versions(table_path) == [0]
     assert delta_rows(table_path, ["id"]).values.tolist() == [[1.0]]
@@ -236,7 +237,7 @@ def test_directory_with_foreign_files_takes_a_new_table(spark, tmp_path):
 def test_sink_directory_is_refused_as_a_table(spark, tmp_path):
     target = str(tmp_path / "sink")
     filecommit.write_batch(_df(spark, [(1, "a", "x")]), target, batch_id=0)
-    with pytest.raises(Exception, match="batch-id file sink"):
+    with pytest.raises(PySparkException, match="batch-id file sink"):
         filecommit.write(_df(spark, [(1, "a", "x")]), target)
     assert not os.path.exists(os.path.join(target, "_delta_log"))
 
@@ -351,7 +352,7 @@ def test_variant_columns_are_refused_by_feature_name_before_writing(spark, table
     # A VARIANT column needs the variantType table feature, which filecommit does not write:
     # refused by name, before any file exists (a table without the feature would read back wrong).
     df = spark.sql("""select 1 as id, parse_json('{"a": 1}') as v""")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(PySparkException) as e:
         filecommit.write(df, table_path)
     assert e.value.getCondition() == "DELTA_UNSUPPORTED_FEATURES_FOR_WRITE", e.value
     assert "variantType" in str(e.value)
