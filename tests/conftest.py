@@ -231,3 +231,15 @@ def s3_peer(spark, minio, tmp_path_factory):
         finally:
             server.stop()
             proxy.stop()
+
+
+@pytest.fixture(scope="module")
+def made(delta_spark, tmp_path_factory, request):
+    """The module's fixture tables (its ``FIXTURES`` dict: name -> the steps ``tests/delta_tables.py``
+    runs), made by real Delta in one Spark + Delta request while the Connect server starts: name ->
+    the answer (``path``, ``version``, ...) of ``helpers.make_fixture_tables``."""
+    from helpers import make_fixture_tables
+
+    return make_fixture_tables(delta_spark, tmp_path_factory, request, request.module.FIXTURES,
+                               request.module.__name__.removeprefix("test_"))
+

@@ -18,7 +18,7 @@ import time
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
-from helpers import log_actions, make_fixture_tables, shared_dir
+from helpers import log_actions, shared_dir
 
 import filecommit
 
@@ -101,13 +101,11 @@ def _delta_sql(delta_spark, path, *statements):
     return out[len(VERIFY):len(VERIFY) + len(statements)]
 
 
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, {
-        "by_delta": [{"sql": "CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
-                             "TBLPROPERTIES ('delta.enableDeletionVectors'='true')"},
-                     {"sql": "INSERT INTO {table} VALUES (1, 'a'), (2, 'b'), (3, 'a')"}],
-    }, "checksums")
+FIXTURES = {
+    "by_delta": [{"sql": "CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
+                         "TBLPROPERTIES ('delta.enableDeletionVectors'='true')"},
+                 {"sql": "INSERT INTO {table} VALUES (1, 'a'), (2, 'b'), (3, 'a')"}],
+}
 
 
 def test_filecommit_writes_checksums_delta_validates(spark, delta_spark, table_path):

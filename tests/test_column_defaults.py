@@ -12,23 +12,21 @@ import os
 import shutil
 
 import pytest
-from helpers import make_fixture_tables, shared_dir
+from helpers import shared_dir
 
 import filecommit
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, {
-        "defaults": [
-            {"sql": "CREATE TABLE {table} (id BIGINT, n INT DEFAULT 42, s STRING DEFAULT 'dflt', part STRING) "
-                    "USING delta PARTITIONED BY (part) "
-                    "TBLPROPERTIES ('delta.feature.allowColumnDefaults'='supported')"},
-            {"sql": "INSERT INTO {table} (id, part) VALUES (1, 'a')"},
-        ],
-    }, "column_defaults")
+FIXTURES = {
+    "defaults": [
+        {"sql": "CREATE TABLE {table} (id BIGINT, n INT DEFAULT 42, s STRING DEFAULT 'dflt', part STRING) "
+                "USING delta PARTITIONED BY (part) "
+                "TBLPROPERTIES ('delta.feature.allowColumnDefaults'='supported')"},
+        {"sql": "INSERT INTO {table} (id, part) VALUES (1, 'a')"},
+    ],
+}
 
 
 def _copy(made, tmp_path):

@@ -15,7 +15,7 @@ import re
 import pandas as pd
 import pytest
 from delta_tables import log_file_names
-from helpers import data_files, dv_id, log_actions, log_state, make_fixture_tables, twin_copier
+from helpers import data_files, dv_id, log_actions, log_state, twin_copier
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -51,12 +51,6 @@ FIXTURES = {
         _CREATE + "TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')",
         f"INSERT INTO {{table}} VALUES {_values(ROWS[:60])}"),
 }
-
-
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    """Every fixture table, made in one Spark + Delta request while the Connect server starts."""
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "dv_fixtures")
 
 
 @pytest.fixture

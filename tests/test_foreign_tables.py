@@ -156,7 +156,7 @@ FIXTURES = {
 # ---------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
+def foreign(delta_spark, tmp_path_factory, request):
     """Makes every fixture table in one Spark + Delta request; name -> the worker's answer (rows and
     version as Spark + Delta read the finished table, DESCRIBE DETAIL) plus the raw log protocol.
     The Spark Connect server starts while Spark + Delta works."""
@@ -224,14 +224,14 @@ class Table:
 
 
 @pytest.fixture
-def clone(made, tmp_path):
+def clone(foreign, tmp_path):
     """``clone(name)``: a fresh copy of fixture ``name`` under the test's tmp dir (Delta logs hold
     relative paths, so a copied table is the same table)."""
 
     root = shared_dir(tmp_path)
 
     def _copy(name, suffix=""):
-        m = made[name]
+        m = foreign[name]
         assert m["ok"], f"fixture {name} could not be made by delta-spark: {m.get('detail') or m['error']}"
         dest = os.path.join(root, name + suffix)
         shutil.copytree(m["path"], dest, symlinks=True)
@@ -357,12 +357,12 @@ def _append_lands(spark, delta_spark, table, rows, schema, columns=None, **kw):
 # The fixtures are what they claim to be
 # ---------------------------------------------------------------------------------------------
 
-def test_fixture_protocols(made):
+def test_fixture_protocols(foreign):
     """Each fixture's protocol (as Spark + Delta describes it) lists the feature the tests exercise,
     so no test below passes on a table that lacks it."""
     problems = []
     for name, f in FIXTURES.items():
-        m = made[name]
+        m = foreign[name]
         if not m["ok"]:
             problems.append(f"{name}: not made: {m['error']}")
             continue
@@ -372,17 +372,17 @@ def test_fixture_protocols(made):
             problems.append(f"{name}: {f['feature']} not in {m['detail']['tableFeatures']}")
     assert not problems, problems
     # The cleaned-up log: commits 0-19 gone, checkpoints 10 and 20 and _last_checkpoint kept.
-    cleaned = made["cleaned"]["path"]
+    cleaned = foreign["cleaned"]["path"]
     assert commit_versions(cleaned) == list(range(20, 26))
     assert checkpoint_versions(cleaned) == [10, 20]
     with open(os.path.join(cleaned, "_delta_log", "_last_checkpoint")) as fh:
         assert json.load(fh)["version"] == 20
     # The DV fixture has live deletion vectors on files that still hold rows.
-    dvs = [a for a in log_state(made["dv"]["path"])["active"].values() if a.get("deletionVector")]
+    dvs = [a for a in log_state(foreign["dv"]["path"])["active"].values() if a.get("deletionVector")]
     assert len(dvs) == 2, dvs
     # Column mapping: logical names differ from the physical ones.
     for name in ("cm_name", "cm_id"):
-        fields = json.loads(log_state(made[name]["path"])["metaData"]["schemaString"])["fields"]
+        fields = json.loads(log_state(foreign[name]["path"])["metaData"]["schemaString"])["fields"]
         assert all(f["metadata"].get("delta.columnMapping.physicalName") not in (None, f["name"]) for f in fields)
 
 

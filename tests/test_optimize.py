@@ -12,7 +12,7 @@ import datetime
 import os
 
 import pytest
-from helpers import data_files, delta_table, log_actions, make_fixture_tables, twin_copier
+from helpers import data_files, delta_table, log_actions, twin_copier
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -49,11 +49,6 @@ OPTIMIZE_METRICS = {"numRemovedFiles", "numRemovedBytes", "p25FileSize", "numDel
                     "p75FileSize", "p50FileSize", "numAddedBytes", "numAddedFiles", "maxFileSize"}
 RESTORE_METRICS = {"numRestoredFiles", "removedFilesSize", "numRemovedFiles", "restoredFilesSize",
                    "numOfFilesAfterRestore", "tableSizeAfterRestore"}
-
-
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "optimize")
 
 
 def _copier(made, tmp_path, where="local"):

@@ -16,7 +16,7 @@ import datetime
 
 import pytest
 from deltalake import DeltaTable
-from helpers import log_actions, make_fixture_tables
+from helpers import log_actions
 
 import filecommit
 
@@ -43,16 +43,15 @@ def _norm(rows):
     return sorted((int(r[0]), r[1], None if r[2] is None else str(r[2])) for r in rows)
 
 
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    def lit(v):
-        return "NULL" if v is None else "'" + v + "'"
+def _lit(v):
+    return "NULL" if v is None else "'" + v + "'"
 
-    values = ", ".join(f"({i}, {lit(v)}, {lit(str(d)) if d else 'NULL'})" for i, v, d in _rows())
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, {
-        "by_delta": [{"sql": "CREATE TABLE {table} (id BIGINT, p STRING, d DATE) USING delta PARTITIONED BY (p, d)"},
-                     {"sql": "INSERT INTO {table} VALUES " + values}],
-    }, "partition_values")
+
+FIXTURES = {
+    "by_delta": [{"sql": "CREATE TABLE {table} (id BIGINT, p STRING, d DATE) USING delta PARTITIONED BY (p, d)"},
+                 {"sql": "INSERT INTO {table} VALUES "
+                         + ", ".join(f"({i}, {_lit(v)}, {_lit(str(d)) if d else 'NULL'})" for i, v, d in _rows())}],
+}
 
 
 def _stored(path):

@@ -13,7 +13,7 @@ import shutil
 import delta_spark_reader
 import pytest
 from delta_spark_reader import _plain
-from helpers import error_class, make_fixture_tables, s3_dir, second_session, shared_dir, upload_table
+from helpers import error_class, s3_dir, second_session, shared_dir, upload_table
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -99,11 +99,6 @@ FIXTURES = {
 }
 
 
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "read_fixtures")
-
-
 # ------------------------------------------------------------------------------- comparison
 
 def _sorted(rows, columns):
@@ -128,8 +123,6 @@ def _read(spark, path, **options):
     for k, v in options.items():
         reader = reader.option(k, v)
     return reader.load(path)
-
-
 
 
 def _history(delta_spark, path):

@@ -23,7 +23,7 @@ import time
 import faults
 import pytest
 from deltalake import DeltaTable
-from helpers import data_files, delta_rows, error_class, log_actions, make_fixture_tables, second_session, shared_dir
+from helpers import data_files, delta_rows, error_class, log_actions, second_session, shared_dir
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -49,11 +49,6 @@ FIXTURES = {
 }
 
 
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "retention")
-
-
 def _copy(made, name, tmp_path):
     dest = os.path.join(shared_dir(tmp_path), name)
     shutil.copytree(made[name]["path"], dest, symlinks=True)
@@ -63,8 +58,6 @@ def _copy(made, name, tmp_path):
 def _age(path, days):
     t = time.time() - days * DAY_S
     os.utime(path, (t, t))
-
-
 
 
 def _rs_property(path):

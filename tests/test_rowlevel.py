@@ -16,7 +16,7 @@ import os
 import pandas as pd
 import pytest
 from delta_tables import log_file_names
-from helpers import canonical, data_files, delta_table, log_actions, make_fixture_tables, twin_copier
+from helpers import canonical, data_files, delta_table, log_actions, twin_copier
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -81,12 +81,6 @@ FIXTURES = {
         f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[:9])}",
         "ALTER TABLE {table} RENAME COLUMN val TO v"),
 }
-
-
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    """Every fixture table, made in one Spark + Delta request while the Connect server starts."""
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "rowlevel_fixtures")
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import os
 
 import pytest
 from delta_tables import log_file_names
-from helpers import canonical, data_files, log_state, make_fixture_tables, twin_copier
+from helpers import canonical, data_files, log_state, twin_copier
 from pyspark.errors import PySparkException
 from test_rowlevel import assert_same_as_delta, delta_metrics, delta_runs, removed_paths
 
@@ -49,11 +49,6 @@ FIXTURES = {
                 "TBLPROPERTIES (" + CDF + ", 'delta.enableDeletionVectors' = 'true')"},
         {"sql": "INSERT INTO {table} VALUES " + ", ".join(f"({i}, {i * 10}, '{'ab'[i % 2]}')" for i in range(1, 41))}],
 }
-
-
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "skipping_fixtures")
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import time
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, QueryBuilder
-from helpers import checkpoint_versions, delta_table, log_actions, make_fixture_tables, twin_copier
+from helpers import checkpoint_versions, delta_table, log_actions, twin_copier
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -62,11 +62,6 @@ FIXTURES = {
         {"sql": "INSERT INTO {table} VALUES (1, 1.5), (2, 2.5)"},
     ],
 }
-
-
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "evolve")
 
 
 def _fields(schema: dict) -> list:

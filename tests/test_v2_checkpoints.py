@@ -17,7 +17,6 @@ import json
 import os
 import time
 
-import pytest
 from delta_tables import drop_commits_before
 
 import faults

@@ -16,7 +16,7 @@ import time
 import pandas as pd
 import pyarrow as pa
 import pytest
-from helpers import delta_table, exists, is_s3, make_fixture_tables, s3_dir, twin_copier, upload_table
+from helpers import delta_table, exists, is_s3, s3_dir, twin_copier, upload_table
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -43,11 +43,6 @@ FIXTURES = {"churned": [{"sql": s} for s in (
     "OPTIMIZE {table}",
     "DELETE FROM {table} WHERE part = 'c'",
 )]}
-
-
-@pytest.fixture(scope="module")
-def made(delta_spark, tmp_path_factory, request):
-    return make_fixture_tables(delta_spark, tmp_path_factory, request, FIXTURES, "vacuum")
 
 
 def _age_table(root, days):
