@@ -39,7 +39,25 @@ def escape(text: str) -> str:
     return "`".join(parts) if len(parts) % 2 == 1 else text.replace("|", "\\|")
 
 
-_CONSTANT = re.compile(r'^\s*([A-Z][A-Z0-9_]*)\s*\(\s*"([0-9A-Z]{5})"')
+_CONSTANT = re.compile(r'^\s*([A-Z][A-Z0-9_]*)\s*\(\s*"([0-9A-Z]{5})"(?:,\s*ClientExceptionType\.([A-Z_]+))?')
+# The exception type pyspark raises for a class: its own (second argument), else Spark's rule by SQLSTATE.
+_TYPES = {"ANALYSIS": "AnalysisException", "ILLEGAL_ARGUMENT": "IllegalArgumentException",
+          "UNSUPPORTED_OPERATION": "UnsupportedOperationException", "CONCURRENT_MODIFICATION": "UnknownException *",
+          "RUNTIME": "UnknownException"}
+
+
+def _client_type(state: str, explicit: str | None) -> str:
+    if explicit:
+        return _TYPES[explicit]
+    if state.startswith("2D"):
+        return _TYPES["CONCURRENT_MODIFICATION"]
+    if state.startswith("42"):
+        return _TYPES["ANALYSIS"]
+    if state == "22023":
+        return _TYPES["ILLEGAL_ARGUMENT"]
+    if state.startswith("0A"):
+        return _TYPES["UNSUPPORTED_OPERATION"]
+    return _TYPES["RUNTIME"]
 _SECTION = re.compile(r"^\s*//\s?(.*)$")
 _JAVADOC = re.compile(r"/\*\*(.*?)\*/", re.S)
 
@@ -69,10 +87,10 @@ def _javadoc_text(raw: str) -> str:
     return escape(text)
 
 
-def error_classes(source: str) -> list[tuple[str, list[tuple[str, str, str]]]]:
-    """Sections of the enum: (section comment, [(class, SQLSTATE, meaning)]) in source order."""
+def error_classes(source: str) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
+    """Sections of the enum: (section comment, [(class, SQLSTATE, pyspark type, meaning)]) in source order."""
     body = source[source.index("enum ErrorClass") :]
-    sections: list[tuple[str, list[tuple[str, str, str]]]] = []
+    sections: list[tuple[str, list[tuple[str, str, str, str]]]] = []
     doc = ""
     pending_section: list[str] = []
     i = 0
@@ -92,7 +110,7 @@ def error_classes(source: str) -> list[tuple[str, list[tuple[str, str, str]]]]:
             if pending_section or not sections:
                 sections.append((" ".join(pending_section), []))
                 pending_section = []
-            sections[-1][1].append((m.group(1), m.group(2), doc))
+            sections[-1][1].append((m.group(1), m.group(2), _client_type(m.group(2), m.group(3)), doc))
             doc = ""
         elif line.strip().endswith(";") and sections:
             break  # end of the constants
@@ -105,12 +123,14 @@ def errors_markdown() -> str:
     count = sum(len(rows) for _, rows in sections)
     if count == 0:
         raise RuntimeError(f"no error classes found in {ERROR_CLASS}")
-    out = [f"{count} classes, generated from `ErrorClass.java` when this site was built.", ""]
+    out = [f"{count} classes, generated from `ErrorClass.java` when this site was built. The pyspark type is the "
+           "one `pyspark.errors.exceptions.connect` raises (`UnknownException *`: a conflict, raised as "
+           "`filecommit.conflicts.*` once `filecommit` is imported).", ""]
     for title, rows in sections:
         if title:
             out += [f"### {title.rstrip('.')}", ""]
-        out += ["| class | SQLSTATE | meaning |", "|---|---|---|"]
-        out += [f"| `{name}` | `{state}` | {meaning} |" for name, state, meaning in rows]
+        out += ["| class | SQLSTATE | pyspark type | meaning |", "|---|---|---|---|"]
+        out += [f"| `{name}` | `{state}` | `{kind}` | {meaning} |" for name, state, kind, meaning in rows]
         out.append("")
     return "\n".join(out)
 

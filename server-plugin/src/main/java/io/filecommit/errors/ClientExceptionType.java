@@ -1,6 +1,5 @@
 package io.filecommit.errors;
 
-import java.util.Set;
 
 /**
  * The JVM exception type an error class reaches Spark Connect clients as. Spark Connect sends the
@@ -13,7 +12,9 @@ import java.util.Set;
  * DeltaUnsupportedOperationException}, the {@code java.util.ConcurrentModificationException}s of
  * {@code io.delta.exceptions}, and plain runtime exceptions such as {@code
  * DeltaInvariantViolationException}), else Spark's rule by SQLSTATE class: {@code 42} analysis
- * errors, {@code 22023} invalid arguments, {@code 0A} unsupported features.
+ * errors, {@code 22023} invalid arguments, {@code 0A} unsupported features. The type is an
+ * attribute of each class of {@link ErrorClass} (its second constructor argument where Delta's type
+ * differs from the rule).
  */
 public enum ClientExceptionType {
   /** {@code org.apache.spark.sql.AnalysisException} (pyspark {@code AnalysisException}). */
@@ -36,42 +37,31 @@ public enum ClientExceptionType {
    */
   RUNTIME;
 
-  /** Classes outside SQLSTATE class 42 that Delta raises as analysis errors. */
-  private static final Set<String> ANALYSIS_CLASSES = Set.of("DELTA_VERSION_NOT_FOUND", "DELTA_INVALID_CDC_RANGE",
-      "DELTA_CDC_START_VERSION_AFTER_LATEST", "DELTA_FAILED_TO_MERGE_FIELDS", "DELTA_CANNOT_RESTORE_TABLE_VERSION",
-      "DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER", "DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER", "DELTA_REPLACE_WHERE_MISMATCH",
-      "DELTA_UNKNOWN_CONFIGURATION", "DELTA_MISSING_CHANGE_DATA", "DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS",
-      "CANNOT_MODIFY_STATIC_CONFIG");
-  /** Classes Delta raises as {@code IllegalArgumentException}. */
-  private static final Set<String> ILLEGAL_ARGUMENT_CLASSES = Set.of("DELTA_ILLEGAL_OPTION",
-      "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT", "FILECOMMIT_RETENTION_BELOW_MINIMUM");
-  /** Classes Delta raises as {@code UnsupportedOperationException}. */
-  private static final Set<String> UNSUPPORTED_CLASSES = Set.of("DELTA_CANNOT_MODIFY_APPEND_ONLY",
-      "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE");
-  /** SQLSTATE-42 classes Delta raises as plain runtime exceptions (its file-not-found exceptions). */
-  private static final Set<String> RUNTIME_CLASSES = Set.of("DELTA_LOG_FILE_NOT_FOUND",
-      "DELTA_FILE_NOT_FOUND_DETAILED");
-
   /**
-   * The type of an error class.
+   * The type of an error class: the class's own ({@link ErrorClass#clientType}) for filecommit's
+   * catalogue, else Spark's rule by SQLSTATE ({@link #bySqlState}).
    *
    * @param condition the error class name
    * @param sqlState its SQLSTATE (5 characters)
    * @return the type its exception reaches clients as
    */
   public static ClientExceptionType of(String condition, String sqlState) {
-    if (ANALYSIS_CLASSES.contains(condition)) {
-      return ANALYSIS;
+    for (ErrorClass c : ErrorClass.values()) {
+      if (c.name().equals(condition)) {
+        return c.clientType();
+      }
     }
-    if (ILLEGAL_ARGUMENT_CLASSES.contains(condition)) {
-      return ILLEGAL_ARGUMENT;
-    }
-    if (UNSUPPORTED_CLASSES.contains(condition)) {
-      return UNSUPPORTED_OPERATION;
-    }
-    if (RUNTIME_CLASSES.contains(condition)) {
-      return RUNTIME;
-    }
+    return bySqlState(sqlState);
+  }
+
+  /**
+   * Spark's rule by SQLSTATE class: {@code 2D} conflicts, {@code 42} analysis errors, {@code
+   * 22023} invalid arguments, {@code 0A} unsupported features, else a runtime error.
+   *
+   * @param sqlState a SQLSTATE (5 characters)
+   * @return the type
+   */
+  public static ClientExceptionType bySqlState(String sqlState) {
     if (sqlState.startsWith("2D")) {
       return CONCURRENT_MODIFICATION;
     }

@@ -61,7 +61,7 @@ public enum ErrorClass {
   /** A reader feature Delta Kernel cannot read. */
   DELTA_UNSUPPORTED_FEATURES_FOR_READ("56038"),
   /** A write that would remove data from a {@code delta.appendOnly} table. */
-  DELTA_CANNOT_MODIFY_APPEND_ONLY("42809"),
+  DELTA_CANNOT_MODIFY_APPEND_ONLY("42809", ClientExceptionType.UNSUPPORTED_OPERATION),
 
   // Table, schema and options.
   /** Mode error-if-exists on an existing table. */
@@ -73,7 +73,7 @@ public enum ErrorClass {
   /** The data's schema does not match the table's. */
   DELTA_METADATA_MISMATCH("42KDG"),
   /** mergeSchema cannot merge a field: incompatible types, or a widening the table does not allow. */
-  DELTA_FAILED_TO_MERGE_FIELDS("22005"),
+  DELTA_FAILED_TO_MERGE_FIELDS("22005", ClientExceptionType.ANALYSIS),
   /** A change of {@code delta.columnMapping.mode} Delta does not allow (only none to name). */
   DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE("0AKDC"),
   /** A partition column is missing from the data or schema. */
@@ -91,21 +91,21 @@ public enum ErrorClass {
   /** A column that is needed but absent. */
   DELTA_COLUMN_NOT_FOUND_IN_SCHEMA("42703"),
   /** Written rows that do not satisfy the replaceWhere predicate. */
-  DELTA_REPLACE_WHERE_MISMATCH("44000"),
+  DELTA_REPLACE_WHERE_MISMATCH("44000", ClientExceptionType.ANALYSIS),
   /** An invalid writer option or option combination. */
-  DELTA_ILLEGAL_OPTION("42616"),
+  DELTA_ILLEGAL_OPTION("42616", ClientExceptionType.ILLEGAL_ARGUMENT),
   /** Option overwriteSchema together with partitionOverwriteMode=dynamic. */
   DELTA_OVERWRITE_SCHEMA_WITH_DYNAMIC_PARTITION_OVERWRITE("42613"),
   /** Option replaceWhere together with partitionOverwriteMode=dynamic. */
   DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE("42613"),
   /** An unknown {@code delta.*} table property. */
-  DELTA_UNKNOWN_CONFIGURATION("F0000"),
+  DELTA_UNKNOWN_CONFIGURATION("F0000", ClientExceptionType.ANALYSIS),
   /** Change records for a table without change data feed. */
   DELTA_CHANGE_TABLE_FEED_DISABLED("42807"),
 
   // Reads: time travel and the change data feed.
   /** A version to read that is not (or no longer) in the log. */
-  DELTA_VERSION_NOT_FOUND("22003"),
+  DELTA_VERSION_NOT_FOUND("22003", ClientExceptionType.ANALYSIS),
   /** A time travel or change feed timestamp after the latest commit. */
   DELTA_TIMESTAMP_GREATER_THAN_COMMIT("42816"),
   /** A time travel or change feed timestamp before the earliest commit still in the log. */
@@ -117,13 +117,13 @@ public enum ErrorClass {
   /** A change feed read without {@code startingVersion} or {@code startingTimestamp}. */
   DELTA_NO_START_FOR_CDC_READ("42601"),
   /** A change feed range that ends before it starts. */
-  DELTA_INVALID_CDC_RANGE("22003"),
+  DELTA_INVALID_CDC_RANGE("22003", ClientExceptionType.ANALYSIS),
   /** A change feed start after the latest version. */
-  DELTA_CDC_START_VERSION_AFTER_LATEST("22003"),
+  DELTA_CDC_START_VERSION_AFTER_LATEST("22003", ClientExceptionType.ANALYSIS),
   /** A change feed range with a commit that is no longer in the log (log clean-up). */
-  DELTA_LOG_FILE_NOT_FOUND("42K03"),
+  DELTA_LOG_FILE_NOT_FOUND("42K03", ClientExceptionType.RUNTIME),
   /** A change feed range with a version at which the feed was not enabled. */
-  DELTA_MISSING_CHANGE_DATA("KD002"),
+  DELTA_MISSING_CHANGE_DATA("KD002", ClientExceptionType.ANALYSIS),
 
   // filecommit's own conditions.
   /** A {@code _change_type} value outside insert, update_preimage, update_postimage, delete. */
@@ -136,7 +136,7 @@ public enum ErrorClass {
   FILECOMMIT_RELATIVE_PATH("42501"),
   // Row-level changes (DELETE, UPDATE, MERGE).
   /** MERGE: a target row matched by several source rows while a MATCHED clause could change it. */
-  DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE("21506"),
+  DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE("21506", ClientExceptionType.UNSUPPORTED_OPERATION),
   /** MERGE: a MATCHED clause without condition that is not the last MATCHED clause. */
   DELTA_NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION("42601"),
   /** MERGE: a NOT MATCHED clause without condition that is not the last NOT MATCHED clause. */
@@ -172,7 +172,7 @@ public enum ErrorClass {
   /** The table's log could not be read (a storage failure) before anything was written. */
   FILECOMMIT_LOG_READ_FAILED("58030"),
   /** A client session set a setting the server owns (Spark's class for static configuration). */
-  CANNOT_MODIFY_STATIC_CONFIG("46110"),
+  CANNOT_MODIFY_STATIC_CONFIG("46110", ClientExceptionType.ANALYSIS),
   /** DELETE / UPDATE: a non-deterministic condition or assignment (Spark's class). */
   INVALID_NON_DETERMINISTIC_EXPRESSIONS("42K0E"),
   /** MERGE: a non-deterministic condition or assignment (Delta's class). */
@@ -198,11 +198,11 @@ public enum ErrorClass {
    * VACUUM with a retention below the table's delta.deletedFileRetentionDuration or the server's
    * retention floor (Delta's class for its retention check).
    */
-  DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT("22003"),
+  DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT("22003", ClientExceptionType.ILLEGAL_ARGUMENT),
   /** A delta.deletedFileRetentionDuration below the server's retention floor (spark.filecommit.retention.minimum). */
-  FILECOMMIT_RETENTION_BELOW_MINIMUM("22003"),
+  FILECOMMIT_RETENTION_BELOW_MINIMUM("22003", ClientExceptionType.ILLEGAL_ARGUMENT),
   /** A file a commit would reference does not exist (Delta's class for a missing referenced file). */
-  DELTA_FILE_NOT_FOUND_DETAILED("42K03"),
+  DELTA_FILE_NOT_FOUND_DETAILED("42K03", ClientExceptionType.RUNTIME),
   // OPTIMIZE and RESTORE (Delta's OptimizeTableCommand and RestoreTableCommand).
   /** OPTIMIZE: a WHERE predicate that references a column that is not a partition column. */
   DELTA_NON_PARTITION_COLUMN_REFERENCE("42P10"),
@@ -211,13 +211,13 @@ public enum ErrorClass {
   /** OPTIMIZE ZORDER BY a column the table does not have. */
   DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST("42703"),
   /** OPTIMIZE ZORDER BY a column without per-file statistics (beyond delta.dataSkippingNumIndexedCols). */
-  DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS("KD00D"),
+  DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS("KD00D", ClientExceptionType.ANALYSIS),
   /** RESTORE to a version that is not before the latest or no longer recreatable. */
-  DELTA_CANNOT_RESTORE_TABLE_VERSION("22003"),
+  DELTA_CANNOT_RESTORE_TABLE_VERSION("22003", ClientExceptionType.ANALYSIS),
   /** RESTORE to a timestamp before the earliest commit still in the log. */
-  DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER("22003"),
+  DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER("22003", ClientExceptionType.ANALYSIS),
   /** RESTORE to a timestamp after the latest commit. */
-  DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER("22003"),
+  DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER("22003", ClientExceptionType.ANALYSIS),
   /** RESTORE to a version older than the table's delta.deletedFileRetentionDuration. */
   DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION("0AKDC"),
   /** RESTORE to a version whose data files are gone (vacuumed or deleted). */
@@ -262,14 +262,27 @@ public enum ErrorClass {
   FILECOMMIT_UNSUPPORTED_OPERATION("0A000");
 
   private final String sqlState;
+  private final ClientExceptionType clientType;
 
+  /** A class whose exception type follows Spark's rule by SQLSTATE ({@link ClientExceptionType#bySqlState}). */
   ErrorClass(String sqlState) {
+    this(sqlState, ClientExceptionType.bySqlState(sqlState));
+  }
+
+  /** A class Delta raises as another type than its SQLSTATE says (Delta's {@code DeltaErrors}). */
+  ErrorClass(String sqlState, ClientExceptionType clientType) {
     this.sqlState = sqlState;
+    this.clientType = clientType;
   }
 
   /** {@return the SQLSTATE of this class} */
   public String sqlState() {
     return sqlState;
+  }
+
+  /** {@return the JVM exception type this class reaches Spark Connect clients as} */
+  public ClientExceptionType clientType() {
+    return clientType;
   }
 
   /**
