@@ -64,10 +64,13 @@ class ConnectServer:
     :param log_path: file receiving the server's stdout and stderr, across restarts
     :param master: Spark master of the server
     :param conf: further ``--conf`` settings
+    :param spark_token: whether the server demands Spark's own shared token
+        (``spark.connect.authenticate.token``, in :attr:`url`); False for a server that
+        authenticates its clients itself (``spark.filecommit.auth.mode``: ``tests/tenants.py``)
     """
 
     def __init__(self, jar: str, plugin_class: str, log_path: str, master: str = "local[2]",
-                 conf: dict | None = None, port: int | None = None):
+                 conf: dict | None = None, port: int | None = None, spark_token: bool = True):
         self.jar = jar
         self.plugin_class = plugin_class
         self.log_path = log_path
@@ -77,8 +80,9 @@ class ConnectServer:
         # Its own auth token, in the URL: pyspark then talks plain gRPC with the token to
         # "localhost" whatever SPARK_CONNECT_AUTHENTICATE_TOKEN this process holds (the embedded
         # server of the suite's ``spark`` fixture sets one, which would make pyspark use TLS).
-        self.token = uuid.uuid4().hex
-        self.url = f"sc://localhost:{self.port}/;token={self.token}"
+        self.token = uuid.uuid4().hex if spark_token else None
+        self.url = f"sc://localhost:{self.port}/" + (f";token={self.token}" if spark_token else "")
+        self.probe_url: str | None = None  # the URL the start probe connects with (default: url)
         self.proc: subprocess.Popen | None = None
         self.starts = 0
         self.kills = 0
@@ -89,7 +93,6 @@ class ConnectServer:
             "spark.connect.extensions.command.classes": self.plugin_class,
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(self.port),
-            "spark.connect.authenticate.token": self.token,
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.driver.host": "localhost",
             "spark.ui.enabled": "false",
@@ -101,6 +104,8 @@ class ConnectServer:
         # Each server lives for seconds between kills: the C1 compiler alone halves its start and
         # first-write time on 2 cores (C2 never pays off). No effect on what is committed.
         conf["spark.driver.extraJavaOptions"] = os.environ.get("FILECOMMIT_CRASH_JAVA_OPTS", "-XX:TieredStopAtLevel=1")
+        if self.token is not None:
+            conf["spark.connect.authenticate.token"] = self.token
         conf.update(self.conf)
         cmd = [os.path.join(home, "bin", "spark-submit"), "--class", SERVER_CLASS, "--master", self.master,
                "--name", "filecommit-crash-test", "--jars", self.jar]
@@ -157,7 +162,7 @@ class ConnectServer:
 
         def run():
             try:
-                s = RemoteSparkSession.builder.remote(self.url).create()
+                s = RemoteSparkSession.builder.remote(self.probe_url or self.url).create()
                 s.client.set_retry_policies([fast_retry_policy()])
                 try:
                     result["count"] = s.range(1).count()

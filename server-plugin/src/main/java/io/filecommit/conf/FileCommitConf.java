@@ -297,4 +297,30 @@ public final class FileCommitConf {
    */
   public static final Entry S3_CONDITIONAL_WRITES = server("spark.filecommit.s3.conditionalWrites", "auto|true|false",
       "auto");
+
+  // Sharing a server: who is calling.
+
+  /**
+   * How the server authenticates its clients: {@code none} (every request is served, as by a
+   * server without authentication), {@code tokens} (a bearer token listed in {@code
+   * spark.filecommit.auth.tokensFile}). With {@code tokens}, every request must carry a token of a
+   * principal and claim that principal as its user id, or it is refused ({@code UNAUTHENTICATED}).
+   */
+  public static final Entry AUTH_MODE = server("spark.filecommit.auth.mode", "none|tokens", "none");
+
+  /**
+   * The tokens file (mode {@code tokens}): JSON {@code {"tokens": [{"sha256": "<hex of the token's
+   * SHA-256>", "principal": "alice", "groups": ["team-a"]}]}}; the server stores digests, never
+   * tokens. Read at start and again when its modification time changes.
+   */
+  public static final Entry AUTH_TOKENS_FILE = server("spark.filecommit.auth.tokensFile", "path", null);
+
+  /** Comma-separated principal or group names that administer the server (GRANT / REVOKE, every privilege). */
+  public static final Entry AUTH_ADMINS = server("spark.filecommit.auth.admins", "names", null);
+
+  /**
+   * {@code true} serves a request without a token as the principal {@code anonymous} (no groups,
+   * only its grants) instead of refusing it.
+   */
+  public static final Entry AUTH_ALLOW_ANONYMOUS = server("spark.filecommit.auth.allowAnonymous", "boolean", "false");
 }

@@ -27,7 +27,8 @@ final class CommitActions {
   private CommitActions() {}
 
   /**
-   * The one {@code commitInfo} of a transaction's commit.
+   * The one {@code commitInfo} of a transaction's commit; {@code userId} / {@code userName} are the
+   * session's verified principal when the server authenticates its clients.
    *
    * @param txn the transaction
    * @param op what the commit does
@@ -39,7 +40,9 @@ final class CommitActions {
    */
   static CommitInfo commitInfo(OptimisticTransaction txn, Operation op, Long inCommitTimestamp, long timestamp,
       String isolation, boolean blind) {
-    return new CommitInfo(inCommitTimestamp, timestamp, op.name(), new LinkedHashMap<>(op.parameters()),
+    String user = io.filecommit.security.Principals.of(txn.session()).map(io.filecommit.security.Principal::name)
+        .orElse(null);
+    return new CommitInfo(inCommitTimestamp, timestamp, user, user, op.name(), new LinkedHashMap<>(op.parameters()),
         txn.snapshot().exists() ? txn.snapshot().version() : null, isolation, blind, op.metrics().isEmpty() ? null
         : new LinkedHashMap<>(op.metrics()), CommitInfo.ENGINE + " Apache-Spark/" + txn.session().version(),
         txn.txnId, op.userMetadata());

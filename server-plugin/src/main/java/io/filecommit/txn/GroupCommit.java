@@ -103,7 +103,7 @@ final class GroupCommit {
     this.maxSize = Math.max(1, maxSize);
   }
 
-  /** The group committer of a table in this server (one per table root). */
+  /** The group committer of a table in this server (one per table root, and principal when authenticated). */
   static GroupCommit forTable(String table, long maxWaitMs, int maxSize) {
     return TABLES.computeIfAbsent(table, t -> new GroupCommit(t, maxWaitMs, maxSize));
   }
@@ -130,7 +130,9 @@ final class GroupCommit {
       return null;
     }
     Member m = new Member(txn, actions, w, state);
-    forTable(txn.table(), maxWait, (int) FileCommitConf.GROUP_COMMIT_MAX_SIZE.longValue()).commit(m);
+    // Members of one version share its commitInfo.userName: a group holds one principal's appends.
+    String key = txn.table() + io.filecommit.security.Principals.of(txn.session()).map(p -> "\u0000" + p.name()).orElse("");
+    forTable(key, maxWait, (int) FileCommitConf.GROUP_COMMIT_MAX_SIZE.longValue()).commit(m);
     txn.groupOutcome(m.committed, m.attempts, m.outcomeUnknown);
     if (m.error != null) {
       throw m.error;

@@ -196,9 +196,12 @@ final class GroupPublish {
     long readVersion = live.stream().mapToLong(m -> m.readVersion).min().orElseThrow();
     OptimisticTransaction first = live.get(0).txn;
     List<Action> lines = new ArrayList<>();
-    lines.add(new CommitInfo(inCommit, now, op.name(), new LinkedHashMap<>(op.parameters()), readVersion,
+    // One principal per group (GroupCommit groups by table and principal): it is the commit's user.
+    String user = io.filecommit.security.Principals.of(first.session()).map(io.filecommit.security.Principal::name)
+        .orElse(null);
+    lines.add(new CommitInfo(inCommit, now, user, user, op.name(), new LinkedHashMap<>(op.parameters()), readVersion,
         TableConfig.ISOLATION_LEVEL.fromMetadata(md), true, new LinkedHashMap<>(op.metrics()),
-        CommitInfo.ENGINE + " Apache-Spark/" + first.session().version(), txnId));
+        CommitInfo.ENGINE + " Apache-Spark/" + first.session().version(), txnId, null));
     for (Member m : live) {
       for (Map.Entry<String, Long> t : m.state.txns().entrySet()) {
         lines.add(new SetTransaction(t.getKey(), t.getValue(), now));

@@ -15,6 +15,9 @@ import java.util.Map;
  * @param inCommitTimestamp the in-commit timestamp (ms since the epoch), or null when the table
  *     has none
  * @param timestamp commit time, ms since the epoch
+ * @param userId who committed (Delta writes the committing user's id; filecommit the verified
+ *     principal of the session when the server authenticates its clients), or null
+ * @param userName who committed, by name (filecommit: the verified principal, as {@code userId}), or null
  * @param operation the operation name, e.g. {@code WRITE}, {@code DELETE}, {@code MERGE}
  * @param operationParameters the operation's parameters
  * @param readVersion the version the transaction read, or null for a new table
@@ -28,11 +31,13 @@ import java.util.Map;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-@JsonPropertyOrder({"inCommitTimestamp", "timestamp", "operation", "operationParameters", "readVersion",
+@JsonPropertyOrder({"inCommitTimestamp", "timestamp", "userId", "userName", "operation", "operationParameters", "readVersion",
     "isolationLevel", "isBlindAppend", "operationMetrics", "engineInfo", "txnId", "userMetadata"})
 public record CommitInfo(
     Long inCommitTimestamp,
     Long timestamp,
+    String userId,
+    String userName,
     String operation,
     Map<String, Object> operationParameters,
     Long readVersion,
@@ -48,6 +53,8 @@ public record CommitInfo(
    *
    * @param inCommitTimestamp the in-commit timestamp (ms since the epoch), or null
    * @param timestamp commit time, ms since the epoch
+   * @param userId who committed, or null
+   * @param userName who committed, by name, or null
    * @param operation the operation name
    * @param operationParameters the operation's parameters
    * @param readVersion the version the transaction read, or null for a new table
@@ -60,6 +67,28 @@ public record CommitInfo(
    */
   @com.fasterxml.jackson.annotation.JsonCreator
   public CommitInfo {}
+
+  /**
+   * A commitInfo without a user.
+   *
+   * @param inCommitTimestamp the in-commit timestamp (ms since the epoch), or null
+   * @param timestamp commit time, ms since the epoch
+   * @param operation the operation name
+   * @param operationParameters the operation's parameters
+   * @param readVersion the version the transaction read, or null for a new table
+   * @param isolationLevel {@code Serializable} or {@code WriteSerializable}
+   * @param isBlindAppend whether the commit only adds files without reading the table
+   * @param operationMetrics the operation's metrics
+   * @param engineInfo the writer
+   * @param txnId the committing transaction's unique id
+   * @param userMetadata the writer's free text, or null
+   */
+  public CommitInfo(Long inCommitTimestamp, Long timestamp, String operation, Map<String, Object> operationParameters,
+      Long readVersion, String isolationLevel, Boolean isBlindAppend, Map<String, Object> operationMetrics,
+      String engineInfo, String txnId, String userMetadata) {
+    this(inCommitTimestamp, timestamp, null, null, operation, operationParameters, readVersion, isolationLevel,
+        isBlindAppend, operationMetrics, engineInfo, txnId, userMetadata);
+  }
 
   /**
    * A commitInfo without {@code userMetadata}.
