@@ -48,7 +48,9 @@ final class TableChanges {
   static io.filecommit.security.Privilege privilege(TableChange... changes) {
     io.filecommit.security.Privilege needed = io.filecommit.security.Privilege.MAINTAIN;
     for (TableChange c : changes) {
-      if (!(c instanceof TableChange.SetProperty || c instanceof TableChange.AddConstraint
+      boolean reserved = c instanceof TableChange.SetProperty p && org.apache.spark.sql.connector.catalog.CatalogV2Util
+          .TABLE_RESERVED_PROPERTIES().contains(p.property().toLowerCase(java.util.Locale.ROOT)); // location, owner, ...
+      if (reserved || !(c instanceof TableChange.SetProperty || c instanceof TableChange.AddConstraint
           || c instanceof TableChange.DropConstraint)) {
         needed = io.filecommit.security.Privilege.OWNER;
       }

@@ -100,4 +100,26 @@ final class CommandInput {
     ObjectStoreRequests.watch(allowed, io.filecommit.delta.DeltaLogCache.sessionHadoopConf(planner.session()));
     return allowed;
   }
+
+  /**
+   * OWNER for a write that creates or replaces a table (the table's first commit at a path, or an
+   * overwrite with {@code overwriteSchema=true}), as {@link Privilege#OWNER} lists it; other writes
+   * need WRITE only (checked with the path). Looks at the table's log only for a principal that is
+   * not an admin (nothing is read otherwise).
+   *
+   * @param session the command's session
+   * @param path the write's resolved path
+   * @param options the writer options
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_PERMISSION_DENIED}
+   */
+  static void ownerToCreate(org.apache.spark.sql.classic.SparkSession session, String path,
+      java.util.Map<String, String> options) {
+    if (io.filecommit.security.Principals.of(session).filter(p -> !p.admin()).isEmpty()) {
+      return;
+    }
+    boolean replace = "true".equalsIgnoreCase(options.get(io.filecommit.commands.WriteIntoDelta.OVERWRITE_SCHEMA));
+    if (replace || !io.filecommit.delta.DeltaLog.forTable(session, path).snapshot().exists()) {
+      io.filecommit.security.Access.checkPath(session, Privilege.OWNER, AllowedRoots.grantForm(path, session));
+    }
+  }
 }

@@ -176,6 +176,7 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
     StandardWrite w = StandardWrite.parse(written);
     ServerSettings.options(session, w.options());
     String path = AllowedRoots.allowedPath(w.path(), session, io.filecommit.security.Privilege.WRITE);
+    CommandInput.ownerToCreate(session, path, w.options());
     CommandResult result = WriteIntoDelta.run(session, (Dataset<Row>) data, path, toMode(mode), w.partitionBy(),
         w.options(), w.tableProperties(), false, w.txn(), null);
     AutoCompact.afterCommit(session, result);

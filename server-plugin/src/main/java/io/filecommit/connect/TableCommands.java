@@ -17,9 +17,10 @@ final class TableCommands {
   /** Runs a {@code WriteCommand}. */
   static CommandResult write(WriteCommand cmd, SparkConnectPlanner planner) {
     java.util.Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
+    String path = CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE);
+    CommandInput.ownerToCreate(planner.session(), path, options);
     return withAutoCompact(planner, WriteIntoDelta.run(planner.session(),
-        CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
-        CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE),
+        CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"), path,
         ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
         options, withClustering(cmd), cmd.getChangeData(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
