@@ -166,7 +166,8 @@ def test_database_locations_outside_the_roots_are_refused(spark, postgres, tmp_p
             assert os.path.exists(os.path.join(where, "keep.txt"))
             assert db in [r[0] for r in spark.sql("SHOW DATABASES").collect()]
         finally:
-            _metastore(postgres, f'UPDATE "DBS" SET "DB_LOCATION_URI" = \'file:{tmp_path / "db"}\' WHERE "NAME" = \'{db}\'')
+            inside = tmp_path / "db"
+            _metastore(postgres, f'UPDATE "DBS" SET "DB_LOCATION_URI" = \'file:{inside}\' WHERE "NAME" = \'{db}\'')
             spark.sql(f"DROP DATABASE {db}").collect()
         assert db not in [r[0] for r in spark.sql("SHOW DATABASES").collect()]
     finally:

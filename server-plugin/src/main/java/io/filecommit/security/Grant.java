@@ -25,6 +25,11 @@ public record Grant(String grantee, ObjectType type, String object, Privilege pr
   /**
    * Checks and normalizes the parts: a table name is lower-cased, a path loses trailing slashes.
    *
+   * @param grantee the principal or group
+   * @param type the kind of object
+   * @param object the path or the qualified table name
+   * @param privilege the privilege
+   *
    * @throws IllegalArgumentException for a blank grantee or object, or a null type or privilege
    */
   public Grant {
