@@ -69,6 +69,19 @@ def test_reads_by_path_outside_the_roots_are_refused(spark, outside, fmt):
     assert _condition(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
 
 
+def test_the_reader_class_named_directly_is_refused(spark, outside, table_path):
+    """``format(<class name>)`` reaches a data source class without its registered name: the base
+    reader class (which the checked sources extend) refuses every read, inside the roots too."""
+    filecommit.write(spark.createDataFrame([(1,)], "id long"), table_path)
+    for path in [outside, table_path]:
+        with pytest.raises(SparkConnectGrpcException) as e:
+            spark.read.format("io.filecommit.read.FileCommitDataSource").load(path).collect()
+        assert _condition(e) == "FILECOMMIT_UNSUPPORTED_OPERATION"
+    with pytest.raises(SparkConnectGrpcException) as e:
+        spark.read.format("io.filecommit.connect.FileCommitSource").load(outside).collect()
+    assert _condition(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
+
+
 def test_reads_inside_the_roots_still_work(spark, table_path):
     filecommit.write(spark.createDataFrame([(1,), (2,)], "id long"), table_path)
     assert sorted(r.id for r in spark.read.format("delta").load(table_path).collect()) == [1, 2]

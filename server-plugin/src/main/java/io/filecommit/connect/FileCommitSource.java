@@ -93,11 +93,11 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
   }
 
   /**
-   * Resolves a read ({@link FileCommitDataSource#createRelation(SQLContext,
+   * Resolves a read ({@link FileCommitDataSource#open(SQLContext,
    * scala.collection.immutable.Map)}), its errors of the JVM types their classes call for ({@link
    * ClientExceptions}). A {@code table} option instead of a path reads the catalog table of that
    * name at its location. The path (or the table's location) must lie inside the allowed roots and
-   * the session's principal hold READ on it ({@link #checkedRead}), as for writes.
+   * the session's principal hold READ on it, as for writes.
    *
    * @param sqlContext the session's context
    * @param parameters the reader's options
@@ -106,7 +106,7 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
   @Override
   public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
     try {
-      return super.createRelation(sqlContext, checkedRead((SparkSession) sqlContext.sparkSession(), parameters));
+      return open(sqlContext, checkedRead((SparkSession) sqlContext.sparkSession(), parameters));
     } catch (FileCommitException e) {
       throw ClientExceptions.rethrow(e);
     }
