@@ -15,7 +15,8 @@ import org.apache.spark.sql.types.StructType;
 /**
  * The session's SQL parser with Delta's maintenance statements (Delta's {@code DeltaSqlParser},
  * which the session extension injects the same way): a statement {@link DeltaStatement} recognises
- * becomes a command of {@link MaintenanceStatements}; every other text, and every other kind of
+ * becomes a command of {@link MaintenanceStatements}, a grant statement ({@link GrantStatement}:
+ * GRANT, REVOKE, SHOW GRANTS) one of {@link GrantStatements}; every other text, and every other kind of
  * parse (expressions, identifiers, types), goes to the parser it wraps (Spark's), which also
  * reports the syntax errors ({@code PARSE_SYNTAX_ERROR}).
  */
@@ -36,14 +37,24 @@ final class DeltaSqlParser implements ParserInterface {
 
   @Override
   public LogicalPlan parsePlan(String sqlText) throws ParseException {
-    DeltaStatement s = DeltaStatement.parse(sqlText);
-    return s != null ? MaintenanceStatements.plan(session, s) : delegate.parsePlan(sqlText);
+    LogicalPlan ours = ours(sqlText);
+    return ours != null ? ours : delegate.parsePlan(sqlText);
   }
 
   @Override
   public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext context) throws ParseException {
+    LogicalPlan ours = ours(sqlText);
+    return ours != null ? ours : delegate.parsePlanWithParameters(sqlText, context);
+  }
+
+  /** The plan of a Delta maintenance statement or a grant statement, or null for any other text. */
+  private LogicalPlan ours(String sqlText) {
     DeltaStatement s = DeltaStatement.parse(sqlText);
-    return s != null ? MaintenanceStatements.plan(session, s) : delegate.parsePlanWithParameters(sqlText, context);
+    if (s != null) {
+      return MaintenanceStatements.plan(session, s);
+    }
+    GrantStatement g = GrantStatement.parse(sqlText);
+    return g != null ? GrantStatements.plan(session, g) : null;
   }
 
   @Override

@@ -227,7 +227,7 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
     return new Target(name(c), null);
   }
 
-  private static List<String> name(Cursor c) {
+  static List<String> name(Cursor c) {
     List<String> parts = new ArrayList<>();
     do {
       Token t = c.next();
@@ -240,7 +240,7 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
   }
 
   /** Tokens and a position. */
-  private static final class Cursor {
+  static final class Cursor {
     private final String sql;
     private final List<Token> tokens;
     private int at;
@@ -302,7 +302,7 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
    * @param start offset of its first character
    * @param end offset after its last character
    */
-  private record Token(char kind, String text, String value, int start, int end) {
+  record Token(char kind, String text, String value, int start, int end) {
     boolean is(String word) {
       return (kind == 'w' || kind == 'p') && text.toUpperCase(Locale.ROOT).equals(word);
     }

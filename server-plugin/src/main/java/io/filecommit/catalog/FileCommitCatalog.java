@@ -3,6 +3,7 @@ package io.filecommit.catalog;
 import io.filecommit.commands.SetTablePropertiesCommand;
 import io.filecommit.connect.AllowedRoots;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.security.Privilege;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
@@ -135,6 +136,7 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
   private Table load(Identifier ident, Map<String, String> readOptions) throws NoSuchTableException {
     String path = pathOf(ident);
     if (path != null) {
+      FileCommitTable.check(session(), null, path, Privilege.READ);
       FileCommitTable t = new FileCommitTable(session(), path, ident, readOptions);
       if (!t.exists()) {
         throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error(path + " is not a Delta table (no _delta_log commits)",
@@ -167,7 +169,19 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
       }
       return table;
     }
-    return new FileCommitTable(session(), location, ident, readOptions);
+    // The location a metastore holds (another server's, or one written by Spark's V1 commands such
+    // as CREATE TABLE LIKE ... LOCATION) is checked as every path is: inside the allowed roots.
+    String allowed = AllowedRoots.allowedPath(location, session());
+    String qualified = qualified(ident);
+    FileCommitTable.check(session(), qualified, allowed, Privilege.READ);
+    return new FileCommitTable(session(), allowed, ident, qualified, readOptions);
+  }
+
+  /** The name grants name a table of this catalog by: {@code spark_catalog.db.t}, lower case. */
+  String qualified(Identifier ident) {
+    String ns = ident.namespace().length == 0 ? String.join(".", session().sessionState().catalogManager()
+        .currentNamespace()) : String.join(".", ident.namespace());
+    return (name() + "." + ns + "." + ident.name()).toLowerCase(Locale.ROOT);
   }
 
   /** The location of a table of ours in the session catalog, or null for any other table. */
@@ -277,7 +291,7 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     if (path != null) {
       location = path;
     } else if (registered) {
-      location = existingLocation(ident);
+      location = AllowedRoots.allowedPath(existingLocation(ident), session());
     } else if (explicit != null) {
       location = AllowedRoots.allowedPath(explicit, session());
     } else {
@@ -286,6 +300,8 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
               scala.Option.apply(ident.namespace().length == 0 ? null : ident.namespace()[ident.namespace().length - 1])))
           .toString(), session());
     }
+    // Creating, replacing: OWNER on the table (its name, for a registered one) or its location.
+    FileCommitTable.check(session(), registered ? qualified(ident) : null, location, Privilege.OWNER);
     List<String> partitionBy = new ArrayList<>();
     List<String> clusterBy = null;
     for (Transform t : partitions) {
@@ -371,6 +387,7 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
       return super.alterTable(ident, changes);
     }
     Guard.run(session(), Map.of(), () -> {
+      t.check(TableChanges.privilege(changes));
       TableChanges.apply(session(), t, changes);
       return null;
     });
@@ -383,7 +400,75 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("DROP TABLE needs a table name, not a path: "
           + ident, Map.of("operation", "DROP TABLE"));
     }
+    Table table;
+    try {
+      table = loadTable(ident); // its location inside the roots, READ
+    } catch (NoSuchTableException e) {
+      return false;
+    }
+    if (table instanceof FileCommitTable t) {
+      t.check(Privilege.OWNER);
+    }
     return super.dropTable(ident);
+  }
+
+  /**
+   * CREATE DATABASE / SCHEMA: a {@code LOCATION} must lie inside the allowed roots (and the
+   * session's principal hold OWNER on it), as every table location; then the session catalog
+   * creates it.
+   *
+   * @param namespace the database
+   * @param metadata its properties ({@code location} among them when given)
+   * @throws io.filecommit.errors.FileCommitException (as the client's type) {@code
+   *     FILECOMMIT_PATH_NOT_ALLOWED} for a location outside the roots, before anything is created
+   */
+  @Override
+  public void createNamespace(String[] namespace, Map<String, String> metadata)
+      throws org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException {
+    checkNamespaceLocation(metadata.get(org.apache.spark.sql.connector.catalog.SupportsNamespaces.PROP_LOCATION));
+    super.createNamespace(namespace, metadata);
+  }
+
+  /**
+   * ALTER DATABASE ... SET LOCATION: the new location is checked as {@link #createNamespace}'s.
+   *
+   * @param namespace the database
+   * @param changes the changes
+   * @throws NoSuchNamespaceException when it does not exist
+   */
+  @Override
+  public void alterNamespace(String[] namespace, org.apache.spark.sql.connector.catalog.NamespaceChange... changes)
+      throws NoSuchNamespaceException {
+    for (org.apache.spark.sql.connector.catalog.NamespaceChange c : changes) {
+      if (c instanceof org.apache.spark.sql.connector.catalog.NamespaceChange.SetProperty p
+          && p.property().equals(org.apache.spark.sql.connector.catalog.SupportsNamespaces.PROP_LOCATION)) {
+        checkNamespaceLocation(p.value());
+      }
+    }
+    super.alterNamespace(namespace, changes);
+  }
+
+  /**
+   * DROP DATABASE / SCHEMA: refused when the database's location (which CASCADE deletes) lies
+   * outside the allowed roots, or the session's principal lacks OWNER on it.
+   *
+   * @param namespace the database
+   * @param cascade whether its tables go with it
+   * @return whether it was dropped
+   * @throws NoSuchNamespaceException when it does not exist
+   */
+  @Override
+  public boolean dropNamespace(String[] namespace, boolean cascade)
+      throws NoSuchNamespaceException, org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException {
+    checkNamespaceLocation(loadNamespaceMetadata(namespace)
+        .get(org.apache.spark.sql.connector.catalog.SupportsNamespaces.PROP_LOCATION));
+    return super.dropNamespace(namespace, cascade);
+  }
+
+  private static void checkNamespaceLocation(String location) {
+    if (location != null && !location.isBlank()) {
+      Guard.errors(() -> AllowedRoots.allowedPath(location, session(), Privilege.OWNER));
+    }
   }
 
   /**

@@ -10,7 +10,8 @@ import scala.runtime.BoxedUnit;
  * (a static setting) together with the catalog {@link FileCommitCatalog}. It injects the analysis
  * rule {@code TableResolution} (reads of the catalog's tables, DELETE / UPDATE / MERGE INTO,
  * dynamic partition overwrite, ADD CONSTRAINT), the parser of Delta's maintenance statements
- * ({@code DeltaSqlParser}: OPTIMIZE, VACUUM, RESTORE, DESCRIBE HISTORY / DETAIL) around Spark's, and
+ * ({@code DeltaSqlParser}: OPTIMIZE, VACUUM, RESTORE, DESCRIBE HISTORY / DETAIL, and GRANT / REVOKE /
+ * SHOW GRANTS of {@code GrantStatements}) around Spark's, and
  * the table-valued function {@code table_changes} ({@code TableChangesFunction}).
  */
 public final class FileCommitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {

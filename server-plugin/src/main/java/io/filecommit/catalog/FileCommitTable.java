@@ -1,5 +1,10 @@
 package io.filecommit.catalog;
 
+import io.filecommit.connect.AllowedRoots;
+import io.filecommit.security.Access;
+import io.filecommit.security.Principals;
+import io.filecommit.security.Privilege;
+
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.actions.Metadata;
@@ -35,6 +40,7 @@ import org.apache.spark.sql.types.StructType;
 public final class FileCommitTable implements Table, SupportsWrite {
   private final SparkSession session;
   private final String path;
+  private final String qualified;
   private final String name;
   private final Map<String, String> readOptions;
   private final Snapshot snapshot;
@@ -49,8 +55,24 @@ public final class FileCommitTable implements Table, SupportsWrite {
    *     empty
    */
   FileCommitTable(SparkSession session, String path, Identifier ident, Map<String, String> readOptions) {
+    this(session, path, ident, null, readOptions);
+  }
+
+  /**
+   * Loads a table of the catalog by name.
+   *
+   * @param session the session
+   * @param path the table root (already checked against the allowed roots)
+   * @param ident the name Spark addressed it by, or null
+   * @param qualified the qualified name grants name it by ({@code spark_catalog.db.t}), or null
+   *     for a table addressed by path
+   * @param readOptions as above
+   */
+  FileCommitTable(SparkSession session, String path, Identifier ident, String qualified,
+      Map<String, String> readOptions) {
     this.session = session;
     this.path = path;
+    this.qualified = qualified;
     this.name = ident == null ? "delta.`" + path + "`" : ident.toString();
     this.readOptions = Map.copyOf(readOptions);
     this.snapshot = DeltaLog.forTable(session, path).snapshot();
@@ -63,6 +85,47 @@ public final class FileCommitTable implements Table, SupportsWrite {
    */
   public String path() {
     return path;
+  }
+
+  /**
+   * Checks that the session's principal holds a privilege on this table: on its qualified name or
+   * a prefix of its location for a table of the catalog, on its path for {@code delta.`/path`}
+   * ({@code security.Access}).
+   *
+   * @param needed the privilege the statement needs
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_PERMISSION_DENIED}
+   */
+  public void check(Privilege needed) {
+    check(session, qualified, path, needed);
+  }
+
+  /**
+   * {@link #check(Privilege)} for a table not loaded yet (nothing of it read), its errors of the
+   * client's types ({@link Guard#errors}).
+   *
+   * @param session the session
+   * @param qualified the qualified name, or null for a table addressed by path
+   * @param path the table root (inside the allowed roots)
+   * @param needed the privilege
+   */
+  static void check(SparkSession session, String qualified, String path, Privilege needed) {
+    if (Principals.of(session).isEmpty()) {
+      return;
+    }
+    Guard.errors(() -> {
+      String location = AllowedRoots.grantForm(path, session);
+      if (qualified == null) {
+        Access.checkPath(session, needed, location);
+      } else {
+        Access.checkTable(session, needed, qualified, location);
+      }
+      return null;
+    });
+  }
+
+  /** {@return the qualified name grants name this table by, or null for a table addressed by path} */
+  public String qualifiedName() {
+    return qualified;
   }
 
   /**
@@ -125,6 +188,7 @@ public final class FileCommitTable implements Table, SupportsWrite {
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    check(Privilege.WRITE);
     return TableWrites.builder(session, path, null, info);
   }
 

@@ -12,6 +12,7 @@ import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.security.Privilege;
 import io.filecommit.read.FileCommitDataSource;
 import java.sql.Timestamp;
 import java.util.ArrayList;
@@ -334,10 +335,13 @@ final class MaintenanceStatements {
   record Located(String path, String name, boolean timeTravel) {}
 
   private static Located locate(SparkSession session, DeltaStatement s) {
+    // OPTIMIZE, VACUUM, RESTORE maintain the table; DESCRIBE HISTORY / DETAIL read it.
+    Privilege needed = s.kind() == DeltaStatement.Kind.HISTORY || s.kind() == DeltaStatement.Kind.DETAIL
+        ? Privilege.READ : Privilege.MAINTAIN;
     if (s.path() != null) {
-      return new Located(AllowedRoots.allowedPath(s.path(), session), null, false);
+      return new Located(AllowedRoots.allowedPath(s.path(), session, needed), null, false);
     }
-    Located l = locate(session, s.table());
+    Located l = locate(session, s.table(), needed);
     if (l.timeTravel && s.kind() != DeltaStatement.Kind.HISTORY && s.kind() != DeltaStatement.Kind.DETAIL) {
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error(s.kind() + " on a time-travel version of " + s.target()
           + "; nothing was run or committed", Map.of("operation", s.kind() + " on a time-travel version"));
@@ -351,15 +355,16 @@ final class MaintenanceStatements {
    *
    * @param session the session
    * @param parts the name's parts
+   * @param needed the privilege the statement needs on the table (its name or location)
    * @return the root and the qualified name (null for a path)
    * @throws NoSuchTableException (thrown unchecked) when the name is not a table
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_DELTA_TABLE} when it is
    *     not a Delta table
    */
-  static Located locate(SparkSession session, List<String> parts) {
+  static Located locate(SparkSession session, List<String> parts, Privilege needed) {
     if (parts.size() == 2 && FileCommitCatalog.ours(parts.get(0))
         && (parts.get(1).startsWith("/") || parts.get(1).contains(":/"))) {
-      return new Located(AllowedRoots.allowedPath(parts.get(1), session), null, false);
+      return new Located(AllowedRoots.allowedPath(parts.get(1), session, needed), null, false);
     }
     CatalogManager manager = session.sessionState().catalogManager();
     CatalogPlugin catalog = manager.currentCatalog();
@@ -385,6 +390,11 @@ final class MaintenanceStatements {
     if (location == null) {
       throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error(String.join(".", parts) + " is not a Delta table",
           Map.of("tableName", String.join(".", parts)));
+    }
+    if (table instanceof FileCommitTable t) {
+      t.check(needed); // its location is inside the roots: the catalog checked it when loading
+    } else {
+      location = AllowedRoots.allowedPath(location, session, needed);
     }
     List<String> qualified = new ArrayList<>();
     qualified.add(catalog.name());

@@ -59,6 +59,7 @@ final class Statements {
     Expression cond = d.condition();
     Column c = isTrue(cond) ? null : column(cond, target, Set.of(), null);
     return node("DELETE FROM " + t.name(), List.of("num_affected_rows"), () -> Guard.run(session, Map.of(), () -> {
+      t.check(io.filecommit.security.Privilege.WRITE);
       CommandResult r = DeleteCommand.run(session, t.path(), c, Map.of(), null, null);
       return List.of(RowFactory.create(r.rowMetrics().deleted()));
     }));
@@ -72,6 +73,7 @@ final class Statements {
     Column c = u.condition().isEmpty() || isTrue(u.condition().get()) ? null
         : column(u.condition().get(), target, Set.of(), null);
     return node("UPDATE " + t.name(), List.of("num_affected_rows"), () -> Guard.run(session, Map.of(), () -> {
+      t.check(io.filecommit.security.Privilege.WRITE);
       CommandResult r = UpdateCommand.run(session, t.path(), set, c, Map.of(), null, null);
       return List.of(RowFactory.create(r.rowMetrics().updated()));
     }));
@@ -98,6 +100,7 @@ final class Statements {
     boolean evolve = m.withSchemaEvolution();
     return node("MERGE INTO " + t.name(), List.of("num_affected_rows", "num_updated_rows", "num_deleted_rows",
         "num_inserted_rows"), () -> Guard.run(session, Map.of(), () -> {
+          t.check(io.filecommit.security.Privilege.WRITE);
           Dataset<Row> src = Dataset.ofRows(session, sourcePlan);
           CommandResult r = MergeIntoCommand.run(session, t.path(), src, SOURCE, TARGET, on, clauses, Map.of(), null,
               null, evolve);
@@ -115,6 +118,7 @@ final class Statements {
     Map<String, String> options = new java.util.HashMap<>(scala.jdk.javaapi.CollectionConverters.asJava(o.writeOptions()));
     options.put(io.filecommit.commands.WriteIntoDelta.PARTITION_OVERWRITE_MODE, "dynamic");
     return node("INSERT OVERWRITE " + t.name(), List.of(), () -> {
+      t.check(io.filecommit.security.Privilege.WRITE);
       TableWrites.write(session, Dataset.ofRows(session, query), t.path(), io.filecommit.commands.WriteMode.OVERWRITE,
           List.of(), options, Map.of());
       return List.of();
@@ -126,6 +130,7 @@ final class Statements {
     refuseTimeTravel(t, "ALTER TABLE ADD CONSTRAINT");
     return node("ALTER TABLE " + t.name() + " ADD CONSTRAINT " + name, List.of(), () -> Guard.run(session, Map.of(),
         () -> {
+          t.check(io.filecommit.security.Privilege.MAINTAIN);
           io.filecommit.commands.CheckConstraintCommand.add(session, t.path(), name, condition);
           return List.<Row>of();
         }));
@@ -136,6 +141,7 @@ final class Statements {
     refuseTimeTravel(t, "ALTER TABLE DROP CONSTRAINT");
     return node("ALTER TABLE " + t.name() + " DROP CONSTRAINT " + name, List.of(), () -> Guard.run(session, Map.of(),
         () -> {
+          t.check(io.filecommit.security.Privilege.MAINTAIN);
           io.filecommit.commands.CheckConstraintCommand.drop(session, t.path(), name, ifExists);
           return List.<Row>of();
         }));

@@ -39,6 +39,26 @@ final class TableChanges {
   private TableChanges() {}
 
   /**
+   * The privilege ALTER TABLE changes need: MAINTAIN for table properties and constraints, OWNER
+   * for anything else (columns, clustering), as {@code security.Privilege} lists them.
+   *
+   * @param changes Spark's changes
+   * @return the highest privilege any of them needs
+   */
+  static io.filecommit.security.Privilege privilege(TableChange... changes) {
+    io.filecommit.security.Privilege needed = io.filecommit.security.Privilege.MAINTAIN;
+    for (TableChange c : changes) {
+      boolean reserved = c instanceof TableChange.SetProperty p && org.apache.spark.sql.connector.catalog.CatalogV2Util
+          .TABLE_RESERVED_PROPERTIES().contains(p.property().toLowerCase(java.util.Locale.ROOT)); // location, owner, ...
+      if (reserved || !(c instanceof TableChange.SetProperty || c instanceof TableChange.AddConstraint
+          || c instanceof TableChange.DropConstraint)) {
+        needed = io.filecommit.security.Privilege.OWNER;
+      }
+    }
+    return needed;
+  }
+
+  /**
    * Applies ALTER TABLE changes.
    *
    * @param session the session

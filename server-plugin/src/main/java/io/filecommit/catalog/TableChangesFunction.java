@@ -52,7 +52,8 @@ final class TableChangesFunction extends AbstractFunction1<scala.collection.immu
         throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error(NAME + ": not a table name: " + table,
             Map.of("function", NAME));
       }
-      MaintenanceStatements.Located t = MaintenanceStatements.locate(session, parts);
+      MaintenanceStatements.Located t = MaintenanceStatements.locate(session, parts,
+          io.filecommit.security.Privilege.READ);
       Map<String, String> options = new HashMap<>();
       options.put("readChangeFeed", "true");
       bound(args.get(1), "starting", options);

@@ -323,4 +323,19 @@ public final class FileCommitConf {
    * only its grants) instead of refusing it.
    */
   public static final Entry AUTH_ALLOW_ANONYMOUS = server("spark.filecommit.auth.allowAnonymous", "boolean", "false");
+
+  // Sharing a server: grants.
+
+  /**
+   * The JSON file of the grants for a server without a PostgreSQL metastore (with one, grants live
+   * in its {@code filecommit_grants} table); the server rewrites it atomically on GRANT / REVOKE.
+   * Unset and no PostgreSQL metastore: grants live in memory.
+   */
+  public static final Entry AUTH_GRANTS_FILE = server("spark.filecommit.auth.grantsFile", "path", null);
+
+  /**
+   * At most how many ms a check uses grants read before (how soon another server's GRANT or REVOKE
+   * on the shared store is seen); {@code 0} reads the store at every check.
+   */
+  public static final Entry AUTH_GRANTS_REFRESH_MS = server("spark.filecommit.auth.grantsRefreshMs", "long", "2000");
 }

@@ -139,6 +139,45 @@ public final class AllowedRoots {
     return resolve(path, roots, io.filecommit.delta.DeltaLogCache.sessionHadoopConf(session));
   }
 
+  /**
+   * The path a command may use ({@link #allowedPath(String, org.apache.spark.sql.classic.SparkSession)})
+   * once the session's principal is found to hold {@code needed} on it ({@code
+   * security.Access.checkPath}, against the path's qualified form): the one check of roots and
+   * grants every path door makes.
+   *
+   * @param path the path the client sent
+   * @param session the command's session
+   * @param needed the privilege the operation needs
+   * @return the path to use
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_PERMISSION_DENIED} when the
+   *     principal lacks the privilege, and what {@link #allowedPath(String,
+   *     org.apache.spark.sql.classic.SparkSession)} throws
+   */
+  public static String allowedPath(String path, org.apache.spark.sql.classic.SparkSession session,
+      io.filecommit.security.Privilege needed) {
+    String resolved = allowedPath(path, session);
+    if (resolved != null && !resolved.isBlank() && io.filecommit.security.Principals.of(session).isPresent()) {
+      io.filecommit.security.Access.checkPath(session, needed, grantForm(resolved, session));
+    }
+    return resolved;
+  }
+
+  /**
+   * The form of a resolved path that grants name and checks compare: {@link #resolve}'s result
+   * when roots are set (already qualified and real), else the path qualified and normalized the
+   * same way.
+   *
+   * @param resolved a path {@link #allowedPath(String, org.apache.spark.sql.classic.SparkSession)} returned
+   * @param session the session
+   * @return the qualified path, without a trailing {@code /}
+   */
+  public static String grantForm(String resolved, org.apache.spark.sql.classic.SparkSession session) {
+    if (!io.filecommit.delta.storage.TableLocation.allowedRoots(session).isEmpty()) {
+      return resolved;
+    }
+    return canonical(new Path(resolved), io.filecommit.delta.DeltaLogCache.sessionHadoopConf(session));
+  }
+
   /** Qualified, normalized, and (local file system) symlink-free form of a path. */
   static String canonical(Path p, Configuration conf) {
     try {

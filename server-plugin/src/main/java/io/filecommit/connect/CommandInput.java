@@ -5,6 +5,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.security.Privilege;
 import org.apache.spark.connect.proto.Relation;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
@@ -63,21 +64,62 @@ final class CommandInput {
   }
 
   /**
-   * The path a command may use ({@link AllowedRoots#allowedPath}); the command's object-store
-   * requests are counted from here on ({@link ObjectStoreRequests#watch}).
+   * The path a command may use ({@link AllowedRoots#allowedPath(String,
+   * org.apache.spark.sql.classic.SparkSession, Privilege)}: inside the allowed roots, and the
+   * session's principal holds {@code needed} on it); the command's object-store requests are
+   * counted from here on ({@link ObjectStoreRequests#watch}).
    */
-  static String path(String path, SparkConnectPlanner planner) {
-    String allowed = AllowedRoots.allowedPath(path, planner.session());
+  static String path(String path, SparkConnectPlanner planner, Privilege needed) {
+    String allowed = AllowedRoots.allowedPath(path, planner.session(), needed);
     ObjectStoreRequests.watch(allowed, io.filecommit.delta.DeltaLogCache.sessionHadoopConf(planner.session()));
     return allowed;
   }
 
   /**
    * The path of a command that gives either a table root ({@code path}) or a table name of the
-   * server's catalog ({@code table}, resolved by {@link TableCommands#tablePath}), then checked as
-   * {@link #path(String, SparkConnectPlanner)}.
+   * server's catalog ({@code table}, resolved by {@link TableCommands#named}), then checked as
+   * {@link #path(String, SparkConnectPlanner, Privilege)}; a name is checked as a table too (a
+   * grant on the name, or on a prefix of its location: {@code Access.checkTable}).
    */
-  static String path(String path, String table, SparkConnectPlanner planner) {
-    return path(TableCommands.tablePath(path, table, planner), planner);
+  static String path(String path, String table, SparkConnectPlanner planner, Privilege needed) {
+    return path(path, table, planner, needed, false);
+  }
+
+  /**
+   * {@link #path(String, String, SparkConnectPlanner, Privilege)}; with {@code parquet}, a name is
+   * a Parquet table of the catalog (a file sink's directory) instead of a Delta table.
+   */
+  static String path(String path, String table, SparkConnectPlanner planner, Privilege needed, boolean parquet) {
+    if (table == null || table.isEmpty()) {
+      return path(path, planner, needed);
+    }
+    TableCommands.Named t = TableCommands.named(path, table, planner.session(), parquet);
+    String allowed = AllowedRoots.allowedPath(t.location(), planner.session());
+    io.filecommit.security.Access.checkTable(planner.session(), needed, t.qualified(),
+        AllowedRoots.grantForm(allowed, planner.session()));
+    ObjectStoreRequests.watch(allowed, io.filecommit.delta.DeltaLogCache.sessionHadoopConf(planner.session()));
+    return allowed;
+  }
+
+  /**
+   * OWNER for a write that creates or replaces a table (the table's first commit at a path, or an
+   * overwrite with {@code overwriteSchema=true}), as {@link Privilege#OWNER} lists it; other writes
+   * need WRITE only (checked with the path). Looks at the table's log only for a principal that is
+   * not an admin (nothing is read otherwise).
+   *
+   * @param session the command's session
+   * @param path the write's resolved path
+   * @param options the writer options
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_PERMISSION_DENIED}
+   */
+  static void ownerToCreate(org.apache.spark.sql.classic.SparkSession session, String path,
+      java.util.Map<String, String> options) {
+    if (io.filecommit.security.Principals.of(session).filter(p -> !p.admin()).isEmpty()) {
+      return;
+    }
+    boolean replace = "true".equalsIgnoreCase(options.get(io.filecommit.commands.WriteIntoDelta.OVERWRITE_SCHEMA));
+    if (replace || !io.filecommit.delta.DeltaLog.forTable(session, path).snapshot().exists()) {
+      io.filecommit.security.Access.checkPath(session, Privilege.OWNER, AllowedRoots.grantForm(path, session));
+    }
   }
 }

@@ -91,10 +91,11 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
   }
 
   /**
-   * Resolves a read ({@link FileCommitDataSource#createRelation(SQLContext,
+   * Resolves a read ({@link FileCommitDataSource#open(SQLContext,
    * scala.collection.immutable.Map)}), its errors of the JVM types their classes call for ({@link
    * ClientExceptions}). A {@code table} option instead of a path reads the catalog table of that
-   * name at its location.
+   * name at its location. The path (or the table's location) must lie inside the allowed roots and
+   * the session's principal hold READ on it, as for writes.
    *
    * @param sqlContext the session's context
    * @param parameters the reader's options
@@ -103,17 +104,24 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
   @Override
   public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
     try {
-      return super.createRelation(sqlContext, byName((SparkSession) sqlContext.sparkSession(), parameters));
+      return open(sqlContext, checkedRead((SparkSession) sqlContext.sparkSession(), parameters));
     } catch (FileCommitException e) {
       throw ClientExceptions.rethrow(e);
     }
   }
 
   /**
-   * A read of a table by name: the reader's {@code table} option (a table name of the server's
-   * catalog, {@link TableCommands#tablePath}) becomes the {@code path} option of its location.
+   * The table a read may open: a {@code table} option (a table name of the server's catalog,
+   * {@link TableCommands#named}) becomes the {@code path} option of its location, checked against
+   * the allowed roots, and the session's principal must hold READ on the name or the location; a
+   * {@code path} must lie inside the allowed roots and the principal hold READ on it ({@link
+   * AllowedRoots#allowedPath(String, SparkSession, io.filecommit.security.Privilege)}), and is
+   * replaced by its resolved form (the path the check saw is the path read).
+   *
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_PATH_NOT_ALLOWED} outside
+   *     the roots, {@code FILECOMMIT_PERMISSION_DENIED} without READ, before anything is read
    */
-  private static scala.collection.immutable.Map<String, String> byName(SparkSession session,
+  private static scala.collection.immutable.Map<String, String> checkedRead(SparkSession session,
       scala.collection.immutable.Map<String, String> parameters) {
     Map<String, String> options = new LinkedHashMap<>(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
     String table = null;
@@ -125,10 +133,17 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
         path = options.remove(e.getKey());
       }
     }
-    if (table == null) {
-      return parameters;
+    if (table != null && !table.isEmpty()) {
+      TableCommands.Named t = TableCommands.named(path, table, session, false);
+      path = AllowedRoots.allowedPath(t.location(), session);
+      io.filecommit.security.Access.checkTable(session, io.filecommit.security.Privilege.READ, t.qualified(),
+          AllowedRoots.grantForm(path, session));
+    } else if (path != null) {
+      path = AllowedRoots.allowedPath(path, session, io.filecommit.security.Privilege.READ);
     }
-    options.put("path", TableCommands.tablePath(path, table, session));
+    if (path != null) {
+      options.put("path", path);
+    }
     return scala.collection.immutable.Map.from(scala.jdk.javaapi.CollectionConverters.asScala(options));
   }
 
@@ -158,7 +173,8 @@ public class FileCommitSource extends FileCommitDataSource implements CreatableR
     ServerSettings.check(session);
     StandardWrite w = StandardWrite.parse(written);
     ServerSettings.options(session, w.options());
-    String path = AllowedRoots.allowedPath(w.path(), session);
+    String path = AllowedRoots.allowedPath(w.path(), session, io.filecommit.security.Privilege.WRITE);
+    CommandInput.ownerToCreate(session, path, w.options());
     WriteIntoDelta.run(session, (Dataset<Row>) data, path, toMode(mode), w.partitionBy(), w.options(),
         w.tableProperties(), false, w.txn(), null);
   }

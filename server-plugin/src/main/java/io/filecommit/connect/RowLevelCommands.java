@@ -27,7 +27,7 @@ final class RowLevelCommands {
   /** Runs a {@code DeleteCommand}. */
   static CommandResult delete(io.filecommit.proto.v1.DeleteCommand cmd, SparkConnectPlanner planner) {
     Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
-    return DeleteCommand.run(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner),
+    return DeleteCommand.run(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE),
         cmd.hasCondition() ? CommandInput.column(planner, cmd.getCondition()) : null, options,
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
@@ -36,7 +36,7 @@ final class RowLevelCommands {
   /** Runs an {@code UpdateCommand}. */
   static CommandResult update(io.filecommit.proto.v1.UpdateCommand cmd, SparkConnectPlanner planner) {
     Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
-    return UpdateCommand.run(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner),
+    return UpdateCommand.run(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE),
         assignments(planner, cmd.getAssignmentsList(), "UpdateCommand"),
         cmd.hasCondition() ? CommandInput.column(planner, cmd.getCondition()) : null, options,
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
@@ -51,7 +51,7 @@ final class RowLevelCommands {
    */
   static CommandResult merge(MergeCommand cmd, SparkConnectPlanner planner) {
     Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
-    String path = CommandInput.path(cmd.getPath(), cmd.getTable(), planner);
+    String path = CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE);
     var source = CommandInput.dataFrame(planner, cmd.hasSource() ? cmd.getSource() : null, "MergeCommand");
     if (!cmd.hasCondition()) {
       throw DeltaErrors.malformed("MergeCommand.condition (the ON condition) is missing");

@@ -37,7 +37,7 @@ final class SinkCommands {
     java.util.Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
     String root = TableCommands.tablePath(cmd.getPath(), cmd.getTable(), planner.session(), true);
     BatchSinkWriter.checkArguments(root, cmd.getBatchId());
-    String path = CommandInput.path(root, planner);
+    String path = CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE, true);
     Consumer<WriteBatchResponse> out = ResponseStream.of(planner);
     BatchSinkWriter.Result result = BatchSinkWriter.write(planner.session(),
         CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteBatchCommand"), path,

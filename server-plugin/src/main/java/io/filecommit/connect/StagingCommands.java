@@ -59,13 +59,13 @@ final class StagingCommands {
 
   /** Runs a {@code PublishStagedCommand}. */
   static CommandResult publish(PublishStagedCommand cmd, SparkConnectPlanner planner) {
-    return StagedCommits.publish(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner), cmd.getStagedIdsList(),
+    return StagedCommits.publish(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE), cmd.getStagedIdsList(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()));
   }
 
   /** Runs an {@code AbortStagedCommand}. */
   static StagingResponse abort(AbortStagedCommand cmd, SparkConnectPlanner planner) {
-    long deleted = StagedCommits.abort(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner),
+    long deleted = StagedCommits.abort(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE),
         cmd.getStagedIdsList());
     return StagingResponse.newBuilder().setAborted(AbortSummary.newBuilder()
         .addAllStagedIds(cmd.getStagedIdsList()).setNumDeletedFiles(deleted)).build();
@@ -73,7 +73,7 @@ final class StagingCommands {
 
   /** Runs a {@code GetStagedCommand}: the staged commit as a staged command's result. */
   static CommandResult get(GetStagedCommand cmd, SparkConnectPlanner planner) {
-    StagedCommit c = StagedCommits.get(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner), cmd.getStagedId());
+    StagedCommit c = StagedCommits.get(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE), cmd.getStagedId());
     return StagedCommits.result(List.of(c), c.readVersion(), false, 0, 0);
   }
 
@@ -90,7 +90,7 @@ final class StagingCommands {
       throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("view_name must be a plain identifier "
           + "([A-Za-z_][A-Za-z0-9_]*), got '" + view + "'", Map.of("value", view));
     }
-    StagedCommits.read(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner), cmd.getStagedIdsList(),
+    StagedCommits.read(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE), cmd.getStagedIdsList(),
         cmd.getTableAfter()).createOrReplaceTempView(view);
     return StagingResponse.newBuilder().setRead(ReadStagedSummary.newBuilder().setViewName(view)).build();
   }
@@ -109,7 +109,7 @@ final class StagingCommands {
       files.add(new StageFilesCommand.StagedFile(f.getPath(), values));
     }
     StageRequest stage = stage(true, cmd.getStage(), planner);
-    return StageFilesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner), files,
+    return StageFilesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE), files,
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()), stage);
   }
 }

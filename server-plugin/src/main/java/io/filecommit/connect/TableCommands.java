@@ -17,9 +17,10 @@ final class TableCommands {
   /** Runs a {@code WriteCommand}. */
   static CommandResult write(WriteCommand cmd, SparkConnectPlanner planner) {
     java.util.Map<String, String> options = ServerSettings.options(planner.session(), cmd.getOptionsMap());
+    String path = CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE);
+    CommandInput.ownerToCreate(planner.session(), path, options);
     return WriteIntoDelta.run(planner.session(),
-        CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"),
-        CommandInput.path(cmd.getPath(), cmd.getTable(), planner),
+        CommandInput.dataFrame(planner, cmd.hasInput() ? cmd.getInput() : null, "WriteCommand"), path,
         ProtoConversions.toMode(cmd.getMode()), cmd.getPartitionByList(),
         options, withClustering(cmd), cmd.getChangeData(),
         ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
@@ -70,6 +71,29 @@ final class TableCommands {
     if (table == null || table.isEmpty()) {
       return path;
     }
+    return named(path, table, session, parquet).location();
+  }
+
+  /**
+   * A table of the session catalog by name: its qualified name ({@code spark_catalog.db.t}, lower
+   * case, as grants name tables) and its location (not yet checked against the allowed roots).
+   *
+   * @param qualified the qualified name
+   * @param location the table's root
+   */
+  record Named(String qualified, String location) {}
+
+  /**
+   * Resolves a table name as {@link #tablePath(String, String, org.apache.spark.sql.classic.SparkSession,
+   * boolean)} does.
+   *
+   * @param path the command's path (must be empty)
+   * @param table the table name (not empty)
+   * @param session the session
+   * @param parquet a Parquet table (a file sink) instead of a Delta table
+   * @return the qualified name and the location
+   */
+  static Named named(String path, String table, org.apache.spark.sql.classic.SparkSession session, boolean parquet) {
     if (path != null && !path.isEmpty()) {
       throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Give either a path or a table name, not "
           + "both (path '" + path + "', table '" + table + "')");
@@ -98,7 +122,8 @@ final class TableCommands {
         throw io.filecommit.errors.ErrorClass.DELTA_TABLE_NOT_FOUND.error("Table " + table + " is not a "
             + (parquet ? "Parquet" : "Delta") + " table", notFound);
       }
-      return location;
+      return new Named(("spark_catalog." + String.join(".", ns) + "." + name).toLowerCase(java.util.Locale.ROOT),
+          location);
     } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException e) {
       throw io.filecommit.errors.ErrorClass.DELTA_TABLE_NOT_FOUND.error("Table " + table + " not found", notFound);
     }
@@ -107,7 +132,8 @@ final class TableCommands {
   /** Runs a {@code SetTablePropertiesCommand}. */
   static CommandResult setTableProperties(io.filecommit.proto.v1.SetTablePropertiesCommand cmd,
       SparkConnectPlanner planner) {
-    return SetTablePropertiesCommand.run(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner),
+    return SetTablePropertiesCommand.run(planner.session(),
+        CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.MAINTAIN),
         cmd.getPropertiesMap(), ProtoConversions.txnOf(cmd.hasTxn(), cmd.getTxn()),
         StagingCommands.stage(cmd.hasStage(), cmd.getStage(), planner));
   }
@@ -115,7 +141,8 @@ final class TableCommands {
   /** Runs an {@code OptimizeCommand} and answers like a write, with the OPTIMIZE metrics. */
   static void optimize(io.filecommit.proto.v1.OptimizeCommand cmd, SparkConnectPlanner planner) {
     io.filecommit.commands.OptimizeCommand.Result r = io.filecommit.commands.OptimizeCommand.run(planner.session(),
-        CommandInput.path(cmd.getPath(), cmd.getTable(), planner), cmd.getWhereList(),
+        CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.MAINTAIN),
+        cmd.getWhereList(),
         cmd.hasTargetFileSize() ? cmd.getTargetFileSize() : null, cmd.getZorderByList());
     ResponseStream.respond(r.commit(), false, ResponseStream.of(planner), r.operationMetrics());
   }
@@ -123,14 +150,15 @@ final class TableCommands {
   /** Runs a {@code RestoreCommand} and answers like a write, with the RESTORE metrics. */
   static void restore(io.filecommit.proto.v1.RestoreCommand cmd, SparkConnectPlanner planner) {
     io.filecommit.commands.OptimizeCommand.Result r = io.filecommit.commands.RestoreCommand.run(planner.session(),
-        CommandInput.path(cmd.getPath(), cmd.getTable(), planner), cmd.hasVersion() ? cmd.getVersion() : null,
+        CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.MAINTAIN),
+        cmd.hasVersion() ? cmd.getVersion() : null,
         cmd.hasTimestamp() ? cmd.getTimestamp() : null);
     ResponseStream.respond(r.commit(), false, ResponseStream.of(planner), r.operationMetrics());
   }
 
   /** Runs a {@code VacuumCommand}: the files in batches of 10,000, then the summary. */
   static void vacuum(io.filecommit.proto.v1.VacuumCommand cmd, SparkConnectPlanner planner) {
-    String path = CommandInput.path(cmd.getPath(), cmd.getTable(), planner);
+    String path = CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.MAINTAIN);
     io.filecommit.commands.VacuumCommand.Result r = io.filecommit.commands.VacuumCommand.run(planner.session(), path,
         cmd.hasRetentionHours() ? cmd.getRetentionHours() : null, cmd.getDryRun());
     java.util.function.Consumer<io.filecommit.proto.v1.VacuumResponse> out = ResponseStream.of(planner);

@@ -102,12 +102,30 @@ public class FileCommitDataSource implements DataSourceRegister, RelationProvide
   public static BaseRelation relation(SparkSession session, String path, Map<String, String> options) {
     Map<String, String> all = new HashMap<>(options);
     all.put("path", path);
-    return new FileCommitDataSource().createRelation(session.sqlContext(),
+    return open(session.sqlContext(),
         scala.collection.immutable.Map.from(scala.jdk.javaapi.CollectionConverters.asScala(all)));
   }
 
   /**
-   * Resolves a read.
+   * A read through this class named directly ({@code format("io.filecommit.read.FileCommitDataSource")}):
+   * refused, since the checks of the path (allowed roots, the principal's READ) belong to the
+   * registered sources that extend it ({@code connect.FileCommitSource}, {@code format("filecommit")}
+   * / {@code format("delta")}), which override this method.
+   *
+   * @param sqlContext the session's context
+   * @param parameters the reader's options
+   * @return never
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_UNSUPPORTED_OPERATION}
+   */
+  @Override
+  public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
+    throw io.filecommit.errors.ClientExceptions.rethrow(ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Read Delta tables with format(\"filecommit\") or "
+        + "format(\"delta\"), not by the class name " + getClass().getName(),
+        Map.of("operation", "format(\"" + getClass().getName() + "\")")));
+  }
+
+  /**
+   * Resolves a read whose path the caller has checked (allowed roots, the principal's READ).
    *
    * @param sqlContext the session's context
    * @param parameters the reader's options (case-insensitive), {@code path} the table root
@@ -115,8 +133,7 @@ public class FileCommitDataSource implements DataSourceRegister, RelationProvide
    * @throws io.filecommit.errors.FileCommitException with Delta's class for a missing table, bad
    *     options, versions or timestamps out of range, unsupported reader features
    */
-  @Override
-  public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
+  protected static BaseRelation open(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
     SparkSession session = (SparkSession) sqlContext.sparkSession();
     Map<String, String> options = new HashMap<>();
     scala.jdk.javaapi.CollectionConverters.asJava(parameters).forEach((k, v) -> options.put(k.toLowerCase(Locale.ROOT), v));

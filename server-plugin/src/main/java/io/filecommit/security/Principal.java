@@ -14,7 +14,13 @@ import java.util.Set;
  *     privilege inside the allowed roots)
  */
 public record Principal(String name, Set<String> groups, boolean admin) {
-  /** Checks the name and copies the groups. */
+  /**
+   * Checks the name and copies the groups.
+   *
+   * @param name the principal's name
+   * @param groups its groups
+   * @param admin whether it administers the server
+   */
   public Principal {
     if (name == null || name.isBlank()) {
       throw new IllegalArgumentException("A principal needs a name");

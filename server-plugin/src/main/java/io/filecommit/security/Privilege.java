@@ -14,7 +14,14 @@ package io.filecommit.security;
  * </ul>
  */
 public enum Privilege {
-  READ, WRITE, MAINTAIN, OWNER;
+  /** Read the table or the files below the path. */
+  READ,
+  /** Change the table's data (includes READ). */
+  WRITE,
+  /** Maintain the table: OPTIMIZE, VACUUM, RESTORE, properties, constraints (includes WRITE). */
+  MAINTAIN,
+  /** Create, drop, replace and ALTER the table (includes MAINTAIN). */
+  OWNER;
 
   /**
    * Whether holding this privilege allows what {@code needed} allows.
