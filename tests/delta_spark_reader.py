@@ -142,7 +142,7 @@ def _read(spark, req):
         from delta.tables import DeltaTable
 
         hist = DeltaTable.forPath(spark, path).history()
-        return _rows(hist.select("version", "operation", "operationParameters", "operationMetrics"))
+        return _rows(hist.select("version", "operation", "operationParameters", "operationMetrics", "userId", "userName"))
     raise ValueError(f"unknown read kind {kind!r} (table | cdf | history)")
 
 
