@@ -21,6 +21,7 @@ import tempfile
 import time
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from helpers import delta_rows, error_class
 from pyspark.errors import PySparkException
@@ -216,3 +217,36 @@ def test_a_table_or_sink_at_an_allowed_root_is_refused(spark):
     assert not os.path.exists(os.path.join(root, "_delta_log"))
     assert not os.path.exists(os.path.join(root, "_spark_metadata"))
     assert not {f for f in set(os.listdir(root)) - before if f.startswith("part-")}, "no data file at the root"
+
+
+@pytest.mark.parametrize("stage", [False, True])
+def test_a_table_over_someone_elses_files_is_refused(spark, tmp_path, stage):
+    """A directory of another writer's Parquet files is no table: a new table there is refused with
+    Delta's class (a later VACUUM would delete those files), and nothing is written into it."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    pq.write_table(pa.table({"id": [1, 2]}), str(theirs / "part-00000-data.parquet"))
+    before = _tree(str(theirs))
+    with pytest.raises(SparkConnectGrpcException) as e:
+        filecommit.write(spark.range(5), str(theirs), stage=stage)
+    assert error_class(e) == "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
+    with pytest.raises(SparkConnectGrpcException) as e:
+        spark.range(5).write.format("delta").save(str(theirs))
+    assert error_class(e) == "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
+    assert _tree(str(theirs)) == before, "nothing written"
+
+
+def test_a_failed_first_write_leaves_nothing_and_a_killed_one_can_be_retried(spark, delta_spark, tmp_path):
+    """The new table's directory is claimed (its _delta_log made) before any data file: a first write
+    that fails leaves no file at all, and data files a killed first write left beside that claim do
+    not stop its retry (they are the table's own, unreferenced: VACUUM's to delete)."""
+    path = str(tmp_path / "t")
+    with pytest.raises(PySparkException) as e:  # row 0 breaks the new table's constraint
+        filecommit.write(spark.range(3), path, table_properties={"delta.constraints.pos": "id > 0"})
+    assert error_class(e) == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
+    assert not os.path.exists(path) or all(k.endswith("/") for k in _tree(path)), _tree(path)
+    assert not os.path.exists(os.path.join(path, "_delta_log"))
+    os.makedirs(os.path.join(path, "_delta_log"))
+    pq.write_table(pa.table({"id": [9]}), os.path.join(path, "part-00000-killed.parquet"))
+    assert filecommit.write(spark.range(3), path).version == 0
+    assert sorted(delta_rows(path)["id"].tolist()) == [0, 1, 2]

@@ -150,6 +150,10 @@ TABLE_RULES = frozenset({
 DELTA_TABLE_ALREADY_EXISTS = "DELTA_TABLE_ALREADY_EXISTS"
 """SQLSTATE 42P07. Mode "error" (``errorifexists``) on an existing table."""
 
+DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
+"""SQLSTATE 42601. A new table in a directory that already holds files and is no Delta table (someone
+else's Parquet files, say, which a later VACUUM would delete); nothing was written."""
+
 DELTA_TABLE_NOT_FOUND = "DELTA_TABLE_NOT_FOUND"
 """SQLSTATE 42P01. No Delta table at the path for ``set_table_properties`` or the ``replaceWhere``
 option."""
@@ -374,6 +378,7 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_FILE_NOT_FOUND_DETAILED,
     DELTA_TABLE_ALREADY_EXISTS,
     DELTA_TABLE_NOT_FOUND,
+    DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION,
     DELTA_MISSING_DELTA_TABLE,
     DELTA_METADATA_MISMATCH,
     DELTA_FAILED_TO_MERGE_FIELDS,

@@ -66,6 +66,8 @@ public enum ErrorClass {
   // Table, schema and options.
   /** Mode error-if-exists on an existing table. */
   DELTA_TABLE_ALREADY_EXISTS("42P07"),
+  /** A new table in a directory that holds files and is no Delta table (Delta's class). */
+  DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION("42601"),
   /** No Delta table at the path. */
   DELTA_TABLE_NOT_FOUND("42P01"),
   /** The path holds something that is not a Delta table (a file sink). */

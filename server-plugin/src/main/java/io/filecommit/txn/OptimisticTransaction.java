@@ -274,7 +274,7 @@ public final class OptimisticTransaction {
     }
     SchemaUtils.validateSchemaAndPartitioning(metadata.schema(), metadata.partitionColumns());
     if (!snapshot.exists()) { // a new table's directory: checked before any file is written, never on appends
-      io.filecommit.delta.storage.TableLocation.checkNewTable(session, deltaLog.fs(), deltaLog.tablePath());
+      onAbort(io.filecommit.delta.storage.TableLocation.claimNewTable(session, deltaLog.fs(), deltaLog.tablePath()));
     }
     MetadataChecks.checkProperties(session, snapshot, metadata, table(), () -> {
       readWholeTable(); // Delta's ADD CONSTRAINT reads every file: an append landing first conflicts

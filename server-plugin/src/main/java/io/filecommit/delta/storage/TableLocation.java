@@ -101,15 +101,54 @@ public final class TableLocation {
   }
 
   /**
-   * {@link #checkNew} for a new Delta table, with the server's allowed roots.
+   * Checks and claims the directory of a new Delta table, before any of its files is written:
+   * {@link #checkNew} with the server's allowed roots; then a directory that already holds files
+   * but no {@code _delta_log} is refused, as Delta's {@code CreateDeltaTableCommand} refuses a
+   * non-empty location that is no table (someone's Parquet files, which a later VACUUM would
+   * delete; hidden {@code .} / {@code _} entries do not count); then {@code _delta_log} is created,
+   * so that files of a first write killed before its commit lie in a table's directory and its
+   * retry is not refused.
    *
    * @param session the command's session
    * @param fs the file system of {@code dir}
    * @param dir the table root
-   * @throws FileCommitException {@code FILECOMMIT_TABLE_LOCATION_OVERLAP} (see {@link #checkNew})
+   * @return removes the {@code _delta_log} it created, while still empty: for the transaction's
+   *     abort ({@code OptimisticTransaction.onAbort}), so that a failed first write leaves nothing
+   * @throws FileCommitException {@code FILECOMMIT_TABLE_LOCATION_OVERLAP} (see {@link #checkNew}),
+   *     {@code DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION} naming the directory and a file in it
+   *     (parameters {@code path}, {@code file})
    */
-  public static void checkNewTable(org.apache.spark.sql.classic.SparkSession session, FileSystem fs, Path dir) {
+  public static Runnable claimNewTable(org.apache.spark.sql.classic.SparkSession session, FileSystem fs, Path dir) {
     checkNew(fs, dir, false, allowedRoots(session));
+    Path log = new Path(dir, FileTree.DELTA_LOG);
+    try {
+      if (fs.exists(log)) {
+        return () -> { };
+      }
+      if (fs.exists(dir)) {
+        for (org.apache.hadoop.fs.FileStatus f : fs.listStatus(dir)) {
+          String name = f.getPath().getName();
+          if (!name.startsWith(".") && !name.startsWith("_")) {
+            throw ErrorClass.DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION.error("Cannot create a table at " + dir
+                + ": the location is not empty (it holds " + name + ") and is not a Delta table; nothing was written",
+                Map.of("path", dir.toString(), "file", name));
+          }
+        }
+      }
+      fs.mkdirs(log);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot list " + dir + " to check where a new table goes", e);
+    }
+    return () -> {
+      try {
+        org.apache.hadoop.fs.FileStatus[] left = fs.listStatus(log);
+        if (left.length == 0) {
+          fs.delete(log, false);
+        }
+      } catch (IOException e) {
+        // best effort: an empty _delta_log is a table's directory with no version yet
+      }
+    };
   }
 
   private static String owner(String log) {
