@@ -38,8 +38,8 @@ DENIED = errors.FILECOMMIT_PERMISSION_DENIED
 def shared(tmp_path_factory):
     """The server (shared mode), the principals' sessions and their directories."""
     root = str(tmp_path_factory.mktemp("tenants"))
-    srv = TenantServer(os.path.join(root, "server"),
-                       {"alice": Tenant(groups=["team-a"]), "bob": Tenant(groups=["team-b"]), "ops": Tenant(admin=True)},
+    tenants = {"alice": Tenant(groups=["team-a"]), "bob": Tenant(groups=["team-b"]), "ops": Tenant(admin=True)}
+    srv = TenantServer(os.path.join(root, "server"), tenants,
                        conf={"spark.filecommit.server.shared": "true"}, roots=[os.path.realpath(root)])
     srv.start()
     a_dir, b_dir = os.path.join(root, "a"), os.path.join(root, "b")
