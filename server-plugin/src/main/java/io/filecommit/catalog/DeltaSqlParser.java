@@ -37,13 +37,14 @@ final class DeltaSqlParser implements ParserInterface {
   @Override
   public LogicalPlan parsePlan(String sqlText) throws ParseException {
     DeltaStatement s = DeltaStatement.parse(sqlText);
-    return s != null ? MaintenanceStatements.plan(session, s) : delegate.parsePlan(sqlText);
+    return s != null ? MaintenanceStatements.plan(session, s) : SharedModeCheck.parsed(session, delegate.parsePlan(sqlText));
   }
 
   @Override
   public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext context) throws ParseException {
     DeltaStatement s = DeltaStatement.parse(sqlText);
-    return s != null ? MaintenanceStatements.plan(session, s) : delegate.parsePlanWithParameters(sqlText, context);
+    return s != null ? MaintenanceStatements.plan(session, s)
+        : SharedModeCheck.parsed(session, delegate.parsePlanWithParameters(sqlText, context));
   }
 
   @Override
