@@ -69,7 +69,8 @@ class TenantServer:
             "spark.filecommit.auth.grantsFile": self.grants_file,
             "spark.filecommit.allowedRoots": ",".join(roots or [os.path.realpath(tempfile.gettempdir())]),
             "spark.connect.grpc.interceptor.classes":
-                AUTH_INTERCEPTOR + ",io.filecommit.connect.StandardWriteInterceptor",
+                "io.filecommit.connect.StandardWriteInterceptor,io.filecommit.connect.SharedModeInterceptor,"
+                + AUTH_INTERCEPTOR,  # gRPC runs the last one first: authentication before all
             "spark.sql.extensions": "io.filecommit.catalog.FileCommitExtensions",
             "spark.sql.catalog.spark_catalog": "io.filecommit.catalog.FileCommitCatalog",
             "spark.jars": ",".join([filecommit.find_plugin_jar(), *filecommit.find_native_jars()]),

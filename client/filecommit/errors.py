@@ -492,6 +492,13 @@ FILECOMMIT_PERMISSION_DENIED = "FILECOMMIT_PERMISSION_DENIED"
 on a path or table; nothing was read or written. ``getMessageParameters()`` has ``principal``,
 ``privilege`` and ``object``."""
 
+FILECOMMIT_SHARED_MODE_REFUSED = "FILECOMMIT_SHARED_MODE_REFUSED"
+"""SQLSTATE 42501. A server in shared mode (``spark.filecommit.server.shared=true``) refused a plan,
+command or RPC it cannot confine to the caller's grants (client code, code-calling functions,
+artifacts, files outside the grants, ``_delta_log`` internals, data sources outside the allowlist,
+catalog switches, Hadoop options); nothing of it ran. ``getMessageParameters()`` has ``what`` and
+``detail``."""
+
 FILECOMMIT_TABLE_LOCATION_OVERLAP = "FILECOMMIT_TABLE_LOCATION_OVERLAP"
 """SQLSTATE 42K04. A new table or sink whose directory is not its own: inside another table or sink
 (an ancestor holds ``_delta_log`` or ``_spark_metadata``), above one (either below it), or an
@@ -563,6 +570,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_RELATIVE_PATH,
     FILECOMMIT_PATH_NOT_ALLOWED,
     FILECOMMIT_PERMISSION_DENIED,
+    FILECOMMIT_SHARED_MODE_REFUSED,
     FILECOMMIT_TABLE_LOCATION_OVERLAP,
     FILECOMMIT_LOGSTORE_UNAVAILABLE,
     FILECOMMIT_UNSUPPORTED_OPERATION,

@@ -147,6 +147,11 @@ STANDARD_WRITE_INTERCEPTOR_CLASS = "io.filecommit.connect.StandardWriteIntercept
 ``df.write.format("delta")`` / ``format("filecommit")`` ``.save(path)`` as directly as
 ``filecommit.write``, without Spark's command planning around the same write."""
 
+SHARED_MODE_INTERCEPTOR_CLASS = "io.filecommit.connect.SharedModeInterceptor"
+"""The server's gRPC interceptor of shared mode (a ``spark.connect.grpc.interceptor.classes``
+entry): with ``spark.filecommit.server.shared=true`` it refuses ``AddArtifacts`` and proto plans
+that carry client code or reach files outside the caller's grants; otherwise it does nothing."""
+
 _JAR_GLOB = "filecommit-server-plugin-*.jar"
 
 
@@ -349,7 +354,8 @@ def local_session(
     plugins = [p for p in extra.get("spark.plugins", "").split(",") if p.strip()]
     server_conf["spark.plugins"] = ",".join([*plugins, START_CHECK_CLASS])
     interceptors = [c for c in extra.get("spark.connect.grpc.interceptor.classes", "").split(",") if c.strip()]
-    server_conf["spark.connect.grpc.interceptor.classes"] = ",".join([*interceptors, STANDARD_WRITE_INTERCEPTOR_CLASS])
+    server_conf["spark.connect.grpc.interceptor.classes"] = ",".join(
+        [*interceptors, STANDARD_WRITE_INTERCEPTOR_CLASS, SHARED_MODE_INTERCEPTOR_CLASS])
     server_conf = _with_log_config(server_conf, verbose_logs)
     url = _connect.start_local_server(master, server_conf, python_exec=python_exec)
     session = _connect.connect(url)

@@ -38,13 +38,13 @@ final class DeltaSqlParser implements ParserInterface {
   @Override
   public LogicalPlan parsePlan(String sqlText) throws ParseException {
     LogicalPlan ours = ours(sqlText);
-    return ours != null ? ours : delegate.parsePlan(sqlText);
+    return ours != null ? ours : SharedModeCheck.parsed(session, delegate.parsePlan(sqlText));
   }
 
   @Override
   public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext context) throws ParseException {
     LogicalPlan ours = ours(sqlText);
-    return ours != null ? ours : delegate.parsePlanWithParameters(sqlText, context);
+    return ours != null ? ours : SharedModeCheck.parsed(session, delegate.parsePlanWithParameters(sqlText, context));
   }
 
   /** The plan of a Delta maintenance statement or a grant statement, or null for any other text. */

@@ -11,8 +11,10 @@ import scala.runtime.BoxedUnit;
  * rule {@code TableResolution} (reads of the catalog's tables, DELETE / UPDATE / MERGE INTO,
  * dynamic partition overwrite, ADD CONSTRAINT), the parser of Delta's maintenance statements
  * ({@code DeltaSqlParser}: OPTIMIZE, VACUUM, RESTORE, DESCRIBE HISTORY / DETAIL, and GRANT / REVOKE /
- * SHOW GRANTS of {@code GrantStatements}) around Spark's, and
- * the table-valued function {@code table_changes} ({@code TableChangesFunction}).
+ * SHOW GRANTS of {@code GrantStatements}) around Spark's, the table-valued function {@code
+ * table_changes} ({@code TableChangesFunction}), and shared mode's check of SQL plans ({@code
+ * SharedModeCheck}, an analyzer check rule; a no-op unless the server sets {@code
+ * spark.filecommit.server.shared=true}).
  */
 public final class FileCommitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   /** The extension; Spark instantiates it by class name. */
@@ -31,6 +33,12 @@ public final class FileCommitExtensions extends AbstractFunction1<SparkSessionEx
       public org.apache.spark.sql.catalyst.parser.ParserInterface apply(org.apache.spark.sql.SparkSession session,
           org.apache.spark.sql.catalyst.parser.ParserInterface delegate) {
         return new DeltaSqlParser((org.apache.spark.sql.classic.SparkSession) session, delegate);
+      }
+    });
+    extensions.injectCheckRule(new AbstractFunction1<>() {
+      @Override
+      public SharedModeCheck apply(org.apache.spark.sql.SparkSession session) {
+        return new SharedModeCheck((org.apache.spark.sql.classic.SparkSession) session);
       }
     });
     extensions.injectTableFunction(new scala.Tuple3<>(

@@ -338,4 +338,16 @@ public final class FileCommitConf {
    * on the shared store is seen); {@code 0} reads the store at every check.
    */
   public static final Entry AUTH_GRANTS_REFRESH_MS = server("spark.filecommit.auth.grantsRefreshMs", "long", "2000");
+
+  // Sharing a server: shared mode.
+
+  /**
+   * Shared mode: {@code true} refuses, before they run, the plans and RPCs filecommit cannot
+   * confine to the caller's grants (client code, code-calling functions, artifacts, raw files
+   * outside the grants, {@code _delta_log} reads, data sources outside an allowlist, catalog
+   * switches, Hadoop options) with {@code FILECOMMIT_SHARED_MODE_REFUSED}. Needs {@code
+   * io.filecommit.connect.SharedModeInterceptor} in {@code spark.connect.grpc.interceptor.classes}
+   * and the session extension {@code io.filecommit.catalog.FileCommitExtensions}.
+   */
+  public static final Entry SERVER_SHARED = server("spark.filecommit.server.shared", "boolean", "false");
 }

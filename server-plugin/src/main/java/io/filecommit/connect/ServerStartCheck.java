@@ -12,7 +12,7 @@ import org.apache.spark.api.plugin.SparkPlugin;
  * driver side is initialised while the {@code SparkContext} starts; register with {@code
  * spark.plugins=io.filecommit.connect.ServerStartCheck}, which {@code filecommit.local_session}
  * does): a server where both filecommit and delta-spark would answer {@code format("delta")}
- * fails to start with a message naming {@value DeltaFormatSource#SETTING} ({@link
+ * fails to start with a message naming {@code spark.filecommit.read.deltaFormat} ({@link
  * DeltaFormatSource#name}), instead of failing each data source lookup later. It also sets the
  * server's object-store defaults ({@link io.filecommit.delta.storage.ObjectStoreDefaults}) on the
  * Hadoop conf before any file system is made.

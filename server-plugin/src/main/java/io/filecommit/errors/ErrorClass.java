@@ -158,6 +158,13 @@ public enum ErrorClass {
    */
   FILECOMMIT_PERMISSION_DENIED("42501"),
   /**
+   * A server in shared mode ({@code spark.filecommit.server.shared=true}) refused a plan, command
+   * or RPC it cannot confine to the caller's grants, before anything of it ran (parameters {@code
+   * what}: e.g. {@code PYTHON_UDF}, {@code REFLECT}, {@code ADD_ARTIFACTS}, {@code FILE_READ},
+   * {@code DATA_SOURCE}; {@code detail}: the refused name or path).
+   */
+  FILECOMMIT_SHARED_MODE_REFUSED("42501"),
+  /**
    * A new table or sink whose directory is not its own: inside another table or sink, above one
    * (a {@code _delta_log} or {@code _spark_metadata} below it), or an allowed root itself.
    */
