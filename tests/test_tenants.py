@@ -160,6 +160,18 @@ def test_another_team_cannot_touch_a_teams_tables(shared, delta_spark):
     os.makedirs(theirs)
     pq.write_table(pa.table({"id": [1]}), os.path.join(theirs, "part-00000-x.parquet"))
     _refused(errors.DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION, filecommit.write, small, theirs)
+    # Raw file writes and reads of alice's directory, her _delta_log, code on the server (shared mode).
+    _refused(DENIED, lambda: bob.range(1).write.mode("overwrite").parquet(table))
+    _refused(DENIED, lambda: bob.read.parquet(table))
+    _refused(errors.FILECOMMIT_SHARED_MODE_REFUSED,
+             lambda: bob.read.format("binaryFile").load(os.path.join(table, "_delta_log", "_staged")))
+    _refused(errors.FILECOMMIT_SHARED_MODE_REFUSED,
+             lambda: bob.read.format("binaryFile").load(os.path.join(b_dir, "x", "_delta_log", "_staged")))
+    _refused(errors.FILECOMMIT_SHARED_MODE_REFUSED,
+             lambda: bob.sql("SELECT reflect('java.lang.System', 'getenv', 'PATH')"))
+    from pyspark.sql.functions import udf
+
+    _refused(errors.FILECOMMIT_SHARED_MODE_REFUSED, lambda: bob.range(1).select(udf(lambda x: x)("id")))
     # Outside the roots.
     _refused(errors.FILECOMMIT_PATH_NOT_ALLOWED, lambda: bob.read.format("delta").load("/etc"))
     # Grants are the admin's.
