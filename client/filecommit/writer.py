@@ -10,7 +10,7 @@ back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from filecommit import _checks, _wire
 from filecommit._typing import PartitionBy, SaveMode, StrMap, WriteTxn
@@ -82,6 +82,51 @@ def build_write_command(
     return command
 
 
+@overload
+def write(
+    df: DataFrame,
+    path: str | None = ...,
+    *,
+    table: str | None = ...,
+    mode: SaveMode = ...,
+    partition_by: PartitionBy = ...,
+    options: StrMap | None = ...,
+    table_properties: StrMap | None = ...,
+    change_data: bool = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[False] = ...,
+    cluster_by: PartitionBy = ...,
+) -> CommitResult: ...
+@overload
+def write(
+    df: DataFrame,
+    path: str | None = ...,
+    *,
+    table: str | None = ...,
+    mode: SaveMode = ...,
+    partition_by: PartitionBy = ...,
+    options: StrMap | None = ...,
+    table_properties: StrMap | None = ...,
+    change_data: bool = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[True] | Stage,
+    cluster_by: PartitionBy = ...,
+) -> StagedCommit: ...
+@overload
+def write(
+    df: DataFrame,
+    path: str | None = ...,
+    *,
+    table: str | None = ...,
+    mode: SaveMode = ...,
+    partition_by: PartitionBy = ...,
+    options: StrMap | None = ...,
+    table_properties: StrMap | None = ...,
+    change_data: bool = ...,
+    txn: WriteTxn | None = ...,
+    stage: bool | Stage = ...,
+    cluster_by: PartitionBy = ...,
+) -> CommitResult | StagedCommit: ...
 def write(
     df: DataFrame,
     path: str | None = None,
@@ -184,6 +229,36 @@ def write(
     return _wire.execute_commit(df.sparkSession, command)
 
 
+@overload
+def set_table_properties(
+    spark: SparkSession,
+    path: str | None = ...,
+    properties: StrMap | None = ...,
+    *,
+    table: str | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[False] = ...,
+) -> CommitResult: ...
+@overload
+def set_table_properties(
+    spark: SparkSession,
+    path: str | None = ...,
+    properties: StrMap | None = ...,
+    *,
+    table: str | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[True] | Stage,
+) -> StagedCommit: ...
+@overload
+def set_table_properties(
+    spark: SparkSession,
+    path: str | None = ...,
+    properties: StrMap | None = ...,
+    *,
+    table: str | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: bool | Stage = ...,
+) -> CommitResult | StagedCommit: ...
 def set_table_properties(
     spark: SparkSession,
     path: str | None = None,
