@@ -2,6 +2,8 @@
 
 Public API::
 
+    t = filecommit.table(spark, "/data/t")         # a table handle (or "db.t": a catalog name)
+    t.write(df, partition_by=["day"]).version, t.delete("day < '2024-01-01'"), t.to_df(version=3)
     spark = filecommit.local_session()            # or SparkSession.builder.remote("sc://...")
     result = filecommit.write(df, "/data/t", partition_by=["day"], mode="append")
     result.version, result.add_files, result.remove_files, result.metrics
@@ -50,6 +52,7 @@ from filecommit.rowlevel import MergeBuilder, delete, merge, update
 from filecommit.session import local_session
 from filecommit.sink import write_batch
 from filecommit.staging import abort, commit, get_staged, read_staged, stage_files
+from filecommit.table import Table, table
 from filecommit.writer import set_table_properties, write
 
 __all__ = [
@@ -65,6 +68,7 @@ __all__ = [
     "SinkFileStatus",
     "Stage",
     "StagedCommit",
+    "Table",
     "VacuumResult",
     "WriteMetrics",
     "abort",
@@ -82,6 +86,7 @@ __all__ = [
     "server",
     "set_table_properties",
     "stage_files",
+    "table",
     "update",
     "vacuum",
     "write",
