@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal, Union
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.column import Column
+    from pyspark.sql.column import Column
 
 SaveMode = Literal["append", "overwrite", "error", "errorifexists", "ignore"]
 """Spark's save modes (``DataFrameWriter.mode``; case-insensitive at run time): what a write does

@@ -27,8 +27,8 @@ from filecommit.proto.v1 import rowlevel_pb2 as rl
 from filecommit.results import CommitResult, Stage, StagedCommit
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.dataframe import DataFrame
     from pyspark.sql.connect.session import SparkSession
+    from pyspark.sql.dataframe import DataFrame
 
 
 def _expression(spark: SparkSession, arg_name: str, value: object) -> Any:
@@ -274,7 +274,7 @@ class MergeBuilder:
     ) -> None:
         """Use :func:`merge`; arguments as there (already checked; ``path`` or ``table`` is "")."""
         self._source = source
-        self._spark: SparkSession = source.sparkSession
+        self._spark: SparkSession = _wire.session_of(source)
         self._path = path
         self._table = table
         self._on = _expression(self._spark, "on", on)

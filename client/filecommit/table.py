@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, cast, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from filecommit import _checks, history, maintenance, rowlevel, staging, writer
 from filecommit._typing import ColumnOrSql, PartitionBy, SaveMode, StrMap, WriteTxn
@@ -24,8 +24,8 @@ from filecommit.rowlevel import MergeBuilder
 from filecommit.staging import StagedRef
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.dataframe import DataFrame
     from pyspark.sql.connect.session import SparkSession
+    from pyspark.sql.dataframe import DataFrame
 
 Timestamp = str | datetime.datetime | datetime.date
 """A point in time: a str in the server session's time zone, or a ``datetime`` / ``date``."""
@@ -403,9 +403,9 @@ class Table:
             return reader.load(self.path)
         assert self.name is not None
         if v is None and ts is None:
-            return cast("DataFrame", self.spark.table(self.name))
+            return self.spark.table(self.name)
         clause = f"VERSION AS OF {v}" if v is not None else "TIMESTAMP AS OF '" + str(ts).replace("'", "''") + "'"
-        return cast("DataFrame", self.spark.sql(f"SELECT * FROM {_quoted(self.name)} {clause}"))
+        return self.spark.sql(f"SELECT * FROM {_quoted(self.name)} {clause}")
 
     # -- staged commits ------------------------------------------------------------------------
 

@@ -18,8 +18,8 @@ from filecommit.proto.v1 import commands_pb2 as pb
 from filecommit.results import CommitResult, Stage, StagedCommit
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.dataframe import DataFrame
     from pyspark.sql.connect.session import SparkSession
+    from pyspark.sql.dataframe import DataFrame
 
 _MODES = {
     "append": pb.SAVE_MODE_APPEND,
@@ -226,7 +226,7 @@ def write(
         cluster_by=cluster_by,
     )
     _wire.set_stage(command, stage)
-    return _wire.execute_commit(df.sparkSession, command)
+    return _wire.execute_commit(_wire.session_of(df), command)
 
 
 @overload
