@@ -21,8 +21,9 @@ from filecommit.results import BatchResult, CommitResult, SinkFileStatus, Stage,
 if TYPE_CHECKING:
     from google.protobuf import any_pb2
     from google.protobuf.message import Message
-    from pyspark.sql.connect.session import SparkSession
     from pyspark.sql.dataframe import DataFrame
+
+    from filecommit._typing import AnySparkSession as SparkSession
 
 
 def relation(df: DataFrame) -> Message:

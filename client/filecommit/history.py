@@ -21,7 +21,7 @@ FORMAT = "filecommit"
 """The short name of the plugin's data source."""
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.session import SparkSession
+    from filecommit._typing import AnySparkSession as SparkSession
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ from filecommit.proto.v1 import rowlevel_pb2 as rl
 from filecommit.results import CommitResult, Stage, StagedCommit
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.session import SparkSession
     from pyspark.sql.dataframe import DataFrame
+
+    from filecommit._typing import AnySparkSession as SparkSession
 
 
 def _expression(spark: SparkSession, arg_name: str, value: object) -> Any:

@@ -24,8 +24,9 @@ from filecommit.rowlevel import MergeBuilder
 from filecommit.staging import StagedRef
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.session import SparkSession
     from pyspark.sql.dataframe import DataFrame
+
+    from filecommit._typing import AnySparkSession as SparkSession
 
 Timestamp = str | datetime.datetime | datetime.date
 """A point in time: a str in the server session's time zone, or a ``datetime`` / ``date``."""

@@ -18,8 +18,9 @@ from filecommit.proto.v1 import commands_pb2 as pb
 from filecommit.results import CommitResult, Stage, StagedCommit
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.session import SparkSession
     from pyspark.sql.dataframe import DataFrame
+
+    from filecommit._typing import AnySparkSession as SparkSession
 
 _MODES = {
     "append": pb.SAVE_MODE_APPEND,
