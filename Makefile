@@ -104,11 +104,13 @@ test-containers-if-podman: $(CONTAINER_PREREQS)
 test-containers-memory: build delta-reader
 	PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images memory
 
-## lint: ruff on client/ and mypy on client/filecommit (generated protobuf modules excluded; config in
-## pyproject.toml, tool versions pinned in its dev extras)
+## lint: ruff on client/ and mypy --strict on client/filecommit and client/examples (generated protobuf modules
+## excluded; config in pyproject.toml, tool versions pinned in its dev extras), then on the Python code blocks of
+## README.md and docs/*.md, one module per page as tests/test_docs_examples.py runs them (tests/typecheck_docs.py)
 lint: setup
 	$(VENV)/bin/ruff check client
 	$(VPY) -m mypy
+	$(VPY) tests/typecheck_docs.py
 
 ## docs: the documentation site (mkdocs.yml) into .build/site, --strict: a broken link, a page missing from
 ## the navigation or a docstring mkdocstrings cannot read fails; the errors and contract pages are generated
