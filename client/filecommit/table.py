@@ -63,9 +63,8 @@ class Table:
         """Use :func:`filecommit.table`, :meth:`for_path` or :meth:`for_name`.
 
         Raises:
-            pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty (or no) path
-                or name, ``CANNOT_SET_TOGETHER`` when both are given.
-            pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` for a path or name not a str.
+            pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty, non-str or
+                missing path or name, ``CANNOT_SET_TOGETHER`` when both are given.
         """
         p, t = _checks.path_or_table(path, name)
         self.spark = spark
@@ -77,8 +76,7 @@ class Table:
         """The table at ``path`` (delta-spark's ``DeltaTable.forPath``); the path is not checked here.
 
         Raises:
-            pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty path.
-            pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` for a path not a str.
+            pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty or non-str path.
         """
         return cls(spark, path=path)
 
@@ -88,8 +86,7 @@ class Table:
         the server at each call.
 
         Raises:
-            pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty name.
-            pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` for a name not a str.
+            pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty or non-str name.
         """
         return cls(spark, name=name)
 
@@ -488,8 +485,8 @@ def table(spark: SparkSession, path_or_name: str) -> Table:
     the server's catalog. Use :meth:`Table.for_path` for a relative path without ``/``.
 
     Raises:
-        pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty str.
-        pyspark.errors.PySparkTypeError: ``NOT_EXPECTED_TYPE`` for a value not a str.
+        pyspark.errors.PySparkValueError: ``VALUE_NOT_NON_EMPTY_STR`` for an empty str or a value
+            that is not a str (as the package's other path and name checks).
     """
     value = _checks.non_empty_str("path_or_name", path_or_name)
     return Table.for_path(spark, value) if _looks_like_path(value) else Table.for_name(spark, value)
