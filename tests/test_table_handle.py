@@ -13,10 +13,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import canonical, delta_rows, delta_table
 from pyspark.errors import PySparkTypeError, PySparkValueError
 
 import filecommit
-from helpers import canonical, delta_rows, delta_table
 
 COLUMNS = ["id", "v", "part"]
 SCHEMA = "id long, v string, part string"

@@ -16,9 +16,10 @@ import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, overload
 
-from filecommit import _checks, history, maintenance, rowlevel, staging, writer
+from filecommit import _checks, maintenance, rowlevel, staging, writer
 from filecommit._typing import ColumnOrSql, PartitionBy, SaveMode, StrMap, WriteTxn
 from filecommit.history import Commit
+from filecommit.history import history as _history
 from filecommit.results import CommitResult, Stage, StagedCommit, VacuumResult
 from filecommit.rowlevel import MergeBuilder
 from filecommit.staging import StagedRef
@@ -357,14 +358,14 @@ class Table:
         ``DeltaTable.history(limit)``, delta-rs's ``DeltaTable.history(limit)``).
 
         Returns:
-            list of :class:`~filecommit.Commit` (``timestamp`` in ms since the Unix epoch).
+            list of :class:`~filecommit.Commit` (``timestamp`` a naive ``datetime`` in the session's time zone).
 
         Raises:
             pyspark.errors.PySparkValueError: a limit below 1.
             pyspark.errors.exceptions.connect.SparkConnectGrpcException: the server's error, as for
                 :func:`filecommit.history`.
         """
-        return history.history(self.spark, self.path, limit, table=self.name)
+        return _history(self.spark, self.path, limit, table=self.name)
 
     def to_df(self, version: int | None = None, timestamp: Timestamp | None = None) -> DataFrame:
         """The table's rows as a Spark Connect DataFrame, at the latest version or, with time travel,
