@@ -82,6 +82,7 @@ def test_every_method_by_path(spark, tmp_path):
     assert r.version == 5 and delta_table(path).version() == 5
     dropped = t.delete("id = 5", stage=filecommit.Stage(expires_after_ms=60_000))
     assert t.abort(dropped) == 1 and delta_table(path).version() == 5
+    os.makedirs(os.path.join(path, "part=z"))
     pq.write_table(pa.table({"id": pa.array([6], pa.int64()), "v": ["f"]}), os.path.join(path, "part=z", "ext.parquet"))
     r = t.commit(t.stage(["part=z/ext.parquet"]))
     assert r.version == 6
