@@ -199,8 +199,8 @@ def start_cluster(work, conf, workers, executor_memory):
     conf = dict(conf)
     driver_memory = conf.pop("spark.driver.memory", "1g")
     logs = tempfile.mkdtemp(prefix="bench_bulk_write_cluster_")
-    cluster = StandaloneCluster(logs, filecommit.find_plugin_jar(), f"file:{os.path.realpath(work)}", workers=workers,
-                                extra_jars=filecommit.find_native_jars(), worker_memory=executor_memory,
+    cluster = StandaloneCluster(logs, filecommit.server.find_plugin_jar(), f"file:{os.path.realpath(work)}", workers=workers,
+                                extra_jars=filecommit.server.find_native_jars(), worker_memory=executor_memory,
                                 executor_memory=executor_memory, driver_memory=driver_memory, conf=conf,
                                 name="bench_bulk_write")
     try:

@@ -182,7 +182,7 @@ def run_side():
     xmx = [a for a in mx.getInputArguments() if a.startswith("-Xmx")]
     watch = HeapWatch(pid)
     print(MARK + json.dumps({"ready": True, "pid": pid, "xmx": xmx, "max_memory": jvm.java.lang.Runtime.getRuntime()
-                             .maxMemory(), "jar": filecommit.session.find_plugin_jar()}), flush=True)
+                             .maxMemory(), "jar": filecommit.server.find_plugin_jar()}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)
         if req["op"] == "stop":
@@ -250,7 +250,7 @@ def main(argv=None):
     if not os.path.exists(python):
         fail(f"{python} missing: run `make delta-reader`")
     delta = Worker([python, os.path.abspath(__file__), "--delta-worker"], os.path.join(out, "delta-worker.log"))
-    from filecommit.session import find_plugin_jar
+    from filecommit.server import find_plugin_jar
 
     builds = {"this build": find_plugin_jar()}
     if args.old_jar:

@@ -96,7 +96,7 @@ def jar_info():
     """Path, size, modification time and sha256 of the plugin jar the embedded server loads."""
     import hashlib
 
-    from filecommit import find_plugin_jar
+    from filecommit.server import find_plugin_jar
 
     try:
         jar = find_plugin_jar()

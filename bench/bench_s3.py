@@ -76,7 +76,7 @@ def main(argv=None) -> int:
         bucket = "bench"
         minio.create_bucket(bucket)
         conf = s3.server_conf(minio.endpoint)
-        conf["spark.jars"] = ",".join([filecommit.find_plugin_jar(), *s3.s3a_jars()])
+        conf["spark.jars"] = ",".join([filecommit.server.find_plugin_jar(), *s3.s3a_jars()])
         spark = filecommit.local_session(conf=conf)
         ours = f"s3a://{bucket}/fc"
         rs = f"s3://{bucket}/rs"

@@ -48,8 +48,8 @@ def main() -> int:
     conf = s3.server_conf(minio.endpoint)
     conf["spark.filecommit.allowedRoots"] = f"s3a://{bucket}/"
     conf["spark.filecommit.s3.conditionalWrites"] = "true" if args.logstore == "conditional" else "false"
-    jars = ",".join([filecommit.find_plugin_jar(), *s3.s3a_jars()])
-    servers = [ConnectServer(jars, filecommit.PLUGIN_CLASS, os.path.join(work, f"server{i}.log"), conf=conf)
+    jars = ",".join([filecommit.server.find_plugin_jar(), *s3.s3a_jars()])
+    servers = [ConnectServer(jars, filecommit.server.PLUGIN_CLASS, os.path.join(work, f"server{i}.log"), conf=conf)
                for i in (1, 2)]
     sessions = []
     from pyspark.sql.connect.session import SparkSession as RemoteSparkSession

@@ -65,7 +65,7 @@ class StandaloneCluster:
         workers: number of workers (one core each).
         start_timeout: seconds for each process to come up.
         extra_jars: more jars after ``jar`` in ``--jars`` (e.g. the native Parquet writer's,
-            ``filecommit.find_native_jars()``).
+            ``filecommit.server.find_native_jars()``).
         worker_memory: memory each worker offers (Spark's ``--memory``, e.g. ``"1g"``).
         executor_memory: ``spark.executor.memory`` (at most ``worker_memory``).
         driver_memory: the server's ``--driver-memory``.

@@ -119,12 +119,12 @@ def spark(tmp_path_factory, minio, postgres):
             roots.append(os.environ["FILECOMMIT_TEST_DIR"])
         # The reader also answers to format("delta") (the server has no delta-spark): tests/test_read.py.
         conf = {"spark.filecommit.allowedRoots": ",".join(roots), "spark.filecommit.read.deltaFormat": "true"}
-        conf.update(faults.server_conf(filecommit.find_plugin_jar(), str(tmp_path_factory.mktemp("faults"))))
+        conf.update(faults.server_conf(filecommit.server.find_plugin_jar(), str(tmp_path_factory.mktemp("faults"))))
         import s3
 
         conf.update(s3.server_conf(minio.endpoint))
         # The native Parquet writer's jars (make native-jars), as local_session adds them by default.
-        conf["spark.jars"] = ",".join([conf["spark.jars"], *s3.s3a_jars(), *filecommit.find_native_jars()])
+        conf["spark.jars"] = ",".join([conf["spark.jars"], *s3.s3a_jars(), *filecommit.server.find_native_jars()])
         conf["spark.filecommit.allowedRoots"] += f",s3a://{minio.bucket}/,s3a://{minio.roots_bucket}/prefix"
         # FILECOMMIT_TEST_WRITER_NATIVE=auto runs the suite with the native Parquet writer as the server's
         # default; FILECOMMIT_TEST_SERVER_CONF (a JSON object) adds server settings, e.g.
@@ -218,8 +218,8 @@ def s3_peer(spark, minio, tmp_path_factory):
         "spark.hadoop.fs.s3a.connection.establish.timeout": "2s",
         "spark.hadoop.fs.s3a.connection.timeout": "10s",
     })
-    jars = ",".join([filecommit.find_plugin_jar(), *s3.s3a_jars()])
-    server = ConnectServer(jars, filecommit.PLUGIN_CLASS, str(tmp_path_factory.mktemp("s3_peer") / "server.log"),
+    jars = ",".join([filecommit.server.find_plugin_jar(), *s3.s3a_jars()])
+    server = ConnectServer(jars, filecommit.server.PLUGIN_CLASS, str(tmp_path_factory.mktemp("s3_peer") / "server.log"),
                            conf=conf)
     server.start()
     session = RemoteSparkSession.builder.remote(server.url).create()

@@ -60,7 +60,7 @@ class ConnectServer:
     """One Spark Connect server process at a fixed port, restartable after ``kill()``.
 
     :param jar: the filecommit plugin jar
-    :param plugin_class: the command plugin class (``filecommit.PLUGIN_CLASS``)
+    :param plugin_class: the command plugin class (``filecommit.server.PLUGIN_CLASS``)
     :param log_path: file receiving the server's stdout and stderr, across restarts
     :param master: Spark master of the server
     :param conf: further ``--conf`` settings

@@ -50,7 +50,7 @@ class TenantServer:
                  roots: list[str] | None = None):
         import crash_server
 
-        import filecommit
+        import filecommit.server
 
         self.work_dir = work_dir
         os.makedirs(work_dir, exist_ok=True)
@@ -73,10 +73,10 @@ class TenantServer:
                 + AUTH_INTERCEPTOR,  # gRPC runs the last one first: authentication before all
             "spark.sql.extensions": "io.filecommit.catalog.FileCommitExtensions",
             "spark.sql.catalog.spark_catalog": "io.filecommit.catalog.FileCommitCatalog",
-            "spark.jars": ",".join([filecommit.find_plugin_jar(), *filecommit.find_native_jars()]),
+            "spark.jars": ",".join([filecommit.server.find_plugin_jar(), *filecommit.server.find_native_jars()]),
         }
         server_conf.update(conf or {})
-        self.server = crash_server.ConnectServer(filecommit.find_plugin_jar(), filecommit.PLUGIN_CLASS,
+        self.server = crash_server.ConnectServer(filecommit.server.find_plugin_jar(), filecommit.server.PLUGIN_CLASS,
                                                  os.path.join(work_dir, "server.log"), conf=server_conf,
                                                  spark_token=False)
         if admins:

@@ -148,8 +148,11 @@ def test_public_functions_are_annotated_and_documented():
     import inspect
     import typing
 
-    for name in ("write", "write_batch", "set_table_properties", "local_session", "find_plugin_jar"):
-        fn = getattr(filecommit, name)
+    for module, name in (
+        (filecommit, "write"), (filecommit, "write_batch"), (filecommit, "set_table_properties"),
+        (filecommit, "local_session"), (filecommit.server, "find_plugin_jar"),
+    ):
+        fn = getattr(module, name)
         hints = typing.get_type_hints(fn, include_extras=False, localns=_type_namespace())
         params = [p for p in inspect.signature(fn).parameters]
         assert set(params) | {"return"} == set(hints), (name, params, hints)

@@ -37,7 +37,7 @@ def cluster(request, tmp_path_factory):
     work = str(tmp_path_factory.mktemp("cluster_work"))
     failed_before = request.session.testsfailed
     started = time.time()
-    c = StandaloneCluster(work, filecommit.find_plugin_jar(), f"file:{root}")
+    c = StandaloneCluster(work, filecommit.server.find_plugin_jar(), f"file:{root}")
     with c:
         c.tables = root
         print(f"\nstandalone cluster up in {time.time() - started:.0f} s")

@@ -78,7 +78,7 @@ class Run:
         os.makedirs(self.journals)
         os.makedirs(os.path.join(root, "tables"))
         # A ConnectServer, or one with its interface (tests/crash_container.py)
-        self.server = server or ConnectServer(filecommit.find_plugin_jar(), filecommit.PLUGIN_CLASS,
+        self.server = server or ConnectServer(filecommit.server.find_plugin_jar(), filecommit.server.PLUGIN_CLASS,
                                               os.path.join(root, "server.log"))
         self.writers: dict = {}
         self.rounds: dict = {}        # round -> fresh table path

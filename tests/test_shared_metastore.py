@@ -38,7 +38,7 @@ def peer(spark, postgres, tmp_path_factory):
 
     conf = metastore_conf(postgres.warehouse, postgres.server.url, postgres.jars)
     conf["spark.filecommit.allowedRoots"] = os.path.realpath(tempfile.gettempdir())
-    server = ConnectServer(filecommit.find_plugin_jar(), filecommit.PLUGIN_CLASS,
+    server = ConnectServer(filecommit.server.find_plugin_jar(), filecommit.server.PLUGIN_CLASS,
                            str(tmp_path_factory.mktemp("catalog_peer") / "server.log"), conf=conf)
     server.start()
     session = RemoteSparkSession.builder.remote(server.url).create()

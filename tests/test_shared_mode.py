@@ -43,7 +43,7 @@ def shared(tmp_path_factory):
             [filecommit.session.STANDARD_WRITE_INTERCEPTOR_CLASS, filecommit.session.SHARED_MODE_INTERCEPTOR_CLASS]),
         "spark.driver.extraJavaOptions": f"-XX:TieredStopAtLevel=1 -Dderby.system.home={base / 'metastore'}",
     })
-    server = ConnectServer(filecommit.find_plugin_jar(), filecommit.PLUGIN_CLASS, str(base / "server.log"), conf=conf)
+    server = ConnectServer(filecommit.server.find_plugin_jar(), filecommit.server.PLUGIN_CLASS, str(base / "server.log"), conf=conf)
     server.start()
     # pyspark's functions (udf, ...) build Connect plans only in Connect mode (as the suite's fixture)
     mode = os.environ.get("SPARK_CONNECT_MODE_ENABLED")

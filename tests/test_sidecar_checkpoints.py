@@ -79,7 +79,7 @@ def big_server(tmp_path_factory):
     log = str(tmp_path_factory.mktemp("big_server") / "server.log")
     # An OutOfMemoryError ends the JVM at once (the test then sees it gone), whatever catches it.
     opts = "-XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError"
-    server = ConnectServer(filecommit.find_plugin_jar(), filecommit.PLUGIN_CLASS, log,
+    server = ConnectServer(filecommit.server.find_plugin_jar(), filecommit.server.PLUGIN_CLASS, log,
                            conf={"spark.driver.memory": "1g", "spark.filecommit.allowedRoots": root,
                                  "spark.driver.extraJavaOptions": opts})
     server.start()

@@ -28,10 +28,15 @@ import os
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession
 
 EXPECTED_ROWS = 336_776
 
@@ -48,7 +53,7 @@ def load_flights() -> pd.DataFrame:
     return pd.read_csv(os.path.join(spec.submodule_search_locations[0], "data", "flights.csv.zip"))
 
 
-def canonical(df: pd.DataFrame, columns) -> pd.DataFrame:
+def canonical(df: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
     """Rows in a canonical order with uniform dtypes, for exact multiset comparison."""
     out = df[list(columns)].copy()
     for c in out.columns:
@@ -59,14 +64,14 @@ def canonical(df: pd.DataFrame, columns) -> pd.DataFrame:
     return out.sort_values(list(columns), na_position="first").reset_index(drop=True)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", default="out/flights", help="Delta table path (default out/flights)")
     parser.add_argument("--remote", default=None, help="Spark Connect URL; default: embedded local server")
     args = parser.parse_args(argv)
 
     from deltalake import DeltaTable
-    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession  # a Connect session, typed as one
 
     import filecommit
 
@@ -97,16 +102,16 @@ def main(argv=None) -> int:
     wall = time.time() - t2
     m = result.metrics
     print(f"\ncommitted version {result.version} of {result.table_path}")
-    print(f"  files added : {m.files}")
-    print(f"  rows        : {m.rows:,}")
-    print(f"  bytes       : {m.bytes:,}")
+    print(f"  files added : {m.num_files}")
+    print(f"  rows        : {m.num_output_rows:,}")
+    print(f"  bytes       : {m.num_output_bytes:,}")
     print(f"  server time : {m.duration_ms} ms (client wall {wall:.1f} s, {m.attempts} commit attempt(s))")
 
     import json
 
-    parts = defaultdict(lambda: [0, 0, 0])
+    parts: defaultdict[tuple[str | None, int], list[int]] = defaultdict(lambda: [0, 0, 0])
     for a in result.add_files:
-        key = (a.partition_values["origin"], int(a.partition_values["month"]))
+        key = (a.partition_values["origin"], int(a.partition_values["month"] or 0))
         parts[key][0] += 1
         parts[key][1] += json.loads(a.stats)["numRecords"] if a.stats else 0
         parts[key][2] += a.size
@@ -137,7 +142,7 @@ LATE_MINUTES = 300
 PARTITION = "origin = 'EWR' AND month = 1"
 
 
-def correction_batch(spark, table: str, current: pd.DataFrame) -> int:
+def correction_batch(spark: SparkSession, table: str, current: pd.DataFrame) -> int:
     """Step 6: re-time late EWR January flights with ``filecommit.update``; print the change feed.
 
     ``current`` is the table as delta-rs read it before the correction (pandas, one row per flight).

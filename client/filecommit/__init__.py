@@ -2,6 +2,8 @@
 
 Public API::
 
+    t = filecommit.table(spark, "/data/t")         # a table handle (or "db.t": a catalog name)
+    t.write(df, partition_by=["day"]).version, t.delete("day < '2024-01-01'"), t.to_df(version=3)
     spark = filecommit.local_session()            # or SparkSession.builder.remote("sc://...")
     result = filecommit.write(df, "/data/t", partition_by=["day"], mode="append")
     result.version, result.add_files, result.remove_files, result.metrics
@@ -31,6 +33,7 @@ from filecommit import (  # noqa: F401
     _connect,
     conflicts,
     errors,
+    server,
 )
 from filecommit._typing import SaveMode
 from filecommit.actions import AddCDCFile, AddFile, DeletionVector, RemoveFile
@@ -46,13 +49,13 @@ from filecommit.results import (
     WriteMetrics,
 )
 from filecommit.rowlevel import MergeBuilder, delete, merge, update
-from filecommit.session import PLUGIN_CLASS, find_native_jars, find_plugin_jar, local_session
+from filecommit.session import local_session
 from filecommit.sink import write_batch
 from filecommit.staging import abort, commit, get_staged, read_staged, stage_files
+from filecommit.table import Table, table
 from filecommit.writer import set_table_properties, write
 
 __all__ = [
-    "PLUGIN_CLASS",
     "AddCDCFile",
     "AddFile",
     "BatchResult",
@@ -65,6 +68,7 @@ __all__ = [
     "SinkFileStatus",
     "Stage",
     "StagedCommit",
+    "Table",
     "VacuumResult",
     "WriteMetrics",
     "abort",
@@ -72,8 +76,6 @@ __all__ = [
     "conflicts",
     "delete",
     "errors",
-    "find_native_jars",
-    "find_plugin_jar",
     "get_staged",
     "history",
     "local_session",
@@ -81,11 +83,37 @@ __all__ = [
     "optimize",
     "read_staged",
     "restore",
+    "server",
     "set_table_properties",
     "stage_files",
+    "table",
     "update",
     "vacuum",
     "write",
     "write_batch",
 ]
 __version__ = "0.1.0"
+
+# Plumbing that moved to filecommit.server: the old top-level names still resolve, with a warning.
+_MOVED_TO_SERVER = frozenset({"PLUGIN_CLASS", "find_plugin_jar", "find_native_jars"})
+
+
+def __getattr__(name: str) -> object:
+    """Resolve the deprecated top-level names of :mod:`filecommit.server` (PEP 562).
+
+    ``filecommit.PLUGIN_CLASS``, ``filecommit.find_plugin_jar`` and ``filecommit.find_native_jars``
+    return the objects of :mod:`filecommit.server` and emit a ``DeprecationWarning``.
+
+    Raises:
+        AttributeError: for any other unknown name, as for a module without ``__getattr__``.
+    """
+    if name in _MOVED_TO_SERVER:
+        import warnings
+
+        from filecommit import server
+
+        warnings.warn(
+            f"filecommit.{name} is deprecated: use filecommit.server.{name}", DeprecationWarning, stacklevel=2
+        )
+        return getattr(server, name)
+    raise AttributeError(f"module 'filecommit' has no attribute {name!r}")

@@ -17,13 +17,15 @@ import atexit
 import os
 import weakref
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
+
+    from filecommit._typing import AnySparkSession
 
 SUPPORTED_PYSPARK_VERSIONS = ("4.3.0",)
 """pyspark releases whose private Connect client names this module uses (tested with each)."""
@@ -83,7 +85,7 @@ def ships_small_rows(relation: Any) -> bool:
             and len(relation.local_relation.data) <= SMALL_LOCAL_RELATION_BYTES)
 
 
-def execute_extension_command(spark: SparkSession, message: Message, *,
+def execute_extension_command(spark: AnySparkSession, message: Message, *,
                               reattachable: bool = True) -> Iterator[any_pb2.Any]:
     """Send ``message`` packed in ``Command.extension`` and yield each ``extension`` response.
 
@@ -117,7 +119,7 @@ def execute_extension_command(spark: SparkSession, message: Message, *,
     from pyspark.sql.connect import proto as spark_pb
     from pyspark.sql.connect.shell.progress import Progress
 
-    client = spark.client
+    client = cast("SparkSession", spark).client  # a Connect session at run time (typed either way)
     command = spark_pb.Command()
     command.extension.Pack(message)
     request = client._execute_plan_request_with_metadata()

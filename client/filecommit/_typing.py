@@ -6,7 +6,9 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal, Union
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.column import Column
+    from pyspark.sql.column import Column
+    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
+    from pyspark.sql.session import SparkSession as ClassicSparkSession
 
 SaveMode = Literal["append", "overwrite", "error", "errorifexists", "ignore"]
 """Spark's save modes (``DataFrameWriter.mode``; case-insensitive at run time): what a write does
@@ -25,3 +27,8 @@ PartitionBy = str | Iterable[str] | None
 StrMap = Mapping[str, object]
 """Options or properties sent as str -> str: values str, int, float or bool (bools as
 "true" / "false", numbers with ``str``)."""
+
+AnySparkSession = Union["ConnectSparkSession", "ClassicSparkSession"]
+"""A Spark Connect session as user code sees it: ``SparkSession.builder.remote(...).getOrCreate()`` is
+typed as pyspark's classic ``pyspark.sql.SparkSession``, :func:`filecommit.local_session` as the
+Connect one; both are accepted (at run time it must be a Connect session)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from filecommit import _checks, _connect
 from filecommit.actions import AddCDCFile, AddFile, RemoveFile
@@ -21,8 +21,9 @@ from filecommit.results import BatchResult, CommitResult, SinkFileStatus, Stage,
 if TYPE_CHECKING:
     from google.protobuf import any_pb2
     from google.protobuf.message import Message
-    from pyspark.sql.connect.dataframe import DataFrame
-    from pyspark.sql.connect.session import SparkSession
+    from pyspark.sql.dataframe import DataFrame
+
+    from filecommit._typing import AnySparkSession as SparkSession
 
 
 def relation(df: DataFrame) -> Message:
@@ -36,6 +37,12 @@ def relation(df: DataFrame) -> Message:
     if plan is None:
         _checks.type_error("df", "a Spark Connect DataFrame (from SparkSession.builder.remote(...))", df)
     return plan
+
+
+def session_of(df: DataFrame) -> SparkSession:
+    """The Spark Connect session of a DataFrame :func:`relation` accepted (typed as pyspark's
+    ``DataFrame``, whose ``sparkSession`` is a Connect ``SparkSession`` at run time)."""
+    return cast("SparkSession", df.sparkSession)
 
 
 def set_txn(command: Any, txn: object) -> None:

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-
-from pyspark.sql import SparkSession
+from typing import TYPE_CHECKING
 
 from filecommit._checks import int64_at_least_zero, path_or_table
 
 FORMAT = "filecommit"
 """The short name of the plugin's data source."""
+
+if TYPE_CHECKING:
+    from filecommit._typing import AnySparkSession as SparkSession
 
 
 @dataclass(frozen=True)
@@ -82,10 +84,8 @@ def history(
         int64_at_least_zero("limit", limit)
     reader = spark.read.format(FORMAT).option("history", "true")
     df = reader.option("table", table).load() if table else reader.load(path)
-    if limit is not None:
-        df = df.limit(limit)
     out = []
-    for r in df.collect():
+    for r in (df if limit is None else df.limit(limit)).collect():
         out.append(Commit(version=r["version"], timestamp=r["timestamp"], operation=r["operation"],
                           parameters=dict(r["operationParameters"] or {}), metrics=dict(r["operationMetrics"] or {}),
                           read_version=r["readVersion"], isolation_level=r["isolationLevel"],

@@ -18,7 +18,7 @@ from filecommit.proto.v1 import commands_pb2 as pb
 from filecommit.results import CommitResult, VacuumResult
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.session import SparkSession
+    from filecommit._typing import AnySparkSession as SparkSession
 
 
 def vacuum(

@@ -17,14 +17,21 @@ from filecommit.proto.v1 import sink_pb2
 class WriteMetrics:
     """Counters of one commit, from the server's commit summary (``filecommit.v1.CommitSummary``).
 
+    The counters are named as Delta's operation metrics (``commitInfo.operationMetrics``, delta-spark's
+    ``DeltaOperationMetrics``) in snake case: :attr:`num_output_rows`, :attr:`num_files`,
+    :attr:`num_output_bytes`, :attr:`num_removed_files`, :attr:`num_added_change_files`,
+    ``num_deleted_rows``, ``num_updated_rows``, ``num_inserted_rows``, ``num_copied_rows``. The
+    fields ``rows``, ``files``, ``bytes``, ``removed_files`` and ``cdc_files`` hold the same values
+    under their earlier names; they are deprecated aliases, kept so existing code works.
+
     Attributes:
-        rows: rows written to data files.
-        files: data files added.
-        bytes: bytes of the data files added.
-        removed_files: files removed (overwrite, DELETE, UPDATE, MERGE).
+        rows: deprecated alias of :attr:`num_output_rows`.
+        files: deprecated alias of :attr:`num_files`.
+        bytes: deprecated alias of :attr:`num_output_bytes`.
+        removed_files: deprecated alias of :attr:`num_removed_files`.
         duration_ms: server-side wall time of write and commit, ms.
         attempts: commit attempts (1 + retries after losing a version race without conflict).
-        cdc_files: change-data files added.
+        cdc_files: deprecated alias of :attr:`num_added_change_files`.
         num_deleted_rows: rows deleted by ``delete`` / ``merge`` (0 for other commands).
         num_updated_rows: rows updated by ``update`` / ``merge``.
         num_inserted_rows: rows inserted by ``merge``.
@@ -48,6 +55,31 @@ class WriteMetrics:
     num_inserted_rows: int = 0
     num_copied_rows: int = 0
     object_store_requests: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def num_output_rows(self) -> int:
+        """Rows written to data files (Delta's ``numOutputRows``)."""
+        return self.rows
+
+    @property
+    def num_files(self) -> int:
+        """Data files added (Delta's ``numFiles`` of a write; ``numAddedFiles`` of DELETE / UPDATE / MERGE)."""
+        return self.files
+
+    @property
+    def num_output_bytes(self) -> int:
+        """Bytes of the data files added (Delta's ``numOutputBytes``)."""
+        return self.bytes
+
+    @property
+    def num_removed_files(self) -> int:
+        """Files removed by an overwrite, DELETE, UPDATE or MERGE (Delta's ``numRemovedFiles``)."""
+        return self.removed_files
+
+    @property
+    def num_added_change_files(self) -> int:
+        """Change-data files added (Delta's ``numAddedChangeFiles``)."""
+        return self.cdc_files
 
 
 @dataclass(frozen=True)
@@ -148,6 +180,11 @@ class BatchResult:
     num_output_bytes: int
     duration_ms: int
 
+    @property
+    def num_files(self) -> int:
+        """How many files ``files`` lists."""
+        return len(self.files)
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -206,7 +243,7 @@ class VacuumResult:
     Attributes:
         files: absolute URIs of the files, sorted.
         dry_run: True when nothing was deleted.
-        num_bytes: their total size, bytes.
+        num_bytes: their total size, bytes (Delta's ``sizeOfDataToDelete``).
         table_path: fully qualified table root.
         object_store_requests: object-store requests of the VACUUM, as
             :attr:`WriteMetrics.object_store_requests`.
@@ -217,4 +254,9 @@ class VacuumResult:
     num_bytes: int
     table_path: str
     object_store_requests: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def num_files(self) -> int:
+        """How many files ``files`` lists (Delta's ``numDeletedFiles`` / ``numFilesToDelete``)."""
+        return len(self.files)
 

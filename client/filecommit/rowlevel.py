@@ -19,7 +19,7 @@ The merge builder follows delta-spark's ``DeltaMergeBuilder``::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from filecommit import _checks, _wire
 from filecommit._typing import ColumnOrSql, StrMap, WriteTxn
@@ -27,8 +27,9 @@ from filecommit.proto.v1 import rowlevel_pb2 as rl
 from filecommit.results import CommitResult, Stage, StagedCommit
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.dataframe import DataFrame
-    from pyspark.sql.connect.session import SparkSession
+    from pyspark.sql.dataframe import DataFrame
+
+    from filecommit._typing import AnySparkSession as SparkSession
 
 
 def _expression(spark: SparkSession, arg_name: str, value: object) -> Any:
@@ -67,6 +68,39 @@ def _assignments(spark: SparkSession, arg_name: str, values: object) -> list[Any
     return out
 
 
+@overload
+def delete(
+    spark: SparkSession,
+    path: str | None = ...,
+    condition: ColumnOrSql | None = ...,
+    *,
+    table: str | None = ...,
+    options: StrMap | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[False] = ...,
+) -> CommitResult: ...
+@overload
+def delete(
+    spark: SparkSession,
+    path: str | None = ...,
+    condition: ColumnOrSql | None = ...,
+    *,
+    table: str | None = ...,
+    options: StrMap | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[True] | Stage,
+) -> StagedCommit: ...
+@overload
+def delete(
+    spark: SparkSession,
+    path: str | None = ...,
+    condition: ColumnOrSql | None = ...,
+    *,
+    table: str | None = ...,
+    options: StrMap | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: bool | Stage = ...,
+) -> CommitResult | StagedCommit: ...
 def delete(
     spark: SparkSession,
     path: str | None = None,
@@ -129,6 +163,42 @@ def _execute(
     return _wire.execute_commit(spark, command)
 
 
+@overload
+def update(
+    spark: SparkSession,
+    path: str | None = ...,
+    set: Mapping[str, ColumnOrSql] | None = ...,
+    condition: ColumnOrSql | None = ...,
+    *,
+    table: str | None = ...,
+    options: StrMap | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[False] = ...,
+) -> CommitResult: ...
+@overload
+def update(
+    spark: SparkSession,
+    path: str | None = ...,
+    set: Mapping[str, ColumnOrSql] | None = ...,
+    condition: ColumnOrSql | None = ...,
+    *,
+    table: str | None = ...,
+    options: StrMap | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[True] | Stage,
+) -> StagedCommit: ...
+@overload
+def update(
+    spark: SparkSession,
+    path: str | None = ...,
+    set: Mapping[str, ColumnOrSql] | None = ...,
+    condition: ColumnOrSql | None = ...,
+    *,
+    table: str | None = ...,
+    options: StrMap | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: bool | Stage = ...,
+) -> CommitResult | StagedCommit: ...
 def update(
     spark: SparkSession,
     path: str | None = None,
@@ -205,7 +275,7 @@ class MergeBuilder:
     ) -> None:
         """Use :func:`merge`; arguments as there (already checked; ``path`` or ``table`` is "")."""
         self._source = source
-        self._spark: SparkSession = source.sparkSession
+        self._spark: SparkSession = _wire.session_of(source)
         self._path = path
         self._table = table
         self._on = _expression(self._spark, "on", on)
@@ -294,6 +364,30 @@ class MergeBuilder:
         _wire.set_stage(command, stage)
         return command
 
+    @overload
+    def execute(
+        self,
+        *,
+        options: StrMap | None = ...,
+        txn: WriteTxn | None = ...,
+        stage: Literal[False] = ...,
+    ) -> CommitResult: ...
+    @overload
+    def execute(
+        self,
+        *,
+        options: StrMap | None = ...,
+        txn: WriteTxn | None = ...,
+        stage: Literal[True] | Stage,
+    ) -> StagedCommit: ...
+    @overload
+    def execute(
+        self,
+        *,
+        options: StrMap | None = ...,
+        txn: WriteTxn | None = ...,
+        stage: bool | Stage = ...,
+    ) -> CommitResult | StagedCommit: ...
     def execute(
         self, *, options: StrMap | None = None, txn: WriteTxn | None = None, stage: bool | Stage = False
     ) -> CommitResult | StagedCommit:

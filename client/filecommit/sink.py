@@ -18,7 +18,7 @@ from filecommit.proto.v1 import sink_pb2 as pb
 from filecommit.results import BatchResult
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.dataframe import DataFrame
+    from pyspark.sql.dataframe import DataFrame
 
 
 def build_write_batch_command(
@@ -119,4 +119,4 @@ def write_batch(
     """
     command = build_write_batch_command(df, path, batch_id=batch_id, partition_by=partition_by, options=options,
                                         table=table)
-    return _wire.execute_batch(df.sparkSession, command)
+    return _wire.execute_batch(_wire.session_of(df), command)

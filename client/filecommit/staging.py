@@ -22,7 +22,8 @@ from filecommit.results import CommitResult, Stage, StagedCommit
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.dataframe import DataFrame
-    from pyspark.sql.connect.session import SparkSession
+
+    from filecommit._typing import AnySparkSession as SparkSession
 
 StagedRef = StagedCommit | str
 """A staged commit or its id."""

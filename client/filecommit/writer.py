@@ -10,7 +10,7 @@ back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from filecommit import _checks, _wire
 from filecommit._typing import PartitionBy, SaveMode, StrMap, WriteTxn
@@ -18,8 +18,9 @@ from filecommit.proto.v1 import commands_pb2 as pb
 from filecommit.results import CommitResult, Stage, StagedCommit
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.dataframe import DataFrame
-    from pyspark.sql.connect.session import SparkSession
+    from pyspark.sql.dataframe import DataFrame
+
+    from filecommit._typing import AnySparkSession as SparkSession
 
 _MODES = {
     "append": pb.SAVE_MODE_APPEND,
@@ -82,6 +83,51 @@ def build_write_command(
     return command
 
 
+@overload
+def write(
+    df: DataFrame,
+    path: str | None = ...,
+    *,
+    table: str | None = ...,
+    mode: SaveMode = ...,
+    partition_by: PartitionBy = ...,
+    options: StrMap | None = ...,
+    table_properties: StrMap | None = ...,
+    change_data: bool = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[False] = ...,
+    cluster_by: PartitionBy = ...,
+) -> CommitResult: ...
+@overload
+def write(
+    df: DataFrame,
+    path: str | None = ...,
+    *,
+    table: str | None = ...,
+    mode: SaveMode = ...,
+    partition_by: PartitionBy = ...,
+    options: StrMap | None = ...,
+    table_properties: StrMap | None = ...,
+    change_data: bool = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[True] | Stage,
+    cluster_by: PartitionBy = ...,
+) -> StagedCommit: ...
+@overload
+def write(
+    df: DataFrame,
+    path: str | None = ...,
+    *,
+    table: str | None = ...,
+    mode: SaveMode = ...,
+    partition_by: PartitionBy = ...,
+    options: StrMap | None = ...,
+    table_properties: StrMap | None = ...,
+    change_data: bool = ...,
+    txn: WriteTxn | None = ...,
+    stage: bool | Stage = ...,
+    cluster_by: PartitionBy = ...,
+) -> CommitResult | StagedCommit: ...
 def write(
     df: DataFrame,
     path: str | None = None,
@@ -181,9 +227,39 @@ def write(
         cluster_by=cluster_by,
     )
     _wire.set_stage(command, stage)
-    return _wire.execute_commit(df.sparkSession, command)
+    return _wire.execute_commit(_wire.session_of(df), command)
 
 
+@overload
+def set_table_properties(
+    spark: SparkSession,
+    path: str | None = ...,
+    properties: StrMap | None = ...,
+    *,
+    table: str | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[False] = ...,
+) -> CommitResult: ...
+@overload
+def set_table_properties(
+    spark: SparkSession,
+    path: str | None = ...,
+    properties: StrMap | None = ...,
+    *,
+    table: str | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: Literal[True] | Stage,
+) -> StagedCommit: ...
+@overload
+def set_table_properties(
+    spark: SparkSession,
+    path: str | None = ...,
+    properties: StrMap | None = ...,
+    *,
+    table: str | None = ...,
+    txn: WriteTxn | None = ...,
+    stage: bool | Stage = ...,
+) -> CommitResult | StagedCommit: ...
 def set_table_properties(
     spark: SparkSession,
     path: str | None = None,
