@@ -166,6 +166,25 @@ def test_sql_commands_refused(shared, sql, what):
     _refused(lambda: spark.sql(sql).collect(), what=what)
 
 
+def test_load_data_refused(shared):
+    spark, root, victim = shared
+    spark.sql(f"CREATE TABLE shared_load (secret long) USING delta LOCATION '{root}/shared_load'")
+    try:
+        before = _tree(victim)
+        _refused(lambda: spark.sql(f"LOAD DATA INPATH '{victim}' INTO TABLE shared_load").collect(),
+                 what="LOAD_DATA")
+        assert _tree(victim) == before
+        assert spark.table("shared_load").count() == 0
+    finally:
+        spark.sql("DROP TABLE shared_load")
+
+
+def test_catalog_api_switch_refused(shared):
+    spark, _, _ = shared
+    _refused(lambda: spark.catalog.setCurrentCatalog("other"), what="CATALOG_SWITCH")
+    assert spark.catalog.currentCatalog() == "spark_catalog"
+
+
 def test_add_artifacts_refused(shared, tmp_path):
     spark, _, _ = shared
     f = tmp_path / "payload.txt"
@@ -234,6 +253,8 @@ def test_catalog_locations_and_tables_refused(shared):
     _refused(lambda: spark.sql(f"CREATE DATABASE evil LOCATION '{victim}'").collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
     _refused(lambda: spark.sql("CREATE TABLE plain (a int) USING parquet").collect(), what="NON_DELTA_TABLE")
     _refused(lambda: spark.range(1).write.format("parquet").saveAsTable("plain2"), what="NON_DELTA_TABLE")
+    _refused(lambda: spark.read.option("fs.s3a.endpoint", "http://evil").table("any_table").collect(),
+             what="HADOOP_OPTION")
     _refused(lambda: spark.sql(f"CREATE TEMPORARY VIEW v USING parquet OPTIONS (path '{victim}')").collect(),
              "FILECOMMIT_PATH_NOT_ALLOWED")
 
