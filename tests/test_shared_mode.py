@@ -166,19 +166,6 @@ def test_sql_commands_refused(shared, sql, what):
     _refused(lambda: spark.sql(sql).collect(), what=what)
 
 
-def test_load_data_refused(shared):
-    spark, root, victim = shared
-    spark.sql(f"CREATE TABLE shared_load (secret long) USING delta LOCATION '{root}/shared_load'")
-    try:
-        before = _tree(victim)
-        _refused(lambda: spark.sql(f"LOAD DATA INPATH '{victim}' INTO TABLE shared_load").collect(),
-                 what="LOAD_DATA")
-        assert _tree(victim) == before
-        assert spark.table("shared_load").count() == 0
-    finally:
-        spark.sql("DROP TABLE shared_load")
-
-
 def test_catalog_api_switch_refused(shared):
     spark, _, _ = shared
     _refused(lambda: spark.catalog.setCurrentCatalog("other"), what="CATALOG_SWITCH")
