@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from crash_server import ConnectServer, fast_retry_policy
 
 import filecommit
-from crash_server import ConnectServer, fast_retry_policy
 
 pytestmark = pytest.mark.slow
 
