@@ -9,6 +9,21 @@ import uuid
 import pytest
 
 
+def shared_mode() -> bool:
+    """Whether the suite's server runs in shared mode (``FILECOMMIT_TEST_SERVER_CONF`` sets
+    ``spark.filecommit.server.shared=true``)."""
+    conf = json.loads(os.environ.get("FILECOMMIT_TEST_SERVER_CONF") or "{}")
+    return str(conf.get("spark.filecommit.server.shared", "false")).strip().lower() == "true"
+
+
+def pytest_runtest_setup(item):
+    """Skips a test marked ``refused_in_shared_mode(reason)`` against a shared-mode server, naming
+    the reason: it does what such a server refuses by design (docs/sharing.md, "Shared mode")."""
+    marker = item.get_closest_marker("refused_in_shared_mode")
+    if marker is not None and shared_mode():
+        pytest.skip("refused in shared mode: " + (marker.args[0] if marker.args else "see docs/sharing.md"))
+
+
 @pytest.fixture(scope="session")
 def minio(tmp_path_factory):
     """The session's MinIO S3 server (``tests/s3.py``; ``make minio``) on 127.0.0.1 with a fresh

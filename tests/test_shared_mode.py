@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from crash_server import ConnectServer, fast_retry_policy
 
 import filecommit
-from crash_server import ConnectServer, fast_retry_policy
 
 pytestmark = pytest.mark.slow
 
@@ -166,6 +166,12 @@ def test_sql_commands_refused(shared, sql, what):
     _refused(lambda: spark.sql(sql).collect(), what=what)
 
 
+def test_catalog_api_switch_refused(shared):
+    spark, _, _ = shared
+    _refused(lambda: spark.catalog.setCurrentCatalog("other"), what="CATALOG_SWITCH")
+    assert spark.catalog.currentCatalog() == "spark_catalog"
+
+
 def test_add_artifacts_refused(shared, tmp_path):
     spark, _, _ = shared
     f = tmp_path / "payload.txt"
@@ -234,6 +240,8 @@ def test_catalog_locations_and_tables_refused(shared):
     _refused(lambda: spark.sql(f"CREATE DATABASE evil LOCATION '{victim}'").collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
     _refused(lambda: spark.sql("CREATE TABLE plain (a int) USING parquet").collect(), what="NON_DELTA_TABLE")
     _refused(lambda: spark.range(1).write.format("parquet").saveAsTable("plain2"), what="NON_DELTA_TABLE")
+    _refused(lambda: spark.read.option("fs.s3a.endpoint", "http://evil").table("any_table").collect(),
+             what="HADOOP_OPTION")
     _refused(lambda: spark.sql(f"CREATE TEMPORARY VIEW v USING parquet OPTIONS (path '{victim}')").collect(),
              "FILECOMMIT_PATH_NOT_ALLOWED")
 

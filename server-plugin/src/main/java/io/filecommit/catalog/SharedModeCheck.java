@@ -29,7 +29,7 @@ import scala.runtime.BoxedUnit;
  *       Python plan nodes ({@code PYTHON_UDF}), Hive UDFs ({@code HIVE_UDF}), {@code SELECT
  *       TRANSFORM ... USING} ({@code SCRIPT_TRANSFORM}), {@code CREATE FUNCTION} ({@code
  *       CREATE_FUNCTION}), {@code ADD JAR / FILE / ARCHIVE} ({@code ADD_RESOURCE}), {@code USE /
- *       SET CATALOG} ({@code CATALOG_SWITCH}), {@code INSERT OVERWRITE DIRECTORY} outside the WRITE
+ *       SET CATALOG} ({@code CATALOG_SWITCH}), {@code LOAD DATA} ({@code LOAD_DATA}), {@code INSERT OVERWRITE DIRECTORY} outside the WRITE
  *       grant or with a source outside the allowlist, tables created with a provider other than
  *       Delta ({@code NON_DELTA_TABLE}), temporary views over sources outside the allowlist or paths
  *       outside the READ grant, database LOCATIONs outside the WRITE grant.
@@ -126,6 +126,9 @@ final class SharedModeCheck extends AbstractFunction1<LogicalPlan, BoxedUnit> {
         && !ns.catalog().name().equals(session.sessionState().catalogManager().currentCatalog().name())) {
       throw SharedMode.refused("CATALOG_SWITCH", ns.catalog().name());
     }
+    if (name.equals("LoadDataCommand")) {
+      throw SharedMode.refused("LOAD_DATA", name); // moves or copies any file into a table
+    }
     if (name.equals("InsertIntoHiveDirCommand")) {
       throw SharedMode.refused("DIRECTORY_WRITE", name);
     }
@@ -156,10 +159,14 @@ final class SharedModeCheck extends AbstractFunction1<LogicalPlan, BoxedUnit> {
     if (!name.startsWith("Create") && !name.startsWith("Replace")) {
       return;
     }
-    for (String accessor : new String[] {"tableSpec", "table", "tableDesc"}) {
+    for (String accessor : new String[] {"tableSpec", "table", "tableDesc", "provider"}) {
       try {
         Object o = node.getClass().getMethod(accessor).invoke(node);
-        if (o instanceof org.apache.spark.sql.catalyst.plans.logical.TableSpecBase spec) {
+        if (o instanceof scala.Option<?> opt && (opt.isEmpty() || opt.get() instanceof String)) {
+          @SuppressWarnings("unchecked")
+          scala.Option<String> p = (scala.Option<String>) opt;
+          provider = p;
+        } else if (o instanceof org.apache.spark.sql.catalyst.plans.logical.TableSpecBase spec) {
           provider = spec.provider();
         } else if (o instanceof org.apache.spark.sql.catalyst.catalog.CatalogTable t) {
           provider = t.provider();

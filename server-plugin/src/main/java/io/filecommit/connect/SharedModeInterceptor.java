@@ -45,6 +45,7 @@ import org.sparkproject.connect.grpc.protobuf.StatusProto;
  *       ({@code STREAMING_FOREACH}) and listeners ({@code STREAMING_LISTENER}), catalog switches
  *       ({@code CATALOG_SWITCH}), ML commands ({@code ML}: estimators loaded by name, model files
  *       written anywhere), external commands ({@code EXTERNAL_COMMAND});
+ *   <li>reads of tables by name with an option that reaches Hadoop ({@code HADOOP_OPTION});
  *   <li>reads ({@code Read.DataSource}, batch and streaming) of a source outside {@link
  *       SharedMode#SOURCES} ({@code DATA_SOURCE}), with an option that reaches Hadoop ({@code
  *       HADOOP_OPTION}), or of a file format path with a {@code _delta_log} component ({@code
@@ -79,6 +80,11 @@ public final class SharedModeInterceptor implements ServerInterceptor {
       Map.entry("spark.connect.ExecuteExternalCommand", "EXTERNAL_COMMAND"),
       Map.entry("spark.connect.CreateExternalTable", "CATALOG_CREATE_TABLE"),
       Map.entry("spark.connect.CreateTable", "CATALOG_CREATE_TABLE"));
+
+  /** filecommit's proto files (proto/filecommit/v1), whose commands arrive packed in {@code Any}. */
+  private static final List<com.google.protobuf.Descriptors.FileDescriptor> FILECOMMIT_PROTOS = List.of(
+      io.filecommit.proto.v1.CommandsProto.getDescriptor(), io.filecommit.proto.v1.RowLevelProto.getDescriptor(),
+      io.filecommit.proto.v1.SinkProto.getDescriptor(), io.filecommit.proto.v1.StagingProto.getDescriptor());
 
   /** Public no-arg constructor (Spark instantiates interceptors by class name). */
   public SharedModeInterceptor() {}
@@ -129,7 +135,14 @@ public final class SharedModeInterceptor implements ServerInterceptor {
     call.close(sre.getStatus(), sre.getTrailers() == null ? new Metadata() : sre.getTrailers());
   }
 
-  private static void check(Object message) {
+  /**
+   * Checks one request message ({@code ExecutePlanRequest} or {@code AnalyzePlanRequest}; others
+   * pass).
+   *
+   * @param message the request
+   * @throws FileCommitException {@code FILECOMMIT_SHARED_MODE_REFUSED} and the path checks' classes
+   */
+  static void check(Object message) {
     if (message instanceof ExecutePlanRequest r) {
       new Walk(r.getUserContext().getUserId(), r.getSessionId(),
           r.hasClientObservedServerSideSessionId() ? r.getClientObservedServerSideSessionId() : null).message(r.getPlan());
@@ -162,25 +175,25 @@ public final class SharedModeInterceptor implements ServerInterceptor {
 
     void message(Message m) {
       String type = m.getDescriptorForType().getFullName();
+      if (m instanceof com.google.protobuf.DynamicMessage) {
+        // inside a filecommit command: Spark's own messages are walked as their generated classes
+        try {
+          if (type.equals("spark.connect.Relation")) {
+            message(org.apache.spark.connect.proto.Relation.parseFrom(m.toByteString()));
+            return;
+          } else if (type.equals("spark.connect.Expression")) {
+            message(org.apache.spark.connect.proto.Expression.parseFrom(m.toByteString()));
+            return;
+          }
+        } catch (InvalidProtocolBufferException e) {
+          throw SharedMode.refused("MALFORMED_PLAN", type);
+        }
+      }
       String tag = REFUSED.get(type);
       if (tag != null) {
         throw SharedMode.refused(tag, type.substring("spark.connect.".length()));
       }
-      if (m instanceof Read.DataSource ds) {
-        read(ds);
-      } else if (m instanceof WriteOperation w) {
-        write(w);
-      } else if (m instanceof org.apache.spark.connect.proto.WriteOperationV2 w) {
-        SharedMode.checkSource(w.hasProvider() ? w.getProvider() : "", session());
-        SharedMode.checkOptions(w.getOptionsMap());
-        SharedMode.checkOptions(w.getTablePropertiesMap());
-      } else if (m instanceof WriteStreamOperationStart w) {
-        String f = SharedMode.checkSource(w.getFormat(), session());
-        SharedMode.checkOptions(w.getOptionsMap());
-        if (SharedMode.FILE_FORMATS.contains(f) && w.hasPath()) {
-          SharedMode.checkPath(session(), Privilege.WRITE, w.getPath());
-        }
-      } else if (m instanceof Any any) {
+      if (m instanceof Any any) {
         any(any);
         return;
       }
@@ -198,16 +211,57 @@ public final class SharedModeInterceptor implements ServerInterceptor {
           message(child);
         }
       }
+      // client code anywhere below is refused first (no session needed); then sources and paths
+      if (m instanceof Read.DataSource ds) {
+        read(ds);
+      } else if (m instanceof Read.NamedTable t) {
+        SharedMode.checkOptions(t.getOptionsMap());
+      } else if (m instanceof WriteOperation w) {
+        write(w);
+      } else if (m instanceof org.apache.spark.connect.proto.WriteOperationV2 w) {
+        SharedMode.checkSource(w.hasProvider() ? w.getProvider() : "", session());
+        SharedMode.checkOptions(w.getOptionsMap());
+        SharedMode.checkOptions(w.getTablePropertiesMap());
+      } else if (m instanceof WriteStreamOperationStart w) {
+        if (w.hasForeachBatch() || w.hasForeachWriter()) {
+          throw SharedMode.refused("STREAMING_FOREACH", w.hasForeachBatch() ? "foreachBatch" : "foreach");
+        }
+        String f = SharedMode.checkSource(w.getFormat(), session());
+        SharedMode.checkOptions(w.getOptionsMap());
+        if (SharedMode.FILE_FORMATS.contains(f) && w.hasPath()) {
+          SharedMode.checkPath(session(), Privilege.WRITE, w.getPath());
+        }
+      }
     }
 
-    /** A plugin's packed message: the standard-API write packed by {@link StandardWriteInterceptor}. */
+    /**
+     * A plugin's packed message: the standard-API write packed by {@link StandardWriteInterceptor},
+     * and filecommit's own commands (their input relations and conditions are Spark's messages,
+     * which may carry client code like any plan).
+     */
     private void any(Any any) {
-      if (any.is(WriteOperation.class)) {
-        try {
+      try {
+        if (any.is(WriteOperation.class)) {
           message(any.unpack(WriteOperation.class));
-        } catch (InvalidProtocolBufferException e) {
-          throw SharedMode.refused("MALFORMED_PLAN", any.getTypeUrl());
+          return;
         }
+        String url = any.getTypeUrl();
+        int slash = url.lastIndexOf('/');
+        String name = url.substring(slash + 1);
+        if (!name.startsWith("filecommit.v1.")) {
+          return; // another plugin's message: its own checks
+        }
+        String simple = name.substring("filecommit.v1.".length());
+        for (com.google.protobuf.Descriptors.FileDescriptor file : FILECOMMIT_PROTOS) {
+          com.google.protobuf.Descriptors.Descriptor d = file.findMessageTypeByName(simple);
+          if (d != null) {
+            message(com.google.protobuf.DynamicMessage.parseFrom(d, any.getValue()));
+            return;
+          }
+        }
+        throw SharedMode.refused("MALFORMED_PLAN", url);
+      } catch (InvalidProtocolBufferException e) {
+        throw SharedMode.refused("MALFORMED_PLAN", any.getTypeUrl());
       }
     }
 
