@@ -13,6 +13,8 @@ import os
 
 import pytest
 from crash_server import ConnectServer, fast_retry_policy
+from helpers import error_class
+from pyspark.errors import PySparkException
 
 import filecommit
 
@@ -75,10 +77,10 @@ def _tree(d) -> dict:
 
 
 def _refused(fn, condition: str = REFUSED, what: str | None = None):
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PySparkException) as info:
         fn()
     e = info.value
-    assert getattr(e, "getCondition", lambda: None)() == condition, repr(e)
+    assert error_class(e) == condition, repr(e)
     if what is not None:
         assert e.getMessageParameters().get("what") == what, e.getMessageParameters()
     return e

@@ -97,8 +97,8 @@ class SharedModeInterceptorTest {
   @Test
   void theSettingIsTheServersAndOffByDefault() {
     assertFalse(SharedMode.enabled(new SparkConf(false)));
-    assertTrue(SharedMode.enabled(new SparkConf(false).set(SharedMode.SETTING, " TRUE ")));
-    assertFalse(SharedMode.enabled(new SparkConf(false).set(SharedMode.SETTING, "yes")));
+    assertTrue(SharedMode.enabled(new SparkConf(false).set(io.filecommit.conf.FileCommitConf.SERVER_SHARED.key(), " TRUE ")));
+    assertFalse(SharedMode.enabled(new SparkConf(false).set(io.filecommit.conf.FileCommitConf.SERVER_SHARED.key(), "yes")));
   }
 
   @Test
