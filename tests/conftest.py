@@ -147,6 +147,23 @@ def spark(tmp_path_factory, minio, postgres):
         if os.environ.get("FILECOMMIT_TEST_WRITER_NATIVE"):
             conf["spark.filecommit.writer.native"] = os.environ["FILECOMMIT_TEST_WRITER_NATIVE"]
         conf.update(json.loads(os.environ.get("FILECOMMIT_TEST_SERVER_CONF") or "{}"))
+        # FILECOMMIT_TEST_PRINCIPAL=name runs the suite as a verified principal that administers the
+        # server (every privilege inside the roots): the server authenticates with a tokens file
+        # (spark.filecommit.auth.mode=tokens, docs/sharing.md) holding the digest of the token
+        # pyspark's embedded server uses, and the client claims that principal as its user id.
+        if os.environ.get("FILECOMMIT_TEST_PRINCIPAL"):
+            import hashlib
+            import secrets
+
+            principal = os.environ["FILECOMMIT_TEST_PRINCIPAL"]
+            token = os.environ.setdefault("SPARK_CONNECT_AUTHENTICATE_TOKEN", secrets.token_hex(16))
+            os.environ["USER"] = principal  # pyspark's default user id
+            tokens = tmp_path_factory.mktemp("auth") / "tokens.json"
+            tokens.write_text(json.dumps({"tokens": [{"sha256": hashlib.sha256(token.encode()).hexdigest(),
+                                                      "principal": principal}]}))
+            conf.update({"spark.filecommit.auth.mode": "tokens", "spark.filecommit.auth.tokensFile": str(tokens),
+                         "spark.filecommit.auth.admins": principal,
+                         "spark.connect.grpc.interceptor.classes": "io.filecommit.connect.AuthenticationInterceptor"})
         # Its table names live in the session's PostgreSQL metastore when there is one (shared with
         # the servers of tests/test_shared_metastore.py), else in a Derby metastore of its own.
         metastore = {} if postgres.server is None else {

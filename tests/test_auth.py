@@ -56,6 +56,8 @@ def test_a_principal_commits_under_its_name(server, delta_spark, tmp_path):
     # Read back by independent readers: delta-rs's history, Spark + Delta's DESCRIBE HISTORY.
     users = {h["version"]: (h.get("userId"), h.get("userName")) for h in DeltaTable(path).history()}
     assert users == {0: ("alice", "alice"), 1: ("alice", "alice")}
+    assert [(c.version, c.user_name) for c in filecommit.history(alice, path)] == [(1, "alice"), (0, "alice")]
+    assert {r.userName for r in alice.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()} == {"alice"}
     hist = delta_spark.read_one({"path": path, "kind": "history"})
     assert hist["ok"], hist
     assert sorted((h["version"], h["userName"]) for h in hist["rows"]) == [(0, "alice"), (1, "alice")]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from helpers import delta_rows, second_session
+from helpers import data_files, delta_rows, error_class, log_actions, second_session
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -45,3 +45,29 @@ def test_a_session_cannot_change_a_server_owned_setting(spark, table_path, key, 
         assert list(delta_rows(table_path)["id"]) == [1]
     finally:
         session.stop()
+
+
+@pytest.mark.parametrize("key,value", [("spark.sql.files.ignoreMissingFiles", "true"),
+                                       ("spark.sql.files.ignoreCorruptFiles", "true"),
+                                       ("spark.sql.parquet.datetimeRebaseModeInRead", "LEGACY")])
+def test_rewrites_refuse_settings_that_read_the_table_wrongly(spark, tmp_path, key, value):
+    """A rewrite commits what it read: with a data file gone behind the table's back and
+    ignoreMissingFiles on, DELETE would remove that file's rows for good. DELETE / UPDATE / MERGE /
+    OPTIMIZE refuse such settings before reading anything; reads may keep them."""
+    path = str(tmp_path / "t")
+    filecommit.write(spark.createDataFrame([(i, "ab"[i % 2]) for i in range(6)], "id long, part string"), path,
+                     partition_by=["part"])
+    lost = next(f for f in data_files(path) if f.endswith(".parquet"))
+    os.remove(os.path.join(path, lost))  # lost behind the table's back
+    spark.conf.set(key, value)
+    try:
+        for rewrite in (lambda: filecommit.delete(spark, path, "id = 0"),
+                        lambda: filecommit.update(spark, path, set={"id": "id + 1"}),
+                        lambda: filecommit.optimize(spark, path)):
+            with pytest.raises(PySparkException) as e:
+                rewrite()
+            assert error_class(e) == "FILECOMMIT_UNSAFE_READ_SETTING"
+            assert e.value.getMessageParameters()["key"] == key
+    finally:
+        spark.conf.unset(key)
+    assert sorted(log_actions(path)) == [0], "nothing committed"

@@ -169,7 +169,7 @@ def test_another_team_cannot_touch_a_teams_tables(shared, delta_spark):
              lambda: bob.read.format("binaryFile").load(os.path.join(b_dir, "x", "_delta_log", "_staged")))
     _refused(errors.FILECOMMIT_SHARED_MODE_REFUSED,
              lambda: bob.sql("SELECT reflect('java.lang.System', 'getenv', 'PATH')"))
-    from pyspark.sql.functions import udf
+    from pyspark.sql.connect.functions import udf  # the Connect one: no classic SparkContext here
 
     _refused(errors.FILECOMMIT_SHARED_MODE_REFUSED, lambda: bob.range(1).select(udf(lambda x: x)("id")))
     # Outside the roots.

@@ -557,6 +557,12 @@ FILECOMMIT_RESTORE_MISSING_FILES = "FILECOMMIT_RESTORE_MISSING_FILES"
 """SQLSTATE 42K03. ``restore`` to a version whose data files are gone (vacuumed or deleted);
 nothing was committed. The message names up to 100 of them."""
 
+FILECOMMIT_UNSAFE_READ_SETTING = "FILECOMMIT_UNSAFE_READ_SETTING"
+"""SQLSTATE 22023. A DELETE, UPDATE, MERGE or OPTIMIZE in a session that sets
+``spark.sql.files.ignoreMissingFiles`` / ``ignoreCorruptFiles`` or a LEGACY Parquet rebase mode on
+read: the rewrite would commit rows read wrongly (a missing file as no rows); nothing was written.
+``getMessageParameters()`` has ``key`` and ``value``."""
+
 FILECOMMIT_RETENTION_BELOW_MINIMUM = "FILECOMMIT_RETENTION_BELOW_MINIMUM"
 """SQLSTATE 22003. A ``delta.deletedFileRetentionDuration`` table property (set on an existing
 table or given for a new one) below the server's retention floor
@@ -570,6 +576,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_RELATIVE_PATH,
     FILECOMMIT_PATH_NOT_ALLOWED,
     FILECOMMIT_PERMISSION_DENIED,
+    FILECOMMIT_UNSAFE_READ_SETTING,
     FILECOMMIT_SHARED_MODE_REFUSED,
     FILECOMMIT_TABLE_LOCATION_OVERLAP,
     FILECOMMIT_LOGSTORE_UNAVAILABLE,

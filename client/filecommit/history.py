@@ -41,6 +41,9 @@ class Commit:
         isolation_level: ``Serializable`` / ``WriteSerializable``, or None.
         is_blind_append: whether the commit only added files without reading the table, or None.
         engine_info: the writer, e.g. ``filecommit/0.1.0 Apache-Spark/4.3.0``, or None.
+        user_id: who committed (``commitInfo.userId``: the verified principal on a server that
+            authenticates its clients), or None.
+        user_name: who committed, by name (``commitInfo.userName``), or None.
     """
 
     version: int
@@ -52,6 +55,8 @@ class Commit:
     isolation_level: str | None = None
     is_blind_append: bool | None = None
     engine_info: str | None = None
+    user_id: str | None = None
+    user_name: str | None = None
 
 
 def history(
@@ -89,5 +94,6 @@ def history(
         out.append(Commit(version=r["version"], timestamp=r["timestamp"], operation=r["operation"],
                           parameters=dict(r["operationParameters"] or {}), metrics=dict(r["operationMetrics"] or {}),
                           read_version=r["readVersion"], isolation_level=r["isolationLevel"],
-                          is_blind_append=r["isBlindAppend"], engine_info=r["engineInfo"]))
+                          is_blind_append=r["isBlindAppend"], engine_info=r["engineInfo"],
+                          user_id=r["userId"], user_name=r["userName"]))
     return sorted(out, key=lambda c: -c.version)

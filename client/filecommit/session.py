@@ -354,8 +354,9 @@ def local_session(
     plugins = [p for p in extra.get("spark.plugins", "").split(",") if p.strip()]
     server_conf["spark.plugins"] = ",".join([*plugins, START_CHECK_CLASS])
     interceptors = [c for c in extra.get("spark.connect.grpc.interceptor.classes", "").split(",") if c.strip()]
+    # gRPC runs the interceptors last to first: the caller's (e.g. authentication) before ours.
     server_conf["spark.connect.grpc.interceptor.classes"] = ",".join(
-        [*interceptors, STANDARD_WRITE_INTERCEPTOR_CLASS, SHARED_MODE_INTERCEPTOR_CLASS])
+        [STANDARD_WRITE_INTERCEPTOR_CLASS, SHARED_MODE_INTERCEPTOR_CLASS, *interceptors])
     server_conf = _with_log_config(server_conf, verbose_logs)
     url = _connect.start_local_server(master, server_conf, python_exec=python_exec)
     session = _connect.connect(url)

@@ -81,6 +81,7 @@ final class OptimizeExecutor {
    */
   static OptimizeCommand.Result run(SparkSession session, DeltaLog log, OptimisticTransaction txn, Request request,
       long start) {
+    DMLUtils.requireStrictReads(session, "OPTIMIZE");
     Snapshot snapshot = txn.snapshot();
     TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), txn.table());
     List<AddFile> candidates = snapshot.allFiles().stream().filter(request.candidates()).toList();

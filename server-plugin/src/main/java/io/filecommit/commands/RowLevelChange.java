@@ -123,6 +123,7 @@ public final class RowLevelChange {
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
     }
+    DMLUtils.requireStrictReads(session, operation);
     DeltaLog log = DeltaLog.forTable(session, path);
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
     txn.registerPostCommitHook(AutoCompact.HOOK);

@@ -210,6 +210,12 @@ public enum ErrorClass {
   DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT("22003", ClientExceptionType.ILLEGAL_ARGUMENT),
   /** A delta.deletedFileRetentionDuration below the server's retention floor (spark.filecommit.retention.minimum). */
   FILECOMMIT_RETENTION_BELOW_MINIMUM("22003", ClientExceptionType.ILLEGAL_ARGUMENT),
+  /**
+   * A rewrite (DELETE, UPDATE, MERGE, OPTIMIZE) in a session whose read settings would drop or
+   * change rows silently ({@code ignoreMissingFiles}, {@code ignoreCorruptFiles}, LEGACY rebase);
+   * parameters {@code key}, {@code value}; nothing was written.
+   */
+  FILECOMMIT_UNSAFE_READ_SETTING("22023"),
   /** A file a commit would reference does not exist (Delta's class for a missing referenced file). */
   DELTA_FILE_NOT_FOUND_DETAILED("42K03", ClientExceptionType.RUNTIME),
   // OPTIMIZE and RESTORE (Delta's OptimizeTableCommand and RestoreTableCommand).

@@ -27,7 +27,8 @@ import org.apache.spark.sql.types.StructType;
  * {@code DeltaHistoryManager.getHistory}; protocol "Commit Provenance Information"): one row per
  * JSON commit still in the log with {@code version} (long), {@code timestamp} (timestamp: the
  * commit's timestamp as {@link CommitTimestamps} gives it), {@code operation},
- * {@code operationParameters} and {@code operationMetrics} (map of string to string: strings as
+ * {@code userId} / {@code userName} (who committed: the verified principal on a server that
+ * authenticates its clients), {@code operationParameters} and {@code operationMetrics} (map of string to string: strings as
  * they are, other JSON values as JSON text), {@code readVersion}, {@code isolationLevel},
  * {@code isBlindAppend}, {@code engineInfo}. A commit without {@code commitInfo} has nulls there.
  */
@@ -36,6 +37,8 @@ final class HistoryRelation extends BaseRelation implements TableScan {
   static final StructType SCHEMA = new StructType()
       .add("version", DataTypes.LongType, false)
       .add("timestamp", DataTypes.TimestampType, true)
+      .add("userId", DataTypes.StringType, true)
+      .add("userName", DataTypes.StringType, true)
       .add("operation", DataTypes.StringType, true)
       .add("operationParameters", DataTypes.createMapType(DataTypes.StringType, DataTypes.StringType), true)
       .add("operationMetrics", DataTypes.createMapType(DataTypes.StringType, DataTypes.StringType), true)
@@ -71,6 +74,8 @@ final class HistoryRelation extends BaseRelation implements TableScan {
         }
       }
       rows.add(RowFactory.create(e.getKey(), new Timestamp(e.getValue()),
+          ci == null ? null : ci.userId(),
+          ci == null ? null : ci.userName(),
           ci == null ? null : ci.operation(),
           ci == null ? null : strings(ci.operationParameters()),
           ci == null ? null : strings(ci.operationMetrics()),

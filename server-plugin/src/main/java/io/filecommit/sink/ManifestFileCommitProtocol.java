@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Locale;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -84,8 +83,12 @@ import scala.jdk.javaapi.CollectionConverters;
 public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(ManifestFileCommitProtocol.class);
-  /** Per-JVM commit locks, keyed by the log directory (qualified path string). */
-  private static final ConcurrentHashMap<String, Object> COMMIT_LOCKS = new ConcurrentHashMap<>();
+  /**
+   * Per-JVM commit locks, striped by the log directory (qualified path string): one sink's commits
+   * never run at once in this JVM; two sinks may share a stripe (then they wait for each other,
+   * which is harmless). A fixed number, so the locks do not grow with the sinks a server has seen.
+   */
+  private static final Object[] COMMIT_LOCKS = java.util.stream.Stream.generate(Object::new).limit(256).toArray();
 
   /** Job id given at construction. */
   private final String jobId;
@@ -341,7 +344,7 @@ public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.s
     }
     boolean added;
     try {
-      Object lock = COMMIT_LOCKS.computeIfAbsent(fileLog.metadataPath().toString(), k -> new Object());
+      Object lock = COMMIT_LOCKS[Math.floorMod(fileLog.metadataPath().toString().hashCode(), COMMIT_LOCKS.length)];
       synchronized (lock) {
         added = fileLog.add(batchId, statuses.toArray(new SinkFileStatus[0]));
       }
