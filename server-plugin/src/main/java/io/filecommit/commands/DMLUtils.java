@@ -118,7 +118,8 @@ public final class DMLUtils {
    */
   public static void requireStrictReads(SparkSession session, String operation) {
     for (Map.Entry<String, String> e : UNSAFE_READS.entrySet()) {
-      String value = session.conf().get(e.getKey(), "");
+      scala.Option<String> set = session.conf().getOption(e.getKey());
+      String value = set.isDefined() ? set.get() : "";
       if (value.trim().equalsIgnoreCase(e.getValue())) {
         throw ErrorClass.FILECOMMIT_UNSAFE_READ_SETTING.error(operation + " is refused while the session sets "
             + e.getKey() + "=" + value.trim() + ": it would read the table wrongly (a missing or corrupt file as no "

@@ -345,9 +345,9 @@ public final class FileCommitConf {
    * Shared mode: {@code true} refuses, before they run, the plans and RPCs filecommit cannot
    * confine to the caller's grants (client code, code-calling functions, artifacts, raw files
    * outside the grants, {@code _delta_log} reads, data sources outside an allowlist, catalog
-   * switches, Hadoop options) with {@code FILECOMMIT_SHARED_MODE_REFUSED}. Needs {@code
-   * io.filecommit.connect.SharedModeInterceptor} in {@code spark.connect.grpc.interceptor.classes}
-   * and the session extension {@code io.filecommit.catalog.FileCommitExtensions}.
+   * switches, Hadoop options) with {@code FILECOMMIT_SHARED_MODE_REFUSED}. Needs the plugin's
+   * {@code SharedModeInterceptor} in {@code spark.connect.grpc.interceptor.classes} and its session
+   * extension {@code FileCommitExtensions} in {@code spark.sql.extensions}.
    */
   public static final Entry SERVER_SHARED = server("spark.filecommit.server.shared", "boolean", "false");
 }

@@ -73,7 +73,8 @@ public final class TableLocation {
   public static void checkNew(FileSystem fs, Path dir, boolean sink, List<String> allowedRoots) {
     String kind = sink ? "sink" : "table";
     try {
-      Path root = fs.makeQualified(dir);
+      // Without a trailing "/": the parents below are the directory's, not the directory itself.
+      Path root = new Path(fs.makeQualified(dir).toString().replaceAll("(?<!:)/+$", ""));
       for (String allowed : allowedRoots) {
         if (sameDirectory(fs, root, new Path(allowed))) {
           throw overlap(kind, root, allowed, "is the allowed root " + allowed + " itself ("
