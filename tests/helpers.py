@@ -363,3 +363,34 @@ def assert_both_readers(delta_spark, path: str, expected: pd.DataFrame, columns,
     pd.testing.assert_frame_equal(delta_rows(path, columns, version), expected, check_dtype=False)
     pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, columns, version), expected,
                                   check_dtype=False)
+
+
+def file_tree(root: str) -> dict[str, tuple[int, int]]:
+    """Every file under ``root``: relative path -> (size in bytes, mtime in ns): the "untouched"
+    check of a directory another client attacked."""
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            st = os.stat(p)
+            out[os.path.relpath(p, root)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def versioned_rows_delta_rs(path: str, columns=("id", "v", "part")) -> tuple[int, list]:
+    """The table's version and its rows (tuples of ``columns``, sorted) as delta-rs reads them (its
+    DataFusion scan applies deletion vectors)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+
+    t = DeltaTable(path)
+    got = pa.table(QueryBuilder().register("t", t).execute(f"SELECT {', '.join(columns)} FROM t").read_all())
+    return t.version(), sorted(zip(*(got[c].to_pylist() for c in columns), strict=True))
+
+
+def versioned_rows_spark_delta(delta_spark, path: str, columns=("id", "v", "part")) -> tuple[int, list]:
+    """The table's version and its rows (tuples of ``columns``, sorted) as Spark + Delta reads them."""
+    answer = delta_spark.read_one({"path": path, "kind": "table"})
+    assert answer["ok"], answer
+    return answer["version"], sorted(tuple(r[c] for c in columns) for r in answer["rows"])
+

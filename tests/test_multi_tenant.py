@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from helpers import second_session
+from helpers import file_tree, second_session, versioned_rows_delta_rs, versioned_rows_spark_delta
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -27,31 +27,10 @@ from filecommit import errors
 pytestmark = pytest.mark.slow
 
 
-def _tree(root: str) -> dict[str, tuple[int, int]]:
-    """Every file under ``root``: relative path -> (size in bytes, mtime in ns)."""
-    out = {}
-    for d, _, names in os.walk(root):
-        for n in names:
-            p = os.path.join(d, n)
-            st = os.stat(p)
-            out[os.path.relpath(p, root)] = (st.st_size, st.st_mtime_ns)
-    return out
 
 
-def _delta_rs(path: str) -> tuple[int, list]:
-    """Version and rows as delta-rs reads them (its DataFusion scan applies deletion vectors)."""
-    import pyarrow as pa
-    from deltalake import DeltaTable, QueryBuilder
-
-    t = DeltaTable(path)
-    got = pa.table(QueryBuilder().register("t", t).execute("SELECT id, v, part FROM t").read_all())
-    return t.version(), sorted(zip(*(got[c].to_pylist() for c in ("id", "v", "part")), strict=True))
 
 
-def _spark_delta(delta_spark, path: str) -> tuple[int, list]:
-    answer = delta_spark.read_one({"path": path, "kind": "table"})
-    assert answer["ok"], answer
-    return answer["version"], sorted((r["id"], r["v"], r["part"]) for r in answer["rows"])
 
 
 def _refused(condition: str, call, *args, **kwargs):
@@ -86,9 +65,9 @@ def test_a_hostile_tenant_cannot_touch_another_tenants_tables(spark, delta_spark
                               stage=True)
     filecommit.write_batch(spark.createDataFrame([(1, "x")], "id long, s string"), sink, batch_id=0)
 
-    files_before = _tree(victim_dir)
-    rs_before = _delta_rs(table)
-    spark_before = _spark_delta(delta_spark, table)
+    files_before = file_tree(victim_dir)
+    rs_before = versioned_rows_delta_rs(table)
+    spark_before = versioned_rows_spark_delta(delta_spark, table)
     assert spark_before[0] == 2 and rs_before == spark_before
 
     hostile = second_session(spark)
@@ -142,16 +121,16 @@ def test_a_hostile_tenant_cannot_touch_another_tenants_tables(spark, delta_spark
         hostile.stop()
 
     # Exactly the same files, rows and versions for both independent readers.
-    assert _tree(victim_dir) == files_before
-    assert _delta_rs(table) == rs_before
-    assert _spark_delta(delta_spark, table) == spark_before
+    assert file_tree(victim_dir) == files_before
+    assert versioned_rows_delta_rs(table) == rs_before
+    assert versioned_rows_spark_delta(delta_spark, table) == spark_before
 
     # The victim goes on: its staged commit publishes, its sink takes the next batch.
     published = filecommit.commit(spark, table, staged)
     assert published.committed and published.version == 3
     assert filecommit.write_batch(spark.createDataFrame([(2, "y")], "id long, s string"), sink,
                                   batch_id=1).committed
-    version, after = _spark_delta(delta_spark, table)
+    version, after = versioned_rows_spark_delta(delta_spark, table)
     assert version == 3 and after == sorted(spark_before[1] + [(100, 1000, "a")])
-    assert _delta_rs(table) == (3, after)
+    assert versioned_rows_delta_rs(table) == (3, after)
     assert sorted(r.id for r in spark.read.parquet(sink).collect()) == [1, 2]

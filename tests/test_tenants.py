@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
-from helpers import error_class
+from helpers import error_class, file_tree, versioned_rows_delta_rs, versioned_rows_spark_delta
 from pyspark.errors import PySparkException
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 from tenants import Tenant, TenantServer
@@ -54,28 +54,10 @@ def shared(tmp_path_factory):
         srv.stop()
 
 
-def _tree(root: str) -> dict[str, tuple[int, int]]:
-    """Every file under ``root``: relative path -> (size in bytes, mtime in ns)."""
-    out = {}
-    for d, _, names in os.walk(root):
-        for n in names:
-            st = os.stat(os.path.join(d, n))
-            out[os.path.relpath(os.path.join(d, n), root)] = (st.st_size, st.st_mtime_ns)
-    return out
 
 
-def _delta_rs(path: str) -> tuple[int, list]:
-    from deltalake import QueryBuilder
-
-    t = DeltaTable(path)
-    got = pa.table(QueryBuilder().register("t", t).execute("SELECT id, v, part FROM t").read_all())
-    return t.version(), sorted(zip(*(got[c].to_pylist() for c in ("id", "v", "part")), strict=True))
 
 
-def _spark_delta(delta_spark, path: str) -> tuple[int, list]:
-    answer = delta_spark.read_one({"path": path, "kind": "table"})
-    assert answer["ok"], answer
-    return answer["version"], sorted((r["id"], r["v"], r["part"]) for r in answer["rows"])
 
 
 def _refused(expected: str, call, *args, **kwargs) -> None:
@@ -110,8 +92,8 @@ def test_another_team_cannot_touch_a_teams_tables(shared, delta_spark):
     staged = filecommit.write(alice.createDataFrame([(100, 1000, "a")], "id long, v long, part string"), table,
                               stage=True)
     filecommit.write_batch(alice.createDataFrame([(1, "x")], "id long, s string"), sink, batch_id=0)
-    before = _tree(a_dir)
-    rs_before, spark_before = _delta_rs(table), _spark_delta(delta_spark, table)
+    before = file_tree(a_dir)
+    rs_before, spark_before = versioned_rows_delta_rs(table), versioned_rows_spark_delta(delta_spark, table)
     assert rs_before == spark_before and rs_before[0] == 2
 
     small = bob.createDataFrame([(9, 9, "a")], "id long, v long, part string")
@@ -178,15 +160,15 @@ def test_another_team_cannot_touch_a_teams_tables(shared, delta_spark):
     _refused(DENIED, lambda: bob.sql(f"GRANT OWNER ON PATH '{a_dir}' TO bob"))
 
     # Exactly the same files, rows and versions for both independent readers.
-    assert _tree(a_dir) == before
-    assert _delta_rs(table) == rs_before
-    assert _spark_delta(delta_spark, table) == spark_before
+    assert file_tree(a_dir) == before
+    assert versioned_rows_delta_rs(table) == rs_before
+    assert versioned_rows_spark_delta(delta_spark, table) == spark_before
 
     # alice goes on: her staged commit publishes, her sink takes the next batch; her commits carry her name.
     published = filecommit.commit(alice, table, staged)
     assert published.committed and published.version == 3
     assert filecommit.write_batch(alice.createDataFrame([(2, "y")], "id long, s string"), sink, batch_id=1).committed
-    version, after = _spark_delta(delta_spark, table)
+    version, after = versioned_rows_spark_delta(delta_spark, table)
     assert version == 3 and after == sorted(spark_before[1] + [(100, 1000, "a")])
-    assert _delta_rs(table) == (3, after)
+    assert versioned_rows_delta_rs(table) == (3, after)
     assert {h["version"]: h.get("userName") for h in DeltaTable(table).history()} == {v: "alice" for v in range(4)}
