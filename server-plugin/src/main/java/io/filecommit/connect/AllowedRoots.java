@@ -118,7 +118,7 @@ public final class AllowedRoots {
   }
 
   /**
-   * The path a command may use: {@link #resolve} with the server's {@value #CONF} from the static
+   * The path a command may use: {@link #resolve} with the server's {@link io.filecommit.conf.FileCommitConf#ALLOWED_ROOTS} from the static
    * Spark configuration (blank paths pass through to the command's own check), through the
    * session's Hadoop conf ({@code DeltaLogCache.sessionHadoopConf}): the conf the table's log, its
    * readers, writers and deletes open their file system with. Writers add the command's options,
