@@ -179,41 +179,41 @@ public final class WriteIntoDelta {
     if (replaceWhere != null && !snapshot.exists()) {
       throw ErrorClass.DELTA_TABLE_NOT_FOUND.error("Option replaceWhere needs an existing table at " + table);
     }
-    updateMetadata(txn, dataSchema, partitionBy, tableProperties, overwriteSchema, mergeSchema);
-    cluster(txn, clusterBy, !snapshot.exists() || (mode == WriteMode.OVERWRITE && replaceWhere == null));
-    if (mode == WriteMode.OVERWRITE && TableConfig.APPEND_ONLY.fromMetadata(txn.metadata())) {
-      throw DeltaErrors.appendOnly(table, TableConfig.APPEND_ONLY.key(), "mode overwrite is not allowed");
-    }
-    boolean cdfEnabled = TableConfig.ENABLE_CHANGE_DATA_FEED.fromMetadata(txn.metadata());
-    if (changeData && !cdfEnabled) {
-      throw ErrorClass.DELTA_CHANGE_TABLE_FEED_DISABLED.error("change_data=True needs the change data feed on the "
-          + "table at " + table + ": set table property " + TableConfig.ENABLE_CHANGE_DATA_FEED
-          + "=true (table_properties or set_table_properties)");
-    }
-    if (changeData) {
-      for (IdentityColumns.Info i : IdentityColumns.of(txn.metadata().schema())) {
-        if (SchemaUtils.findField(dataSchema, i.name()).isEmpty()) {
-          // protocol "Identity Columns" + "Change Data Files": a change record must carry the value
-          // of its row, and a generated value of a table row cannot be tied to a separate record
-          throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("change_data=True on " + table + " needs the "
-              + "identity column " + i.name() + " in the input: the change records would carry no value for it",
-              Map.of("operation", "change_data write without identity column " + i.name()));
-        }
+    try { // from here a new table's directory is claimed (updateMetadata): every failure aborts
+      updateMetadata(txn, dataSchema, partitionBy, tableProperties, overwriteSchema, mergeSchema);
+      cluster(txn, clusterBy, !snapshot.exists() || (mode == WriteMode.OVERWRITE && replaceWhere == null));
+      if (mode == WriteMode.OVERWRITE && TableConfig.APPEND_ONLY.fromMetadata(txn.metadata())) {
+        throw DeltaErrors.appendOnly(table, TableConfig.APPEND_ONLY.key(), "mode overwrite is not allowed");
       }
-      checkChangeTypes(data, changeTypeField.get().name());
-    }
-    Set<String> replaced = null;
-    if (replaceWhere != null) {
-      replaced = PartitionPredicates.matching(session, snapshot.metadata(), snapshot.allFiles(), replaceWhere, table);
-      txn.readPartitions(replaceWhere, replaced);
-      checkRowsMatch(data, changeData ? changeTypeField.get().name() : null, replaceWhere, table);
-    }
-    dynamic = dynamic && !txn.metadata().partitionColumns().isEmpty();
-    if (mode == WriteMode.OVERWRITE && replaceWhere == null && !dynamic && snapshot.exists()) {
-      txn.readWholeTable();
-    }
-    CommitOptions commitOptions = new CommitOptions(userMetadata, dynamic);
-    try {
+      boolean cdfEnabled = TableConfig.ENABLE_CHANGE_DATA_FEED.fromMetadata(txn.metadata());
+      if (changeData && !cdfEnabled) {
+        throw ErrorClass.DELTA_CHANGE_TABLE_FEED_DISABLED.error("change_data=True needs the change data feed on the "
+            + "table at " + table + ": set table property " + TableConfig.ENABLE_CHANGE_DATA_FEED
+            + "=true (table_properties or set_table_properties)");
+      }
+      if (changeData) {
+        for (IdentityColumns.Info i : IdentityColumns.of(txn.metadata().schema())) {
+          if (SchemaUtils.findField(dataSchema, i.name()).isEmpty()) {
+            // protocol "Identity Columns" + "Change Data Files": a change record must carry the value
+            // of its row, and a generated value of a table row cannot be tied to a separate record
+            throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("change_data=True on " + table + " needs the "
+                + "identity column " + i.name() + " in the input: the change records would carry no value for it",
+                Map.of("operation", "change_data write without identity column " + i.name()));
+          }
+        }
+        checkChangeTypes(data, changeTypeField.get().name());
+      }
+      Set<String> replaced = null;
+      if (replaceWhere != null) {
+        replaced = PartitionPredicates.matching(session, snapshot.metadata(), snapshot.allFiles(), replaceWhere, table);
+        txn.readPartitions(replaceWhere, replaced);
+        checkRowsMatch(data, changeData ? changeTypeField.get().name() : null, replaceWhere, table);
+      }
+      dynamic = dynamic && !txn.metadata().partitionColumns().isEmpty();
+      if (mode == WriteMode.OVERWRITE && replaceWhere == null && !dynamic && snapshot.exists()) {
+        txn.readWholeTable();
+      }
+      CommitOptions commitOptions = new CommitOptions(userMetadata, dynamic);
       return writeAndCommit(txn, data, writerOptions, changeData, mode, replaced, replaceWhere, commitOptions, start);
     } catch (RuntimeException | Error e) {
       txn.abort();

@@ -273,9 +273,6 @@ public final class OptimisticTransaction {
           "Cannot change the metadata of " + table() + " after this transaction has written data (hasWritten)");
     }
     SchemaUtils.validateSchemaAndPartitioning(metadata.schema(), metadata.partitionColumns());
-    if (!snapshot.exists()) { // a new table's directory: checked before any file is written, never on appends
-      onAbort(io.filecommit.delta.storage.TableLocation.claimNewTable(session, deltaLog.fs(), deltaLog.tablePath()));
-    }
     MetadataChecks.checkProperties(session, snapshot, metadata, table(), () -> {
       readWholeTable(); // Delta's ADD CONSTRAINT reads every file: an append landing first conflicts
       return reads.rowsChecked() || snapshot.allFiles().isEmpty();
@@ -285,6 +282,9 @@ public final class OptimisticTransaction {
     Protocol required = TableFeatures.required(current, metadata);
     if (!required.equals(current)) {
       newProtocol = required;
+    }
+    if (!snapshot.exists() && newMetadata == null) { // a new table's directory, once its metadata is valid
+      onAbort(io.filecommit.delta.storage.TableLocation.claimNewTable(session, deltaLog.fs(), deltaLog.tablePath()));
     }
     newMetadata = metadata;
   }

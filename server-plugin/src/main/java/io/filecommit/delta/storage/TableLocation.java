@@ -113,8 +113,9 @@ public final class TableLocation {
    * @param session the command's session
    * @param fs the file system of {@code dir}
    * @param dir the table root
-   * @return removes the {@code _delta_log} it created, while still empty: for the transaction's
-   *     abort ({@code OptimisticTransaction.onAbort}), so that a failed first write leaves nothing
+   * @return removes the {@code _delta_log} it created while still empty, and the table directory
+   *     when this call created it and it is empty: for the transaction's abort ({@code
+   *     OptimisticTransaction.onAbort}), so that a failed first write leaves nothing
    * @throws FileCommitException {@code FILECOMMIT_TABLE_LOCATION_OVERLAP} (see {@link #checkNew}),
    *     {@code DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION} naming the directory and a file in it
    *     (parameters {@code path}, {@code file})
@@ -122,11 +123,13 @@ public final class TableLocation {
   public static Runnable claimNewTable(org.apache.spark.sql.classic.SparkSession session, FileSystem fs, Path dir) {
     checkNew(fs, dir, false, allowedRoots(session));
     Path log = new Path(dir, FileTree.DELTA_LOG);
+    boolean dirExisted;
     try {
       if (fs.exists(log)) {
         return () -> { };
       }
-      if (fs.exists(dir)) {
+      dirExisted = fs.exists(dir);
+      if (dirExisted) {
         for (org.apache.hadoop.fs.FileStatus f : fs.listStatus(dir)) {
           String name = f.getPath().getName();
           if (!name.startsWith(".") && !name.startsWith("_")) {
@@ -145,6 +148,9 @@ public final class TableLocation {
         org.apache.hadoop.fs.FileStatus[] left = fs.listStatus(log);
         if (left.length == 0) {
           fs.delete(log, false);
+          if (!dirExisted && fs.listStatus(dir).length == 0) {
+            fs.delete(dir, false);
+          }
         }
       } catch (IOException e) {
         // best effort: an empty _delta_log is a table's directory with no version yet
