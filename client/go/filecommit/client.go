@@ -20,6 +20,7 @@ import (
 	fcpb "filecommit.io/client/go/gen/filecommit/v1"
 	sparkpb "filecommit.io/client/go/gen/spark/connect"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
@@ -43,14 +44,34 @@ type Session struct {
 }
 
 // Dial opens a session on the Spark Connect server at addr ("host:port", plain gRPC). token, when
-// not empty, is sent as a bearer token (a server started with spark.connect.authenticate.token
-// refuses requests without it); use TLS through a proxy for anything but a trusted network.
-// The connection is lazy: errors show on the first Execute.
+// not empty, is sent as a bearer token (a server started with spark.connect.authenticate.token, or
+// with spark.filecommit.auth.mode=tokens, refuses requests without it); userID is the
+// UserContext.user_id of every request, which a server authenticating principals requires to be
+// the token's principal. Use DialTLS, through a TLS-terminating proxy, for anything but a trusted
+// network. The connection is lazy: errors show on the first Execute.
 func Dial(addr, userID, token string) (*Session, error) {
+	return dial(addr, userID, token, insecure.NewCredentials())
+}
+
+// DialTLS is Dial over TLS (a TLS-terminating gRPC proxy in front of the server, as Spark 4.3's
+// Connect server serves plain gRPC only). caFile is a PEM file of the certificate authorities to
+// trust; empty: the system's roots. The server name checked is addr's host.
+func DialTLS(addr, userID, token, caFile string) (*Session, error) {
+	creds := credentials.NewTLS(nil)
+	if caFile != "" {
+		var err error
+		if creds, err = credentials.NewClientTLSFromFile(caFile, ""); err != nil {
+			return nil, fmt.Errorf("filecommit: certificate authorities %q: %w", caFile, err)
+		}
+	}
+	return dial(addr, userID, token, creds)
+}
+
+func dial(addr, userID, token string, creds credentials.TransportCredentials) (*Session, error) {
 	if addr == "" {
 		return nil, errors.New("filecommit: empty server address")
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, fmt.Errorf("filecommit: dial %q: %w", addr, err)
 	}

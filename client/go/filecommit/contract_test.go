@@ -8,7 +8,8 @@ package filecommit_test
 //	FILECOMMIT_GO_REPORT=/tmp/x/report.json go test ./...
 //
 // Environment: FILECOMMIT_GO_REMOTE (host:port, required), FILECOMMIT_GO_TOKEN (bearer token,
-// optional), FILECOMMIT_GO_TABLE_DIR (an existing directory the server may write under,
+// optional), FILECOMMIT_GO_USER (the user id, default go-contract-test), FILECOMMIT_GO_TLS_CA (a PEM
+// file of trusted certificate authorities: TLS, through a TLS-terminating proxy), FILECOMMIT_GO_TABLE_DIR (an existing directory the server may write under,
 // required), FILECOMMIT_GO_REPORT (where the JSON report for the Python side goes, required).
 
 import (
@@ -47,7 +48,17 @@ func TestContract(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	s, err := filecommit.Dial(remote, "go-contract-test", os.Getenv("FILECOMMIT_GO_TOKEN"))
+	user := os.Getenv("FILECOMMIT_GO_USER")
+	if user == "" {
+		user = "go-contract-test"
+	}
+	var s *filecommit.Session
+	var err error
+	if ca := os.Getenv("FILECOMMIT_GO_TLS_CA"); ca != "" {
+		s, err = filecommit.DialTLS(remote, user, os.Getenv("FILECOMMIT_GO_TOKEN"), ca)
+	} else {
+		s, err = filecommit.Dial(remote, user, os.Getenv("FILECOMMIT_GO_TOKEN"))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
