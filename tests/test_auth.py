@@ -1,7 +1,9 @@
 """Who is calling: a server that authenticates its clients with bearer tokens
 (``spark.filecommit.auth.mode=tokens``, ``tests/tenants.py``) refuses a request without a token,
 with a token it does not know, or whose user id claims another principal, before the request
-reaches Spark; a verified principal's commits carry its name in ``commitInfo.userId`` /
+reaches Spark, and so does a server that takes the JWTs of an identity provider
+(``spark.filecommit.auth.mode=tokens,jwt``) with a JWT that is expired, for another audience or
+issuer, or signed by another key; a verified principal's commits carry its name in ``commitInfo.userId`` /
 ``userName``, as delta-rs and Spark + Delta read them. The official Python client and the Go
 contract test reach the server with their tokens through a TLS-terminating nginx proxy
 (``tests/tls_proxy.py``), as docs/sharing.md sets it up."""
@@ -24,10 +26,41 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(bool(os.environ.get("FILECOMMIT_REMOTE")), reason="starts a server of its own")]
 
 
+ISSUER, AUDIENCE = "https://idp.example.com", "filecommit"
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def idp_key(tmp_path_factory):
+    """The identity provider's RSA key; its public half in a PEM file, the server's JWT key file."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = tmp_path_factory.mktemp("idp") / "idp.pem"
+    pem.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                  serialization.PublicFormat.SubjectPublicKeyInfo))
+    return key, str(pem)
+
+
+def _jwt(key, sub: str, groups=(), ttl: int = 600, aud: str = AUDIENCE, iss: str = ISSUER) -> str:
+    import time
+
+    import jwt
+
+    now = int(time.time())
+    return jwt.encode({"sub": sub, "groups": list(groups), "iss": iss, "aud": aud, "iat": now, "exp": now + ttl},
+                      key, algorithm="RS256")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, idp_key):
+    """Static tokens for alice, bob and ops, and JWTs of the identity provider (``tokens,jwt``)."""
     srv = TenantServer(str(tmp_path_factory.mktemp("auth")),
-                       {"alice": Tenant(groups=["team-a"]), "bob": Tenant(), "ops": Tenant(admin=True)})
+                       {"alice": Tenant(groups=["team-a"]), "bob": Tenant(), "ops": Tenant(admin=True)},
+                       conf={"spark.filecommit.auth.mode": "tokens,jwt",
+                             "spark.filecommit.auth.jwt.keyFile": idp_key[1],
+                             "spark.filecommit.auth.jwt.issuer": ISSUER,
+                             "spark.filecommit.auth.jwt.audience": AUDIENCE})
     srv.start()
     yield srv
     srv.stop()
@@ -70,6 +103,40 @@ def test_a_principal_commits_under_its_name(server, delta_spark, tmp_path):
         filecommit.write(bob.createDataFrame([(3, "z")], "id long, s string"), path)
     assert error_class(e) == "FILECOMMIT_PERMISSION_DENIED"
     assert DeltaTable(path).version() == 1
+
+
+def test_a_jwt_of_the_identity_provider_authenticates_its_subject_with_its_groups(server, idp_key, tmp_path):
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = idp_key[0]
+    ops = server.session("ops")
+    path = str(tmp_path / "jwt" / "t")
+    os.makedirs(os.path.dirname(path))
+    ops.sql(f"GRANT OWNER ON PATH '{os.path.dirname(path)}' TO `team-jwt`").collect()
+    carol = server.session(None, token=_jwt(key, "carol", groups=["team-jwt"]), user_id="carol")
+    assert filecommit.write(carol.createDataFrame([(1, "x")], "id long, s string"), path).version == 0
+    assert [(h["version"], h.get("userName")) for h in DeltaTable(path).history()] == [(0, "carol")]
+    # dave's JWT is valid, but dave holds no grant: refused by class, nothing committed.
+    dave = server.session(None, token=_jwt(key, "dave"), user_id="dave")
+    with pytest.raises(SparkConnectGrpcException) as e:
+        filecommit.write(dave.createDataFrame([(2, "y")], "id long, s string"), path)
+    assert error_class(e) == "FILECOMMIT_PERMISSION_DENIED"
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    refused = {
+        "expired": _jwt(key, "carol", ["team-jwt"], ttl=-300),
+        "another audience": _jwt(key, "carol", ["team-jwt"], aud="someone-else"),
+        "another issuer": _jwt(key, "carol", ["team-jwt"], iss="https://evil.example.com"),
+        "another key": _jwt(other, "carol", ["team-jwt"]),
+    }
+    for why, token in refused.items():
+        with pytest.raises(SparkConnectGrpcException) as e:
+            server.session(None, token=token, user_id="carol").range(1).collect()
+        assert "UNAUTHENTICATED" in _status(e.value).upper(), (why, e.value)
+    # A valid JWT of carol claiming ops's user id: refused.
+    with pytest.raises(SparkConnectGrpcException) as e:
+        server.session(None, token=_jwt(key, "carol"), user_id="ops").range(1).collect()
+    assert "UNAUTHENTICATED" in _status(e.value).upper(), e.value
+    assert DeltaTable(path).version() == 0
 
 
 @pytest.fixture(scope="module")

@@ -303,10 +303,35 @@ public final class FileCommitConf {
   /**
    * How the server authenticates its clients: {@code none} (every request is served, as by a
    * server without authentication), {@code tokens} (a bearer token listed in {@code
-   * spark.filecommit.auth.tokensFile}). With {@code tokens}, every request must carry a token of a
-   * principal and claim that principal as its user id, or it is refused ({@code UNAUTHENTICATED}).
+   * spark.filecommit.auth.tokensFile}), {@code jwt} (a bearer JWT signed by a key of {@code
+   * spark.filecommit.auth.jwt.keyFile}), or {@code tokens,jwt} (either: a bearer token shaped as a
+   * JWT is verified as one). Otherwise every request must carry a token of a principal and claim
+   * that principal as its user id, or it is refused ({@code UNAUTHENTICATED}).
    */
-  public static final Entry AUTH_MODE = server("spark.filecommit.auth.mode", "none|tokens", "none");
+  public static final Entry AUTH_MODE = server("spark.filecommit.auth.mode", "none|tokens|jwt|tokens,jwt", "none");
+
+  /**
+   * The issuer's public keys (mode {@code jwt}): a JWKS file ({@code {"keys": [...]}}, a token's
+   * {@code kid} selects its key) or a PEM file of public keys and certificates. RSA and EC keys
+   * only; read again when its modification time changes (key rotation).
+   */
+  public static final Entry AUTH_JWT_KEY_FILE = server("spark.filecommit.auth.jwt.keyFile", "path", null);
+
+  /** The {@code iss} a JWT must carry (mode {@code jwt}); unset: any issuer. */
+  public static final Entry AUTH_JWT_ISSUER = server("spark.filecommit.auth.jwt.issuer", "string", null);
+
+  /** The audience a JWT's {@code aud} must contain (mode {@code jwt}); unset: any audience. */
+  public static final Entry AUTH_JWT_AUDIENCE = server("spark.filecommit.auth.jwt.audience", "string", null);
+
+  /** The JWT claim naming the principal (mode {@code jwt}), e.g. {@code preferred_username} or {@code email}. */
+  public static final Entry AUTH_JWT_USER_CLAIM = server("spark.filecommit.auth.jwt.userClaim", "string", "sub");
+
+  /** The JWT claim listing the principal's groups (mode {@code jwt}): an array of strings, or one string. */
+  public static final Entry AUTH_JWT_GROUPS_CLAIM = server("spark.filecommit.auth.jwt.groupsClaim", "string", "groups");
+
+  /** Tolerance, in seconds, of a JWT's {@code exp} and {@code nbf} checks against the server's clock (mode {@code jwt}). */
+  public static final Entry AUTH_JWT_CLOCK_SKEW_SECONDS =
+      server("spark.filecommit.auth.jwt.clockSkewSeconds", "long", "60");
 
   /**
    * The tokens file (mode {@code tokens}): JSON {@code {"tokens": [{"sha256": "<hex of the token's
