@@ -197,3 +197,22 @@ def test_the_go_contract_test_passes_with_a_token_through_a_tls_proxy(server, pr
                              user="alice", tls_ca=proxy.cert_file)
     go_contract.check(work, report)
     assert {h.get("userName") for h in DeltaTable(os.path.join(work, "parted")).history()} == {"alice"}
+
+
+def test_a_staged_commit_names_the_principal_that_staged_it(server, tmp_path):
+    alice, bob, ops = server.session("alice"), server.session("bob"), server.session("ops")
+    path = str(tmp_path / "staged" / "t")
+    os.makedirs(os.path.dirname(path))
+    ops.sql(f"GRANT OWNER ON PATH '{os.path.dirname(path)}' TO alice").collect()
+    staged = filecommit.write(alice.createDataFrame([(1, "x")], "id long, s string"), path, stage=True)
+    assert staged.staged_by == "alice"
+    assert filecommit.get_staged(ops, path, staged.id).staged_by == "alice"
+    # The record under _delta_log/_staged names it too (what another server reads).
+    with open(os.path.join(path, "_delta_log", "_staged", f"{staged.id}.json")) as f:
+        assert '"stagedBy":"alice"' in f.readline()
+    with pytest.raises(SparkConnectGrpcException) as e:  # bob holds no grant on it
+        filecommit.commit(bob, path, staged)
+    assert error_class(e) == "FILECOMMIT_PERMISSION_DENIED"
+    # The admin publishes it: the version carries the publisher in commitInfo.
+    assert filecommit.commit(ops, path, staged).version == 0
+    assert [(h["version"], h.get("userName")) for h in DeltaTable(path).history()] == [(0, "ops")]

@@ -126,6 +126,7 @@ def commit_result(payloads: Iterable[any_pb2.Any]) -> CommitResult | StagedCommi
                 metrics=_metrics(staged.summary),
                 protocol=json.loads(staged.protocol_json)["protocol"] if staged.HasField("protocol_json") else None,
                 metadata=json.loads(staged.metadata_json)["metaData"] if staged.HasField("metadata_json") else None,
+                staged_by=staged.staged_by if staged.HasField("staged_by") else None,
             )
     if summary is None:
         raise RuntimeError("the server finished the write without a commit summary")

@@ -220,6 +220,8 @@ class StagedCommit:
         metrics: counters as for a commit (``attempts`` 0).
         protocol: the Delta ``protocol`` action it will commit (the log's JSON object), or None.
         metadata: the Delta ``metaData`` action it will commit (the log's JSON object), or None.
+        staged_by: the verified principal that staged it, or None when the server authenticates
+            no one (``docs/sharing.md``).
     """
 
     id: str | None
@@ -234,6 +236,7 @@ class StagedCommit:
     metrics: WriteMetrics
     protocol: dict[str, object] | None = None
     metadata: dict[str, object] | None = None
+    staged_by: str | None = None
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,9 @@ public final class ResponseStream {
     if (s != null) {
       b.setId(s.id()).setReadVersion(s.readVersion()).setCreatedTime(s.createdTime())
           .setExpirationTime(s.expirationTime()).setOperation(s.operation());
+      if (s.stagedBy() != null) {
+        b.setStagedBy(s.stagedBy());
+      }
       if (s.protocol() != null) {
         b.setProtocolJson(io.filecommit.delta.actions.Actions.toJson(s.protocol()));
       }

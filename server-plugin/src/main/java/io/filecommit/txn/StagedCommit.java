@@ -56,12 +56,14 @@ import org.apache.spark.sql.functions;
  * @param protocol the protocol it commits, or null
  * @param metadata the metadata it commits, or null
  * @param actions its file actions
+ * @param stagedBy the verified principal that staged it ({@code io.filecommit.security.Principal}),
+ *     or null when the server authenticates no one (or for a record of an older server)
  */
 public record StagedCommit(String id, String tablePath, long readVersion, long createdTime, long expirationTime,
     String operation, Map<String, String> operationParameters, Map<String, String> operationMetrics,
     boolean blindAppend, String isolationLevel, boolean readWholeTable, List<Predicate> readPredicates,
     Set<String> readFiles, Map<String, Long> txns, List<String> writtenFiles, Protocol protocol, Metadata metadata,
-    List<FileAction> actions) {
+    List<FileAction> actions, String stagedBy) {
 
   /**
    * A partition predicate the transaction read.
@@ -76,7 +78,7 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
   record Header(String id, String tablePath, long readVersion, long createdTime, long expirationTime,
       String operation, Map<String, String> operationParameters, Map<String, String> operationMetrics,
       boolean blindAppend, String isolationLevel, boolean readWholeTable, List<Predicate> readPredicates,
-      Set<String> readFiles, Map<String, Long> txns, List<String> writtenFiles) {
+      Set<String> readFiles, Map<String, Long> txns, List<String> writtenFiles, String stagedBy) {
     boolean expiredAt(long now) {
       return now >= expirationTime;
     }
@@ -182,7 +184,8 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
     return new StagedCommit(UUID.randomUUID().toString(), txn.table(), snapshot.version(), now,
         now + request.expiresAfterMs(), op.name(), Map.copyOf(op.parameters()), Map.copyOf(op.metrics()),
         op.isBlindAppend(), state.isolationLevel(), wholeTable, predicates, readFiles, state.txns(),
-        written.stream().distinct().toList(), txn.stagedProtocol(), txn.stagedMetadata(), List.copyOf(actions));
+        written.stream().distinct().toList(), txn.stagedProtocol(), txn.stagedMetadata(), List.copyOf(actions),
+        io.filecommit.security.Principals.of(txn.session()).map(io.filecommit.security.Principal::name).orElse(null));
   }
 
   /**
@@ -192,7 +195,8 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
   Iterable<String> toLines() {
     List<String> lines = new ArrayList<>();
     Header h = new Header(id, tablePath, readVersion, createdTime, expirationTime, operation, operationParameters,
-        operationMetrics, blindAppend, isolationLevel, readWholeTable, readPredicates, readFiles, txns, writtenFiles);
+        operationMetrics, blindAppend, isolationLevel, readWholeTable, readPredicates, readFiles, txns, writtenFiles,
+        stagedBy);
     ObjectNode wrapper = Actions.MAPPER.createObjectNode();
     wrapper.set("stagedCommit", Actions.MAPPER.valueToTree(h));
     lines.add(wrapper.toString());
@@ -238,7 +242,7 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
         orEmpty(h.operationParameters()), orEmpty(h.operationMetrics()), h.blindAppend(), h.isolationLevel(),
         h.readWholeTable(), h.readPredicates() == null ? List.of() : h.readPredicates(),
         h.readFiles() == null ? Set.of() : h.readFiles(), h.txns() == null ? Map.of() : h.txns(),
-        h.writtenFiles() == null ? List.of() : h.writtenFiles(), protocol, metadata, actions);
+        h.writtenFiles() == null ? List.of() : h.writtenFiles(), protocol, metadata, actions, h.stagedBy());
   }
 
   private static Map<String, String> orEmpty(Map<String, String> m) {

@@ -238,7 +238,7 @@ class StagingTest {
         System.currentTimeMillis() - 1, a.operation(), a.operationParameters(), a.operationMetrics(),
         a.blindAppend(), a.isolationLevel(), a.readWholeTable(), a.readPredicates(), a.readFiles(), a.txns(),
         List.of("b.parquet"), a.protocol(), a.metadata(),
-        List.of(new AddFile("b.parquet", Map.of("part", "a"), 4, 1, true, null, Map.of())));
+        List.of(new AddFile("b.parquet", Map.of("part", "a"), 4, 1, true, null, Map.of())), "bob");
     Files.writeString(tmp.resolve("_delta_log/_staged/" + b.id() + ".json"), String.join("\n", b.toLines()) + "\n");
     StagingSweeper.sweepWatched();
     assertTrue(Files.exists(tmp.resolve("b.parquet")));
