@@ -40,7 +40,8 @@ def shared(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("tenants"))
     tenants = {"alice": Tenant(groups=["team-a"]), "bob": Tenant(groups=["team-b"]), "ops": Tenant(admin=True)}
     srv = TenantServer(os.path.join(root, "server"), tenants,
-                       conf={"spark.filecommit.server.shared": "true"}, roots=[os.path.realpath(root)])
+                       conf={"spark.filecommit.server.shared": "true", "spark.filecommit.staging.maxPending": "3"},
+                       roots=[os.path.realpath(root)])
     srv.start()
     a_dir, b_dir = os.path.join(root, "a"), os.path.join(root, "b")
     os.makedirs(a_dir)
@@ -172,3 +173,28 @@ def test_another_team_cannot_touch_a_teams_tables(shared, delta_spark):
     assert version == 3 and after == sorted(spark_before[1] + [(100, 1000, "a")])
     assert versioned_rows_delta_rs(table) == (3, after)
     assert {h["version"]: h.get("userName") for h in DeltaTable(table).history()} == {v: "alice" for v in range(4)}
+
+
+def test_a_principal_cannot_fill_a_table_with_staged_commits(shared):
+    """Staged commits are bounded per table (``spark.filecommit.staging.maxPending``, 3 here): the
+    fourth pending one is refused by class before anything is written, and publishing or aborting
+    one makes room again."""
+    srv, _, _, b_dir = shared
+    bob = srv.session("bob")
+    path = os.path.join(b_dir, "staging_bound")
+    df = bob.createDataFrame([(1, "x")], "id long, s string")
+    filecommit.write(df, path)
+    staged = [filecommit.write(df, path, stage=True) for _ in range(3)]
+    before = file_tree(path)
+    with pytest.raises(PySparkException) as e:
+        filecommit.write(df, path, stage=True)
+    assert error_class(e) == "FILECOMMIT_TOO_MANY_STAGED_COMMITS"
+    assert file_tree(path) == before  # the refused write left no file behind
+    assert filecommit.abort(bob, path, staged[0]) == 1
+    assert filecommit.commit(bob, path, staged[1]).version == 1
+    more = [filecommit.write(df, path, stage=True) for _ in range(2)]
+    with pytest.raises(PySparkException) as e:
+        filecommit.write(df, path, stage=True)
+    assert error_class(e) == "FILECOMMIT_TOO_MANY_STAGED_COMMITS"
+    assert filecommit.commit(bob, path, [staged[2], *more]).version == 2
+    assert sorted(r.id for r in bob.read.format("delta").load(path).collect()) == [1] * 5

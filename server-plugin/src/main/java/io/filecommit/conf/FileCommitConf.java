@@ -207,6 +207,13 @@ public final class FileCommitConf {
   public static final Entry STAGING_EXPIRATION = server("spark.filecommit.staging.expiration", "time", "24h");
 
   /**
+   * At most how many staged commits a table holds that are neither published nor aborted; staging
+   * one more is refused ({@code FILECOMMIT_TOO_MANY_STAGED_COMMITS}) until some are published,
+   * aborted or expire. {@code 0}: no bound.
+   */
+  public static final Entry STAGING_MAX_PENDING = server("spark.filecommit.staging.maxPending", "long", "1000");
+
+  /**
    * The retention floor: no {@code delta.deletedFileRetentionDuration} and no {@code vacuum}
    * retention below it (a bare number is ms).
    */

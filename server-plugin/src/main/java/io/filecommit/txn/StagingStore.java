@@ -5,6 +5,7 @@ import io.filecommit.delta.LogProbe;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
+import io.filecommit.conf.FileCommitConf;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
 import java.io.BufferedReader;
@@ -93,6 +94,52 @@ public final class StagingStore {
     }
     // After the record exists: a sweep listing from now on sees it, one listing before is told of it.
     StagingSweeper.watch(log, commit.expirationTime());
+  }
+
+  /**
+   * Refuses a new staged commit on a table that holds {@link FileCommitConf#STAGING_MAX_PENDING}
+   * pending ones already (a record with neither a {@code published} marker nor a tombstone): one
+   * listing of {@code _delta_log/_staged}. Called before the record is written, so the command
+   * aborts and deletes its files.
+   *
+   * @param log the table's log
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_TOO_MANY_STAGED_COMMITS}
+   *     naming the table, the count and the bound (parameters {@code table}, {@code pending},
+   *     {@code maxPending}, {@code key}); {@code FILECOMMIT_LOG_READ_FAILED} when it cannot be listed
+   */
+  static void checkRoom(DeltaLog log) {
+    long max = FileCommitConf.STAGING_MAX_PENDING.longValue();
+    if (max <= 0) {
+      return;
+    }
+    Set<String> records = new HashSet<>();
+    Set<String> ended = new HashSet<>();
+    try {
+      for (FileStatus st : entries(log)) {
+        String name = st.getPath().getName();
+        if (name.startsWith(".")) {
+          continue;
+        }
+        int dot = name.indexOf('.');
+        String id = dot < 0 ? name : name.substring(0, dot);
+        if (name.endsWith(".json") && dot == name.length() - 5) {
+          records.add(id);
+        } else if (name.endsWith(".published") || name.contains(".aborted")) {
+          ended.add(id);
+        }
+      }
+    } catch (IOException e) {
+      throw log.readFailure(e);
+    }
+    records.removeAll(ended);
+    if (records.size() >= max) {
+      throw ErrorClass.FILECOMMIT_TOO_MANY_STAGED_COMMITS.error("Cannot stage another commit on " + log.tablePath()
+          + ": it holds " + records.size() + " pending staged commits, the server's bound ("
+          + FileCommitConf.STAGING_MAX_PENDING.key() + "=" + max + "); publish or abort some, or wait for them to "
+          + "expire; nothing was staged", Map.of("table", log.tablePath().toString(),
+          "pending", Integer.toString(records.size()), "maxPending", Long.toString(max),
+          "key", FileCommitConf.STAGING_MAX_PENDING.key()));
+    }
   }
 
   /**
