@@ -93,14 +93,16 @@ public final class DeltaLog {
    * server's static Spark conf ({@code spark.delta.logStore.*} of the SparkContext, never a
    * session's runtime conf: how commits are published is the server's decision)}
    *
-   * <p>Logs are kept per table path and session SQL conf ({@link DeltaLogCache}): building one
+   * <p>Logs are kept per table path and the session SQL conf entries that can change them
+   * ({@link DeltaLogCache}): building one
    * copies the server's whole Hadoop configuration twice, which every small write would pay.
    *
    * @param session the Spark session
    * @param path table root
    */
   public static DeltaLog forTable(org.apache.spark.sql.classic.SparkSession session, String path) {
-    return DeltaLogCache.INSTANCE.get(path, session.sessionState().conf().getAllConfs(), () -> {
+    return DeltaLogCache.INSTANCE.get(path, session.sessionState().conf().getAllConfs(),
+        session.sparkContext().hadoopConfiguration(), () -> {
       org.apache.spark.SparkConf serverConf = session.sparkContext().getConf();
       return new DeltaLog(new Path(path), DeltaLogCache.sessionHadoopConf(session),
           k -> serverConf.getOption(k).getOrElse(() -> null));

@@ -10,7 +10,11 @@ import org.apache.hadoop.conf.Configuration;
  * The {@link DeltaLog}s of {@link DeltaLog#forTable}, kept as Delta's {@code DeltaLog.forTable}
  * keeps its logs: per table path and the session's SQL conf (Spark copies every SQL conf entry into
  * the Hadoop conf a session makes, so two sessions whose confs differ get their own log and file
- * system settings). A log holds no table state (that is {@link SnapshotCache}'s), only its file
+ * system settings). Only the entries that can reach a log's file system, LogStore or Kernel engine
+ * are its key ({@link #logKey}): not Spark's SQL settings ({@code spark.sql.*}, read by Spark
+ * itself, never from a Hadoop conf; those a client may change) and not entries equal to the server's Hadoop conf, so a client
+ * that changes such a setting before every command keeps using the logs it had and cannot evict
+ * other clients' logs. A log holds no table state (that is {@link SnapshotCache}'s), only its file
  * system, LogStore and Kernel engine. Also keeps each distinct session SQL conf's Hadoop conf
  * ({@link #sessionHadoopConf}) with its {@link ClientSettings} verdict: a session that changed a
  * server-owned setting gets no Hadoop conf, so no log, read, write or delete. Each kind at most
@@ -23,7 +27,7 @@ public final class DeltaLogCache {
   /** The process-wide cache. */
   static final DeltaLogCache INSTANCE = new DeltaLogCache();
 
-  private record Key(String path, scala.collection.immutable.Map<String, String> sessionConf) {}
+  private record Key(String path, scala.collection.immutable.Map<String, String> logConf) {}
 
   private final Lru<Key, DeltaLog> logs = new Lru<>();
   private final Lru<scala.collection.immutable.Map<String, String>, SessionHadoop> confs = new Lru<>();
@@ -35,8 +39,31 @@ public final class DeltaLogCache {
    * The log of {@code path} for a session whose SQL conf is {@code sessionConf}, made by {@code
    * open} (outside the cache's lock) when there is none yet.
    */
-  DeltaLog get(String path, scala.collection.immutable.Map<String, String> sessionConf, Supplier<DeltaLog> open) {
-    return logs.get(new Key(path, sessionConf), open);
+  DeltaLog get(String path, scala.collection.immutable.Map<String, String> sessionConf, Configuration server,
+      Supplier<DeltaLog> open) {
+    return logs.get(new Key(path, logKey(sessionConf, server)), open);
+  }
+
+  /**
+   * The part of a session's SQL conf that can change a log: entries whose value is not the server's
+   * Hadoop conf value, except Spark SQL settings a client may change ({@code spark.sql.*} with
+   * {@link ClientSettings#mayChange}; {@code spark.sql.catalog.*} stays in the key, so its check
+   * in {@link #sessionHadoopConf} still runs for a session that set it).
+   *
+   * @param sessionConf the session's SQL conf entries
+   * @param server the server's Hadoop conf
+   * @return those entries, sorted by key
+   */
+  static scala.collection.immutable.Map<String, String> logKey(scala.collection.immutable.Map<String, String> sessionConf,
+      Configuration server) {
+    java.util.TreeMap<String, String> kept = new java.util.TreeMap<>();
+    scala.jdk.javaapi.CollectionConverters.asJava(sessionConf).forEach((k, v) -> {
+      boolean harmlessSql = k.startsWith("spark.sql.") && ClientSettings.mayChange(k);
+      if (!harmlessSql && !java.util.Objects.equals(v, server.getRaw(k))) {
+        kept.put(k, v);
+      }
+    });
+    return scala.collection.immutable.Map.from(scala.jdk.javaapi.CollectionConverters.asScala(kept));
   }
 
   /**
