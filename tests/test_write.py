@@ -15,7 +15,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
-from helpers import adds_in_log, canonical, delta_rows, delta_table, log_actions, on_s3, second_session
+from helpers import (
+    adds_in_log,
+    canonical,
+    delta_rows,
+    delta_table,
+    error_class,
+    file_tree,
+    log_actions,
+    on_s3,
+    second_session,
+)
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -223,15 +233,25 @@ def test_invalid_appends_leave_the_table_unchanged(spark, table_path, data_schem
         assert sorted(os.listdir(table_path)) == files_before, "rejected before any file was written"
 
 
-def test_directory_with_foreign_files_takes_a_new_table(spark, tmp_path):
-    """Files no Delta commit lists (leftovers, notes) do not block a table, as in Delta."""
+def test_directory_with_foreign_files_is_refused_as_a_new_table(spark, tmp_path):
+    """A directory of someone's files that is no table (no ``_delta_log``) does not become one: a
+    later VACUUM would delete those files. Refused with Delta's class before anything is written;
+    hidden entries (``.``/``_``) do not count."""
     target = tmp_path / "not_a_table"
     target.mkdir()
     (target / "notes.txt").write_text("hello")
     (target / "part-00000-0123abcd-0000-0000-0000-000000000000-c000.snappy.parquet").write_bytes(b"junk")
-    assert filecommit.write(_df(spark, [(1, "a", "x")]), str(target)).version == 0
-    assert (target / "notes.txt").read_text() == "hello"
-    assert delta_rows(str(target), ["id", "name", "part"]).values.tolist() == [[1.0, "a", "x"]]
+    before = file_tree(str(target))
+    with pytest.raises(PySparkException) as e:
+        filecommit.write(_df(spark, [(1, "a", "x")]), str(target))
+    assert error_class(e) == "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
+    assert file_tree(str(target)) == before
+    assert not (target / "_delta_log").exists()
+    hidden = tmp_path / "hidden_only"
+    hidden.mkdir()
+    (hidden / "_SUCCESS").write_text("")
+    (hidden / ".keep").write_text("")
+    assert filecommit.write(_df(spark, [(1, "a", "x")]), str(hidden)).version == 0
 
 
 def test_sink_directory_is_refused_as_a_table(spark, tmp_path):
