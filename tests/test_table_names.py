@@ -13,11 +13,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
+from helpers import canonical, delta_rows, error_class
 from pyspark.errors import PySparkValueError
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 import filecommit
-from helpers import canonical, delta_rows
 
 pytestmark = pytest.mark.slow
 
@@ -156,3 +156,23 @@ def test_write_batch_by_parquet_table_name(spark, tmp_path):
         filecommit.write_batch(spark.range(1), table=delta, batch_id=0)
     assert e.value.getCondition() == "DELTA_TABLE_NOT_FOUND"
     assert not os.path.exists(tmp_path / "delta" / "_spark_metadata")
+
+
+def test_drop_of_a_managed_table_waits_for_its_staged_commits(spark):
+    """DROP TABLE of a managed table deletes its files at once, so it is refused by class while a
+    staged commit of the table is pending (publishing it would reference deleted files), and so is
+    DROP DATABASE ... CASCADE of its database; once the commit is aborted both go through."""
+    db = f"drops_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE DATABASE {db}").collect()
+    name = f"{db}.managed"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, v STRING) USING delta").collect()
+    location = spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["location"]
+    staged = filecommit.write(spark.createDataFrame([(1, "a")], "id long, v string"), table=name, stage=True)
+    for statement in (f"DROP TABLE {name}", f"DROP DATABASE {db} CASCADE"):
+        with pytest.raises(SparkConnectGrpcException) as e:
+            spark.sql(statement).collect()
+        assert error_class(e) == "FILECOMMIT_STAGED_COMMITS_PENDING", statement
+    assert DeltaTable(location).version() == 0
+    assert filecommit.abort(spark, staged=staged, table=name) == 1
+    spark.sql(f"DROP DATABASE {db} CASCADE").collect()
+    assert not os.path.exists(location.removeprefix("file:"))

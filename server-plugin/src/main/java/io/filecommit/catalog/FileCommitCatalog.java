@@ -408,8 +408,18 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     }
     if (table instanceof FileCommitTable t) {
       t.check(Privilege.OWNER);
+      DropChecks.noPendingStagedCommits(session(), ident, t.path(), sessionEntry(ident));
     }
     return super.dropTable(ident);
+  }
+
+  /** The session catalog's own entry of a table (a {@code V1Table}), or null when there is none. */
+  Table sessionEntry(Identifier ident) {
+    try {
+      return super.loadTable(ident);
+    } catch (NoSuchTableException e) {
+      return null;
+    }
   }
 
   /**
@@ -462,6 +472,9 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
       throws NoSuchNamespaceException, org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException {
     checkNamespaceLocation(loadNamespaceMetadata(namespace)
         .get(org.apache.spark.sql.connector.catalog.SupportsNamespaces.PROP_LOCATION));
+    if (cascade) {
+      DropChecks.cascade(this, namespace);
+    }
     return super.dropNamespace(namespace, cascade);
   }
 

@@ -199,6 +199,8 @@ public enum ErrorClass {
   FILECOMMIT_STAGED_COMMIT_BUSY("55006"),
   /** The table holds as many pending staged commits as the server allows ({@code spark.filecommit.staging.maxPending}). */
   FILECOMMIT_TOO_MANY_STAGED_COMMITS("54000"),
+  /** DROP of a managed table (or a database holding one) whose files staged commits still need: publish or abort them first. */
+  FILECOMMIT_STAGED_COMMITS_PENDING("55000"),
   /** Staged commits that cannot be one transaction (same file removed twice, other metadata, ...). */
   FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE("42000"),
   /** A file handed to the server to stage that it cannot commit (outside the table, not Parquet, ...). */

@@ -112,6 +112,27 @@ public final class StagingStore {
     if (max <= 0) {
       return;
     }
+    int pending = pending(log);
+    if (pending >= max) {
+      throw ErrorClass.FILECOMMIT_TOO_MANY_STAGED_COMMITS.error("Cannot stage another commit on " + log.tablePath()
+          + ": it holds " + pending + " pending staged commits, the server's bound ("
+          + FileCommitConf.STAGING_MAX_PENDING.key() + "=" + max + "); publish or abort some, or wait for them to "
+          + "expire; nothing was staged", Map.of("table", log.tablePath().toString(),
+          "pending", Integer.toString(pending), "maxPending", Long.toString(max),
+          "key", FileCommitConf.STAGING_MAX_PENDING.key()));
+    }
+  }
+
+  /**
+   * How many staged commits of the table are pending: a record with neither a {@code published}
+   * marker nor a tombstone (expired ones until the sweep aborts them included). One listing.
+   *
+   * @param log the table's log
+   * @return the count
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED} when the
+   *     staged folder cannot be listed
+   */
+  public static int pending(DeltaLog log) {
     Set<String> records = new HashSet<>();
     Set<String> ended = new HashSet<>();
     try {
@@ -132,14 +153,7 @@ public final class StagingStore {
       throw log.readFailure(e);
     }
     records.removeAll(ended);
-    if (records.size() >= max) {
-      throw ErrorClass.FILECOMMIT_TOO_MANY_STAGED_COMMITS.error("Cannot stage another commit on " + log.tablePath()
-          + ": it holds " + records.size() + " pending staged commits, the server's bound ("
-          + FileCommitConf.STAGING_MAX_PENDING.key() + "=" + max + "); publish or abort some, or wait for them to "
-          + "expire; nothing was staged", Map.of("table", log.tablePath().toString(),
-          "pending", Integer.toString(records.size()), "maxPending", Long.toString(max),
-          "key", FileCommitConf.STAGING_MAX_PENDING.key()));
-    }
+    return records.size();
   }
 
   /**
