@@ -188,6 +188,18 @@ def table_path(request, tmp_path):
 
 
 @pytest.fixture
+def faults_available(spark):
+    """Skips the test when the server under test was not started with the fault-injection jar
+    (``tests/faults.py``; ``FILECOMMIT_REMOTE`` without ``FILECOMMIT_TEST_FAULTS_DIR``). Modules of
+    fault-injection tests use it on every test: ``pytest.mark.usefixtures("faults_available")``."""
+    import faults
+
+    if faults.directory() is None:
+        pytest.skip("the server under test was not started with the fault-injection jar "
+                    "(FILECOMMIT_REMOTE without FILECOMMIT_TEST_FAULTS_DIR)")
+
+
+@pytest.fixture
 def s3_table_path(minio):
     """A fresh, not yet existing ``s3a://`` table path in the session's MinIO bucket."""
     if minio is None:

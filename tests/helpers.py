@@ -394,3 +394,65 @@ def versioned_rows_spark_delta(delta_spark, path: str, columns=("id", "v", "part
     assert answer["ok"], answer
     return answer["version"], sorted(tuple(r[c] for c in columns) for r in answer["rows"])
 
+
+
+def copy_fixture(made, name: str, tmp, where: str = "local") -> str:
+    """A fresh copy of fixture table ``name`` of ``made`` (``make_fixture_tables``) under
+    ``shared_dir(tmp)``, local, or (``where="s3"``) uploaded to a fresh ``s3a://`` directory in the
+    session's MinIO bucket; returns the copy's path."""
+    import shutil
+
+    dest = os.path.join(shared_dir(tmp), name)
+    shutil.copytree(made[name]["path"], dest, symlinks=True)
+    return upload_table(dest, f"{s3_dir()}/{name}") if where == "s3" else dest
+
+
+def sql_steps(*statements: str) -> list[dict]:
+    """Steps of a fixture table (``make_fixture_tables``, ``tests/delta_tables.py``): one
+    ``{"sql": statement}`` per statement, in order (``{table}`` names the table)."""
+    return [{"sql": s} for s in statements]
+
+
+def values_sql(rows) -> str:
+    """``(id, v, part)`` rows as the text of a SQL ``VALUES`` list, ``(1, 10, 'a'), (2, 20, 'b')``:
+    ``id`` and ``v`` as Python prints them, ``part`` quoted."""
+    return ", ".join(f"({i}, {v}, '{p}')" for i, v, p in rows)
+
+
+def spark_delta_sql(delta_spark, path: str, stmt: str) -> list[dict]:
+    """The rows (dicts, column -> value) of ``stmt`` run by Spark + Delta (the ``delta_spark``
+    fixture) with ``{table}`` naming the table at ``path``; fails when the statement fails."""
+    r = delta_spark.read_one({"kind": "sql", "path": path, "sql": stmt})
+    assert r["ok"], r
+    return r["rows"]
+
+
+def rows_frame(rows, columns) -> pd.DataFrame:
+    """``rows`` (sequences of values in ``columns`` order) as a canonical frame with ``columns`` in
+    that order: what ``delta_rows(path, columns)`` returns for a table holding them."""
+    return canonical(pd.DataFrame([list(r) for r in rows], columns=columns), columns)
+
+
+# The table of the staging tests (tests/test_staging*.py): (id long, v string, part long),
+# partitioned by part, with the change data feed on.
+STAGING_ROWS = [(i, f"v{i}", i % 3) for i in range(30)]
+
+
+def staging_df(spark, rows):
+    """A Spark DataFrame of ``rows``, ``(id, v, part)`` tuples typed ``id long, v string, part long``."""
+    return spark.createDataFrame(rows, "id long, v string, part long")
+
+
+def staging_frame(rows) -> pd.DataFrame:
+    """``(id, v, part)`` tuples as a canonical frame (columns by name: id, part, v): what
+    ``delta_rows(path)`` returns for a staging table holding them."""
+    return canonical(pd.DataFrame(rows, columns=["id", "v", "part"]))
+
+
+def make_staging_table(spark, path: str, rows=STAGING_ROWS, props=None) -> None:
+    """Writes ``rows`` (``(id, v, part)`` tuples) as a new table at ``path``, partitioned by ``part``,
+    with the change data feed on and the table properties ``props``."""
+    import filecommit
+
+    filecommit.write(staging_df(spark, rows), path, partition_by=["part"],
+                     table_properties={"delta.enableChangeDataFeed": "true", **(props or {})})

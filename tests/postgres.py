@@ -11,10 +11,11 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
+
+from cluster import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JDBC_JARS = os.path.join(ROOT, ".build", "jdbc-jars")
@@ -43,12 +44,6 @@ def bin_dir() -> str:
     raise FileNotFoundError(f"PostgreSQL is not installed (no initdb): {SETUP_HINT}")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class PostgresServer:
     """One PostgreSQL cluster; :attr:`url` is the JDBC URL of its ``metastore`` database."""
 
@@ -58,7 +53,7 @@ class PostgresServer:
         self.base = tempfile.mkdtemp(prefix="filecommit-pg-")
         self.data = os.path.join(self.base, "data")
         self.log_path = os.path.join(self.base, "postgres.log")
-        self.port = _free_port()
+        self.port = free_port()
         self.proc: subprocess.Popen | None = None
 
     @property

@@ -11,10 +11,11 @@ from __future__ import annotations
 import glob
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
+
+from cluster import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MINIO = os.path.join(ROOT, ".tools", "bin", "minio")
@@ -26,12 +27,6 @@ SECRET_KEY = os.environ.get("FILECOMMIT_MINIO_SECRET_KEY") or "filecommit-secret
 REGION = "us-east-1"
 # The session's server (the conftest ``minio`` fixture sets it), for the helpers that read s3a:// tables.
 ACTIVE: MinioServer | None = None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def s3a_jars() -> list[str]:
@@ -84,8 +79,8 @@ class MinioServer(_Client):
             raise FileNotFoundError(f"MinIO missing at {MINIO}: run `make minio`")
         self.data_dir = data_dir
         self.log_path = log_path or os.path.join(os.path.dirname(data_dir.rstrip("/")), "minio.log")
-        self.port = _free_port()
-        self.console_port = _free_port()
+        self.port = free_port()
+        self.console_port = free_port()
         self.proc: subprocess.Popen | None = None
 
     @property

@@ -14,7 +14,7 @@ import json
 import os
 
 import pytest
-from helpers import error_class, log_actions
+from helpers import error_class, log_actions, spark_delta_sql
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -22,19 +22,14 @@ import filecommit
 pytestmark = pytest.mark.slow
 
 
-def _sql(delta_spark, path, stmt):
-    r = delta_spark.read_one({"kind": "sql", "path": path, "sql": stmt})
-    assert r["ok"], r
-    return r["rows"]
-
-
 def _adds(path, version):
     return [a["add"] for a in log_actions(path)[version] if "add" in a]
 
 
 def test_delta_clustered_table_takes_filecommit_commands(spark, delta_spark, table_path):
-    _sql(delta_spark, table_path, "CREATE TABLE {table} (a BIGINT, b BIGINT, v STRING) USING delta CLUSTER BY (a, b)")
-    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (1, 1, 'x'), (9, 9, 'y')")
+    spark_delta_sql(delta_spark, table_path,
+                    "CREATE TABLE {table} (a BIGINT, b BIGINT, v STRING) USING delta CLUSTER BY (a, b)")
+    spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (1, 1, 'x'), (9, 9, 'y')")
     rows = [(a, b, f"r{a}{b}") for a in range(8) for b in range(8)]
     df = spark.createDataFrame(rows, "a long, b long, v string").repartition(4)
     assert filecommit.write(df, table_path).version == 2
@@ -53,21 +48,21 @@ def test_delta_clustered_table_takes_filecommit_commands(spark, delta_spark, tab
 
     expected = [(a, b, {(1, 1): "u", (0, 0): "m"}.get((a, b), f"r{a}{b}")) for a in range(8) for b in range(8)]
     expected += [(1, 1, "u"), (20, 20, "n")]
-    got = _sql(delta_spark, table_path, "SELECT a, b, v FROM {table}")
+    got = spark_delta_sql(delta_spark, table_path, "SELECT a, b, v FROM {table}")
     assert sorted((r["a"], r["b"], r["v"]) for r in got) == sorted(expected)
 
     assert filecommit.restore(spark, table_path, version=4).version == 7
-    detail = _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]
+    detail = spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]
     assert detail["clusteringColumns"] == ["a", "b"], detail
     # Delta's writer co-writes afterwards.
-    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (30, 30, 'd')")
-    n = _sql(delta_spark, table_path, "SELECT count(*) AS n FROM {table}")[0]["n"]
+    spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (30, 30, 'd')")
+    n = spark_delta_sql(delta_spark, table_path, "SELECT count(*) AS n FROM {table}")[0]["n"]
     assert n == 64 + 1 + 1  # version 4's rows (a = 9 deleted) and Delta's row
 
 
 def test_zorder_on_clustered_table_is_refused(spark, delta_spark, table_path):
-    _sql(delta_spark, table_path, "CREATE TABLE {table} (a BIGINT, v STRING) USING delta CLUSTER BY (a)")
-    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (1, 'x')")
+    spark_delta_sql(delta_spark, table_path, "CREATE TABLE {table} (a BIGINT, v STRING) USING delta CLUSTER BY (a)")
+    spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (1, 'x')")
     with pytest.raises(PySparkException) as e:
         filecommit.optimize(spark, table_path, zorder_by=["a"])
     assert error_class(e.value) == "DELTA_CLUSTERING_WITH_ZORDER_BY", e.value
@@ -100,18 +95,18 @@ def test_cluster_by_creates_a_clustered_table_that_delta_reads_and_alter_changes
     domain = json.loads(_domain(table_path, 0)["configuration"])
     assert domain == {"clusteringColumns": [[physical["a"]], [physical["b"]]], "domainName": "delta.clustering"}, domain
     assert "clusteringColumns" not in next(a["metaData"] for a in actions if "metaData" in a)["configuration"]
-    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a", "b"]
+    assert spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a", "b"]
 
     # Delta's writer co-writes and optimizes the table filecommit created.
-    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (100, 's99', 'd')")
-    _sql(delta_spark, table_path, "OPTIMIZE {table}")
+    spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (100, 's99', 'd')")
+    spark_delta_sql(delta_spark, table_path, "OPTIMIZE {table}")
     v = max(log_actions(table_path))
 
     # ALTER TABLE ... CLUSTER BY through filecommit's catalog: a commit of the domain only.
     spark.sql(f"ALTER TABLE delta.`{table_path}` CLUSTER BY (b)").collect()
     commit = log_actions(table_path)[v + 1]
     assert sorted(k for a in commit for k in a) == ["commitInfo", "domainMetadata"], commit
-    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["b"]
+    assert spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["b"]
 
     # filecommit's OPTIMIZE now lays the files out by b alone (one column: range order, so the
     # files' b ranges do not overlap).
@@ -122,11 +117,11 @@ def test_cluster_by_creates_a_clustered_table_that_delta_reads_and_alter_changes
     stats = sorted((s["minValues"][physical["b"]], s["maxValues"][physical["b"]])
                    for s in (json.loads(a["stats"]) for a in adds))
     assert all(hi < lo for (_, hi), (lo, _) in itertools.pairwise(stats)), stats
-    got = _sql(delta_spark, table_path, "SELECT count(*) AS n FROM {table}")[0]["n"]
+    got = spark_delta_sql(delta_spark, table_path, "SELECT count(*) AS n FROM {table}")[0]["n"]
     assert got == 17
 
     spark.sql(f"ALTER TABLE delta.`{table_path}` CLUSTER BY NONE").collect()
-    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
+    assert spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
 
 
 def test_sql_create_table_cluster_by(spark, delta_spark, tmp_path):
@@ -147,8 +142,8 @@ def test_sql_create_table_cluster_by(spark, delta_spark, tmp_path):
     _rows(spark, 4).write.format("delta").clusterBy("b").save(p4)
     made[p4] = ["b"]
     for path, cols in made.items():
-        assert _sql(delta_spark, path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == cols, path
-    assert _sql(delta_spark, p2, "SELECT count(*) AS n FROM {table}")[0]["n"] == 2
+        assert spark_delta_sql(delta_spark, path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == cols, path
+    assert spark_delta_sql(delta_spark, p2, "SELECT count(*) AS n FROM {table}")[0]["n"] == 2
 
 
 @pytest.mark.parametrize("kwargs, cls", [
@@ -204,14 +199,14 @@ def test_restore_brings_back_the_clustering_columns_of_the_version(spark, delta_
     spark.sql(f"ALTER TABLE delta.`{table_path}` CLUSTER BY (b)").collect()
     assert filecommit.restore(spark, table_path, version=0).version == 2
     assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["a"]], "domainName": "delta.clustering"}
-    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
+    assert spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
 
     plain = str(tmp_path / "plain")
     filecommit.write(_rows(spark, 4), plain)
     spark.sql(f"ALTER TABLE delta.`{plain}` CLUSTER BY (a)").collect()
     assert filecommit.restore(spark, plain, version=0).version == 2
     assert json.loads(_domain(plain, 2)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
-    assert _sql(delta_spark, plain, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
+    assert spark_delta_sql(delta_spark, plain, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
     protocol = next(a["protocol"] for a in log_actions(plain)[1] if "protocol" in a)
     assert "clustering" in protocol["writerFeatures"]
     assert len(_delta_rs_rows(plain)) == 4
@@ -224,7 +219,7 @@ def test_overwrite_without_cluster_by_clusters_by_none(spark, delta_spark, table
     filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
     assert filecommit.write(_rows(spark, 4), table_path, mode="overwrite").version == 1
     assert json.loads(_domain(table_path, 1)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
-    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
+    assert spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
 
     other = str(tmp_path / "other")
     filecommit.write(_rows(spark, 4), other, cluster_by=["a"])
@@ -233,7 +228,7 @@ def test_overwrite_without_cluster_by_clusters_by_none(spark, delta_spark, table
     assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
     filecommit.write(df, other)
     assert filecommit.optimize(spark, other).committed
-    assert _sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
+    assert spark_delta_sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
     assert _delta_rs_rows(other) == [{"c": 1, "d": "x"}, {"c": 1, "d": "x"}, {"c": 2, "d": "y"}, {"c": 2, "d": "y"}]
 
 
@@ -248,7 +243,7 @@ def test_clustered_table_replaced_by_a_partitioned_one(spark, delta_spark, table
                   "PARTITIONED BY (b)").collect()
     assert error_class(e.value) == "DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE", e.value
     assert max(log_actions(table_path)) == 0
-    assert _sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
+    assert spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
 
     other = str(tmp_path / "other")
     filecommit.write(_rows(spark, 4), other, cluster_by=["a"])
@@ -256,7 +251,7 @@ def test_clustered_table_replaced_by_a_partitioned_one(spark, delta_spark, table
                          options={"overwriteSchema": "true"})
     assert r.version == 1
     assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
-    detail = _sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]
+    detail = spark_delta_sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]
     assert detail["clusteringColumns"] == [] and detail["partitionColumns"] == ["b"], detail
     filecommit.write(_rows(spark, 4), other)
     assert filecommit.optimize(spark, other).committed

@@ -15,7 +15,7 @@ import re
 import pandas as pd
 import pytest
 from delta_tables import log_file_names
-from helpers import data_files, dv_id, log_actions, log_state, twin_copier
+from helpers import data_files, dv_id, log_actions, log_state, sql_steps, twin_copier, values_sql
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -25,31 +25,23 @@ pytestmark = pytest.mark.slow
 ROWS = [(i, i * 10, "abc"[i % 3]) for i in range(1, 601)]
 
 
-def _values(rows):
-    return ", ".join(f"({i}, {v}, '{p}')" for i, v, p in rows)
-
-
-def _sql(*statements):
-    return [{"sql": s} for s in statements]
-
-
 _CREATE = "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
 FIXTURES = {
     # 600 rows, 3 partitions, 3 INSERTs (9 files or more), deletion vectors and the change data feed on.
-    "dv_cdf": _sql(
+    "dv_cdf": sql_steps(
         _CREATE + "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', 'delta.enableChangeDataFeed' = 'true')",
-        f"INSERT INTO {{table}} VALUES {_values(ROWS[:200])}",
-        f"INSERT INTO {{table}} VALUES {_values(ROWS[200:400])}",
-        f"INSERT INTO {{table}} VALUES {_values(ROWS[400:])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(ROWS[:200])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(ROWS[200:400])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(ROWS[400:])}",
         "DELETE FROM {table} WHERE id % 50 = 7"),
     # Deletion vectors on and a CHECK constraint an update can break after its DVs are written.
-    "dv_check": _sql(
+    "dv_check": sql_steps(
         _CREATE + "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
-        f"INSERT INTO {{table}} VALUES {_values(ROWS[:60])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(ROWS[:60])}",
         "ALTER TABLE {table} ADD CONSTRAINT v_small CHECK (v < 100000)"),
-    "plain": _sql(
+    "plain": sql_steps(
         _CREATE + "TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')",
-        f"INSERT INTO {{table}} VALUES {_values(ROWS[:60])}"),
+        f"INSERT INTO {{table}} VALUES {values_sql(ROWS[:60])}"),
 }
 
 

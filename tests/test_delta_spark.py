@@ -15,9 +15,9 @@ import sys
 
 import pandas as pd
 import pytest
+from helpers import canonical, rows_frame
 
 import filecommit
-from helpers import canonical
 
 pytestmark = pytest.mark.slow
 
@@ -43,10 +43,6 @@ BATCH = [
 ]
 # Appended to the plain table: values needing escaping, a null partition value.
 APPEND_ROWS = [(4, "d", "a/b"), (5, "e", "with space"), (6, "f", None), (7, "g", "50%=:ü")]
-
-
-def _frame(rows, columns):
-    return canonical(pd.DataFrame([list(r) for r in rows], columns=columns), columns)
 
 
 def _reader_frame(result, columns):
@@ -105,7 +101,7 @@ def tables(spark, tmp_path_factory):
 
 def _expected_changes(version):
     rows = [r + (version,) for r in BATCH if r[3] is not None]
-    return _frame(rows, COLS + ["_change_type", "_commit_version"])
+    return rows_frame(rows, COLS + ["_change_type", "_commit_version"])
 
 
 def test_change_feed_of_a_partitioned_table_with_escaped_values(tables):
@@ -115,7 +111,7 @@ def test_change_feed_of_a_partitioned_table_with_escaped_values(tables):
 
 
 def test_table_read_after_replace_where_with_change_data(tables):
-    expected = _frame([r[:3] for r in BATCH if r[3] is None], COLS)
+    expected = rows_frame([r[:3] for r in BATCH if r[3] is None], COLS)
     pd.testing.assert_frame_equal(_reader_frame(tables["part_table"], COLS), expected, check_dtype=False)
     assert "_change_type" not in tables["part_table"]["columns"]
     assert tables["part_table"]["version"] == 1
@@ -124,15 +120,15 @@ def test_table_read_after_replace_where_with_change_data(tables):
 def test_change_feed_of_an_unpartitioned_table_enabled_later(tables):
     got = _reader_frame(tables["flat_cdf"], COLS + ["_change_type", "_commit_version"])
     pd.testing.assert_frame_equal(got, _expected_changes(2), check_dtype=False)
-    expected = _frame(BASE + [r[:3] for r in BATCH if r[3] is None], COLS)
+    expected = rows_frame(BASE + [r[:3] for r in BATCH if r[3] is None], COLS)
     pd.testing.assert_frame_equal(_reader_frame(tables["flat_table"], COLS), expected, check_dtype=False)
     assert sorted(tables["flat_table"]["columns"]) == sorted(COLS)
 
 
 def test_plain_table_versions_and_overwrite(tables):
-    pd.testing.assert_frame_equal(_reader_frame(tables["plain_v1"], COLS), _frame(BASE + APPEND_ROWS, COLS),
+    pd.testing.assert_frame_equal(_reader_frame(tables["plain_v1"], COLS), rows_frame(BASE + APPEND_ROWS, COLS),
                                   check_dtype=False)
-    pd.testing.assert_frame_equal(_reader_frame(tables["plain_latest"], COLS), _frame([(9, "z", "x")], COLS),
+    pd.testing.assert_frame_equal(_reader_frame(tables["plain_latest"], COLS), rows_frame([(9, "z", "x")], COLS),
                                   check_dtype=False)
     assert tables["plain_latest"]["version"] == 2
 

@@ -40,7 +40,7 @@ from pyspark.errors import PySparkException
 import filecommit
 from filecommit import errors
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("faults_available")]
 
 LOG_WRITE_FAILED = errors.FILECOMMIT_LOG_WRITE_FAILED
 STATE_UNKNOWN = errors.FILECOMMIT_COMMIT_STATE_UNKNOWN
@@ -48,13 +48,6 @@ DEFINITE = {LOG_WRITE_FAILED, STATE_UNKNOWN}
 APP = "faults"
 SCHEMA = "id long, part string, v long"
 COLUMNS = ["id", "part", "v"]
-
-
-@pytest.fixture(autouse=True)
-def _faults_available(spark):
-    if faults.directory() is None:
-        pytest.skip("the server under test was not started with the fault-injection jar "
-                    "(FILECOMMIT_REMOTE without FILECOMMIT_TEST_FAULTS_DIR)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,7 +25,17 @@ from urllib.parse import unquote
 import pandas as pd
 import pytest
 from delta_tables import commit_versions, log_file_names
-from helpers import canonical, checkpoint_versions, data_files, dv_id, error_class, log_actions, log_state, shared_dir
+from helpers import (
+    canonical,
+    checkpoint_versions,
+    data_files,
+    dv_id,
+    error_class,
+    log_actions,
+    log_state,
+    shared_dir,
+    sql_steps,
+)
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -36,10 +46,6 @@ NOT_NULL = "DELTA_NOT_NULL_CONSTRAINT_VIOLATED"
 VIOLATION = "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
 UNSUPPORTED = "DELTA_UNSUPPORTED_FEATURES_FOR_WRITE"
 APPEND_ONLY = "DELTA_CANNOT_MODIFY_APPEND_ONLY"
-
-
-def _sql(*statements):
-    return [{"sql": s} for s in statements]
 
 
 INVARIANT_SCHEMA = {
@@ -56,97 +62,97 @@ INVARIANT_SCHEMA = {
 FIXTURES = {
     # 25 appends after the CREATE: versions 0..25, Delta's checkpoints at 10 and 20; JSON 0-19 deleted.
     "cleaned": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta",
-                   *[f"INSERT INTO {{table}} VALUES ({i}, 'n{i}')" for i in range(1, 26)]),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING) USING delta",
+                        *[f"INSERT INTO {{table}} VALUES ({i}, 'n{i}')" for i in range(1, 26)]),
         drop_commits_before=20, feature=None),
     "check": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta",
-                   "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')",
-                   "ALTER TABLE {table} ADD CONSTRAINT id_pos CHECK (id > 0)"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING) USING delta",
+                        "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')",
+                        "ALTER TABLE {table} ADD CONSTRAINT id_pos CHECK (id > 0)"),
         feature="checkConstraints"),
     "not_null": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT NOT NULL, name STRING) USING delta",
-                   "INSERT INTO {table} VALUES (1, 'a'), (2, NULL)"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT NOT NULL, name STRING) USING delta",
+                        "INSERT INTO {table} VALUES (1, 'a'), (2, NULL)"),
         feature="invariants"),
     # Legacy column invariant (schema metadata delta.invariants), made through the DataFrame API.
     "invariant": dict(
         steps=[{"dataframe": {"schema": INVARIANT_SCHEMA, "rows": [[1, "a"], [2, "b"]], "mode": "append"}}],
         feature="invariants"),
     "generated": dict(
-        steps=_sql("CREATE TABLE {table} (ts TIMESTAMP, d DATE GENERATED ALWAYS AS (CAST(ts AS DATE)), v INT, "
-                   "b INT GENERATED ALWAYS AS (v * 2)) USING delta PARTITIONED BY (d)",
-                   "INSERT INTO {table} (ts, v) VALUES (TIMESTAMP'2024-01-01 12:00:00', 1), "
-                   "(TIMESTAMP'2024-01-02 12:00:00', 2)"),
+        steps=sql_steps("CREATE TABLE {table} (ts TIMESTAMP, d DATE GENERATED ALWAYS AS (CAST(ts AS DATE)), v INT, "
+                        "b INT GENERATED ALWAYS AS (v * 2)) USING delta PARTITIONED BY (d)",
+                        "INSERT INTO {table} (ts, v) VALUES (TIMESTAMP'2024-01-01 12:00:00', 1), "
+                        "(TIMESTAMP'2024-01-02 12:00:00', 2)"),
         feature="generatedColumns"),
     # Part a: file (1,2,3) with a DV deleting 2, file (7); part b: file (4,5,6) with a DV deleting 5,
     # file (9); the file holding only 8 removed by the DELETE.
     "dv": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
-                   "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
-                   "INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'b'), (5, 'b'), (6, 'b')",
-                   "INSERT INTO {table} VALUES (7, 'a'), (8, 'a'), (9, 'b')",
-                   "DELETE FROM {table} WHERE id IN (2, 5, 8)"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
+                        "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
+                        "INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'b'), (5, 'b'), (6, 'b')",
+                        "INSERT INTO {table} VALUES (7, 'a'), (8, 'a'), (9, 'b')",
+                        "DELETE FROM {table} WHERE id IN (2, 5, 8)"),
         feature="deletionVectors"),
     "cm_name": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING, part STRING) USING delta PARTITIONED BY (part) "
-                   "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",
-                   "INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')",
-                   "ALTER TABLE {table} RENAME COLUMN name TO label"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING, part STRING) USING delta PARTITIONED BY (part) "
+                        "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",
+                        "INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')",
+                        "ALTER TABLE {table} RENAME COLUMN name TO label"),
         feature="columnMapping"),
     # id mode, the partition column renamed.
     "cm_id": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING, part STRING) USING delta PARTITIONED BY (part) "
-                   "TBLPROPERTIES ('delta.columnMapping.mode' = 'id')",
-                   "INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')",
-                   "ALTER TABLE {table} RENAME COLUMN part TO region"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING, part STRING) USING delta PARTITIONED BY (part) "
+                        "TBLPROPERTIES ('delta.columnMapping.mode' = 'id')",
+                        "INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')",
+                        "ALTER TABLE {table} RENAME COLUMN part TO region"),
         feature="columnMapping"),
     "append_only": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
-                   "TBLPROPERTIES ('delta.appendOnly' = 'true')",
-                   "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
+                        "TBLPROPERTIES ('delta.appendOnly' = 'true')",
+                        "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
         feature="appendOnly"),
     "cdf": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING, part STRING) USING delta PARTITIONED BY (part) "
-                   "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')",
-                   "INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING, part STRING) USING delta PARTITIONED BY (part) "
+                        "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')",
+                        "INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')"),
         feature="changeDataFeed"),
     # In-commit timestamps: commitInfo first, with a strictly increasing inCommitTimestamp.
     "ict": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
-                   "TBLPROPERTIES ('delta.enableInCommitTimestamps' = 'true')",
-                   "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
+                        "TBLPROPERTIES ('delta.enableInCommitTimestamps' = 'true')",
+                        "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
         feature="inCommitTimestamp"),
     # V2 checkpoints (checkpoint policy v2), one written by Delta at version 2.
     "v2_checkpoint": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
-                   "TBLPROPERTIES ('delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '2')",
-                   "INSERT INTO {table} VALUES (1, 'a')", "INSERT INTO {table} VALUES (2, 'b')",
-                   "INSERT INTO {table} VALUES (3, 'c')"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
+                        "TBLPROPERTIES ('delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '2')",
+                        "INSERT INTO {table} VALUES (1, 'a')", "INSERT INTO {table} VALUES (2, 'b')",
+                        "INSERT INTO {table} VALUES (3, 'c')"),
         feature="v2Checkpoint"),
     # Newer writer features: variantType is refused by name; identityColumns, rowTracking, clustering and
     # allowColumnDefaults are honoured (test_identity.py, test_row_tracking.py, test_clustering.py,
     # test_column_defaults.py) and made here for the protocol check.
     "variant": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING, doc VARIANT) USING delta",
-                   "INSERT INTO {table} VALUES (1, 'a', NULL)"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING, doc VARIANT) USING delta",
+                        "INSERT INTO {table} VALUES (1, 'a', NULL)"),
         feature="variantType"),
     "identity": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT GENERATED ALWAYS AS IDENTITY, name STRING) USING delta",
-                   "INSERT INTO {table} (name) VALUES ('a'), ('b')"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT GENERATED ALWAYS AS IDENTITY, name STRING) USING delta",
+                        "INSERT INTO {table} (name) VALUES ('a'), ('b')"),
         feature="identityColumns"),
     "row_tracking": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
-                   "TBLPROPERTIES ('delta.enableRowTracking' = 'true')",
-                   "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING) USING delta "
+                        "TBLPROPERTIES ('delta.enableRowTracking' = 'true')",
+                        "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
         feature="rowTracking"),
     "clustering": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING) USING delta CLUSTER BY (id)",
-                   "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING) USING delta CLUSTER BY (id)",
+                        "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
         feature="clustering"),
     "column_defaults": dict(
-        steps=_sql("CREATE TABLE {table} (id BIGINT, name STRING DEFAULT 'z') USING delta "
-                   "TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported')",
-                   "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
+        steps=sql_steps("CREATE TABLE {table} (id BIGINT, name STRING DEFAULT 'z') USING delta "
+                        "TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported')",
+                        "INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
         feature="allowColumnDefaults"),
 }
 

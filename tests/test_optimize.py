@@ -12,7 +12,7 @@ import datetime
 import os
 
 import pytest
-from helpers import data_files, delta_table, log_actions, twin_copier
+from helpers import data_files, delta_table, log_actions, twin_copier, values_sql
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -22,10 +22,6 @@ pytestmark = pytest.mark.slow
 COLUMNS = ["id", "v", "part"]
 
 
-def _values(rows):
-    return ", ".join(f"({i}, {v}, '{p}')" for i, v, p in rows)
-
-
 def _batch(lo, hi):
     return [(i, i * 10, "abc"[i % 3]) for i in range(lo, hi)]
 
@@ -33,10 +29,10 @@ def _batch(lo, hi):
 STEPS = [{"sql": s} for s in (
     "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
     "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
-    f"INSERT INTO {{table}} VALUES {_values(_batch(0, 30))}",
-    f"INSERT INTO {{table}} VALUES {_values(_batch(30, 60))}",
-    f"INSERT INTO {{table}} VALUES {_values(_batch(60, 90))}",
-    f"INSERT INTO {{table}} VALUES {_values(_batch(90, 120))}",
+    f"INSERT INTO {{table}} VALUES {values_sql(_batch(0, 30))}",
+    f"INSERT INTO {{table}} VALUES {values_sql(_batch(30, 60))}",
+    f"INSERT INTO {{table}} VALUES {values_sql(_batch(60, 90))}",
+    f"INSERT INTO {{table}} VALUES {values_sql(_batch(90, 120))}",
     "DELETE FROM {table} WHERE id % 7 = 0",
     "INSERT INTO {table} VALUES (1000, 1, 'd')",
     "INSERT INTO {table} VALUES (2000, 2, 'e'), (2001, 3, 'e')",

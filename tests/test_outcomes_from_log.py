@@ -33,13 +33,7 @@ from test_faults import (
 
 from filecommit import errors
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def _faults_available(spark):
-    if faults.directory() is None:
-        pytest.skip("the server under test was not started with the fault-injection jar")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("faults_available")]
 
 
 # append: a blind append (committed through the group commit); overwrite and update: alone.

@@ -8,12 +8,11 @@ row-level changes; every expectation is what Spark + Delta reads from the same f
 from __future__ import annotations
 
 import os
-import shutil
 
 import delta_spark_reader
 import pytest
 from delta_spark_reader import _plain
-from helpers import error_class, s3_dir, second_session, shared_dir, upload_table
+from helpers import copy_fixture, error_class, second_session, sql_steps
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -23,14 +22,10 @@ pytestmark = pytest.mark.slow
 CDF = "'delta.enableChangeDataFeed' = 'true'"
 
 
-def _sql(*statements):
-    return [{"sql": s} for s in statements]
-
-
 FIXTURES = {
     # 8 appends, multi-part classic checkpoints (one action per part) every 3 commits, JSON commits
     # 0-5 deleted (log clean-up): versions 6-8 stay readable from the checkpoint at 6; change feed on.
-    "cleaned": dict(steps=_sql(
+    "cleaned": dict(steps=sql_steps(
         "SET spark.databricks.delta.checkpoint.partSize = 1",
         "CREATE TABLE {table} (id BIGINT, name STRING) USING delta TBLPROPERTIES ('delta.checkpointInterval' = '3', "
         f"{CDF})",
@@ -38,13 +33,13 @@ FIXTURES = {
         "RESET spark.databricks.delta.checkpoint.partSize"),
         drop_commits_before=6),
     # V2 checkpoints (checkpointPolicy v2) every 2 commits, a delete in between.
-    "v2cp": dict(steps=_sql(
+    "v2cp": dict(steps=sql_steps(
         "CREATE TABLE {table} (id BIGINT, name STRING) USING delta TBLPROPERTIES ("
         "'delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '2')",
         *[f"INSERT INTO {{table}} VALUES ({i}, 'v{i}'), ({i + 10}, 'w{i}')" for i in range(1, 4)],
         "DELETE FROM {table} WHERE id = 12")),
     # Deletion vectors (a file removed whole by the last DELETE) and the change data feed.
-    "dv_cdf": dict(steps=_sql(
+    "dv_cdf": dict(steps=sql_steps(
         "CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
         f"TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', {CDF})",
         "INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'b'), (5, 'b')",
@@ -53,7 +48,7 @@ FIXTURES = {
         "UPDATE {table} SET id = 30 WHERE id = 3",
         "DELETE FROM {table} WHERE id = 6")),
     # Column mapping by name: a renamed and a dropped column.
-    "cm_name": dict(steps=_sql(
+    "cm_name": dict(steps=sql_steps(
         "CREATE TABLE {table} (id BIGINT, name STRING, extra INT, part STRING) USING delta PARTITIONED BY (part) "
         "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",
         "INSERT INTO {table} VALUES (1, 'a', 10, 'x'), (2, 'b', 20, 'y')",
@@ -61,25 +56,25 @@ FIXTURES = {
         "ALTER TABLE {table} DROP COLUMN extra",
         "INSERT INTO {table} VALUES (3, 'c', 'x')")),
     # Column mapping by id, the partition column and a nested field renamed.
-    "cm_id": dict(steps=_sql(
+    "cm_id": dict(steps=sql_steps(
         "CREATE TABLE {table} (id BIGINT, s STRUCT<a: INT, b: STRING>, part STRING) USING delta "
         "PARTITIONED BY (part) TBLPROPERTIES ('delta.columnMapping.mode' = 'id')",
         "INSERT INTO {table} VALUES (1, named_struct('a', 1, 'b', 'p'), 'x'), (2, named_struct('a', 2, 'b', 'q'), 'y')",
         "ALTER TABLE {table} RENAME COLUMN part TO region",
         "ALTER TABLE {table} RENAME COLUMN s.b TO bb")),
-    "generated": dict(steps=_sql(
+    "generated": dict(steps=sql_steps(
         "CREATE TABLE {table} (ts TIMESTAMP, d DATE GENERATED ALWAYS AS (CAST(ts AS DATE)), v INT, "
         "b INT GENERATED ALWAYS AS (v * 2)) USING delta PARTITIONED BY (d)",
         "INSERT INTO {table} (ts, v) VALUES (TIMESTAMP'2024-01-01 12:00:00', 1), (TIMESTAMP'2024-01-02 12:00:00', 2)")),
     # Partition values of several types, NULL and strings that need escaping in paths.
-    "parts": dict(steps=_sql(
+    "parts": dict(steps=sql_steps(
         "CREATE TABLE {table} (id BIGINT, s STRING, n INT, d DATE, t TIMESTAMP) USING delta "
         "PARTITIONED BY (s, n, d, t)",
         "INSERT INTO {table} VALUES (1, 'a b', 1, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00'), "
         "(2, 'x/y=z%', NULL, NULL, NULL), (3, NULL, -5, DATE'1999-12-31', TIMESTAMP'2000-06-01 00:00:01.5'), "
         "(4, '', 7, DATE'2024-02-29', TIMESTAMP'2024-02-29 23:59:59'), (5, 'ünï{}', 8, DATE'2024-03-01', NULL)")),
     # timestamp / timestamp_ntz / decimal columns, in-commit timestamps.
-    "timestamps": dict(steps=_sql(
+    "timestamps": dict(steps=sql_steps(
         "CREATE TABLE {table} (id BIGINT, t TIMESTAMP, tn TIMESTAMP_NTZ, dec DECIMAL(12, 3)) USING delta "
         "TBLPROPERTIES ('delta.enableInCommitTimestamps' = 'true')",
         "INSERT INTO {table} VALUES (1, TIMESTAMP'2024-01-01 10:00:00.123456', "
@@ -87,7 +82,7 @@ FIXTURES = {
         "INSERT INTO {table} VALUES (3, TIMESTAMP'1970-01-01 00:00:00', TIMESTAMP_NTZ'2100-01-01 00:00:00', -2.25)")),
     # The change data feed switched on at version 2: inserts, an update and a delete (cdc files), a
     # whole-partition delete (no cdc file) and an append after it.
-    "cdf": dict(steps=_sql(
+    "cdf": dict(steps=sql_steps(
         "CREATE TABLE {table} (id BIGINT, name STRING, part STRING) USING delta PARTITIONED BY (part)",
         "INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')",
         f"ALTER TABLE {{table}} SET TBLPROPERTIES ({CDF})",
@@ -130,13 +125,6 @@ def _history(delta_spark, path):
     hist = delta_spark.read_one({"kind": "sql", "path": path, "sql": "DESCRIBE HISTORY {table}"})
     assert hist["ok"], hist
     return {r["version"]: r["timestamp"] for r in sorted(hist["rows"], key=lambda r: r["version"])}
-
-
-def _copy(made, name, tmp, where="local"):
-    """A fresh copy of fixture ``name``: local, or (``where="s3"``) in the session's MinIO bucket."""
-    dest = os.path.join(shared_dir(tmp), name)
-    shutil.copytree(made[name]["path"], dest, symlinks=True)
-    return upload_table(dest, f"{s3_dir()}/{name}") if where == "s3" else dest
 
 
 # ------------------------------------------------------------------------------- snapshots
@@ -218,7 +206,7 @@ def test_unsupported_reader_feature_is_refused(spark, made, tmp_path):
     """A table whose protocol needs a reader feature we do not honour is refused, naming it."""
     import json
 
-    path = _copy(made, "dv_cdf", tmp_path)
+    path = copy_fixture(made, "dv_cdf", tmp_path)
     log = os.path.join(path, "_delta_log")
     latest = max(int(f.split(".")[0]) for f in os.listdir(log) if f.endswith(".json") and not f.startswith("."))
     with open(os.path.join(log, f"{latest + 1:020d}.json"), "w") as fh:
@@ -289,7 +277,7 @@ def test_reads_after_our_writes_equal_delta(spark, made, delta_spark, tmp_path, 
     and the change feed equal Spark + Delta's."""
     from pyspark.sql import functions as F
 
-    path = _copy(made, "dv_cdf", tmp_path, where)
+    path = copy_fixture(made, "dv_cdf", tmp_path, where)
     first = made["dv_cdf"]["version"] + 1
     rows = spark.range(100, 400).select(F.col("id"), (F.col("id") % 3).cast("string").alias("part"))
     filecommit.write(rows, path)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 
-import faults
 import pytest
 from delta_tables import commit_versions
 from helpers import data_files, error_class, log_actions, race_held_commit
@@ -29,13 +28,7 @@ from test_faults import check_log
 import filecommit
 from filecommit import errors
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def _faults_available(spark):
-    if faults.directory() is None:
-        pytest.skip("the server under test was not started with the fault-injection jar")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("faults_available")]
 
 
 CONSTRAINT = {"delta.constraints.v_positive": "v > 0"}

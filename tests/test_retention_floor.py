@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import time
 
 import faults
 import pytest
 from deltalake import DeltaTable
-from helpers import data_files, delta_rows, error_class, log_actions, second_session, shared_dir
+from helpers import copy_fixture, data_files, delta_rows, error_class, log_actions, second_session
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -47,12 +46,6 @@ FIXTURES = {
         "DELETE FROM {table}",
     )],
 }
-
-
-def _copy(made, name, tmp_path):
-    dest = os.path.join(shared_dir(tmp_path), name)
-    shutil.copytree(made[name]["path"], dest, symlinks=True)
-    return dest
 
 
 def _age(path, days):
@@ -95,7 +88,7 @@ def test_a_property_below_the_floor_is_refused_before_anything_is_committed(spar
 
 def test_vacuum_below_the_floor_is_refused_and_the_floor_wins_over_a_lower_property(
         spark, delta_spark, made, tmp_path):
-    path = _copy(made, "zero", tmp_path)
+    path = copy_fixture(made, "zero", tmp_path)
     stray_new, stray_old = (os.path.join(path, n) for n in ("stray-3d.parquet", "stray-9d.parquet"))
     for f, days in ((stray_new, 3), (stray_old, 9)):
         with open(f, "wb") as fh:
@@ -119,7 +112,7 @@ def test_vacuum_below_the_floor_is_refused_and_the_floor_wins_over_a_lower_prope
 
 
 def test_a_client_session_cannot_lower_the_floor_or_turn_the_check_off(spark, made, tmp_path):
-    path = _copy(made, "zero", tmp_path)
+    path = copy_fixture(made, "zero", tmp_path)
     stray = os.path.join(path, "stray.parquet")
     with open(stray, "wb") as fh:
         fh.write(b"x")
@@ -195,7 +188,7 @@ def test_a_write_in_flight_keeps_its_files_through_vacuum_whatever_their_age(spa
 
 
 def test_restore_between_its_check_and_its_commit_keeps_its_files_from_vacuum(spark, delta_spark, made, tmp_path):
-    path = _copy(made, "removed", tmp_path)
+    path = copy_fixture(made, "removed", tmp_path)
     # Nine days pass for the files of version 1 and for the tombstones of version 2 (the log is
     # edited before the server first reads the table), while version 1 itself stays restorable.
     old_ms = int((time.time() - 9 * DAY_S) * 1000)

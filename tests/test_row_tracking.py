@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import faults
 import pytest
-from helpers import error_class, log_actions, race_held_commit
+from helpers import error_class, log_actions, race_held_commit, spark_delta_sql
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -23,15 +23,9 @@ ROW_TRACKING = "TBLPROPERTIES ('delta.enableRowTracking' = 'true')"
 IDS = "SELECT id, v, _metadata.row_id AS row_id, _metadata.row_commit_version AS rcv FROM {table}"
 
 
-def _sql(delta_spark, path, stmt):
-    r = delta_spark.read_one({"kind": "sql", "path": path, "sql": stmt})
-    assert r["ok"], r
-    return r["rows"]
-
-
 def _ids(delta_spark, path):
     """``{id: (v, row_id, row_commit_version)}`` as Spark + Delta reads them."""
-    rows = _sql(delta_spark, path, IDS)
+    rows = spark_delta_sql(delta_spark, path, IDS)
     out = {r["id"]: (r["v"], r["row_id"], r["rcv"]) for r in rows}
     assert len(out) == len(rows), rows
     return out
@@ -51,8 +45,8 @@ def _high_water_mark(path):
 
 
 def _delta_table(delta_spark, path, rows="(1, 10), (2, 20)"):
-    _sql(delta_spark, path, f"CREATE TABLE {{table}} (id BIGINT, v BIGINT) USING delta {ROW_TRACKING}")
-    _sql(delta_spark, path, f"INSERT INTO {{table}} VALUES {rows}")
+    spark_delta_sql(delta_spark, path, f"CREATE TABLE {{table}} (id BIGINT, v BIGINT) USING delta {ROW_TRACKING}")
+    spark_delta_sql(delta_spark, path, f"INSERT INTO {{table}} VALUES {rows}")
 
 
 def _assert_unique(ids):
@@ -76,7 +70,7 @@ def test_append_to_delta_table_assigns_row_ids_above_high_water_mark(spark, delt
     assert {ids[k][2] for k in (3, 4, 5)} == {2}
 
     # Delta's writer co-writes afterwards: its IDs start above filecommit's high-water mark.
-    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (6, 60)")
+    spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (6, 60)")
     ids = _ids(delta_spark, table_path)
     assert ids[6][1:] == (5, 3), ids
     _assert_unique(ids)
@@ -95,7 +89,7 @@ def test_new_table_with_row_tracking_property(spark, delta_spark, table_path):
     assert _ids(delta_spark, table_path) == {1: (10, 0, 0), 2: (20, 1, 0)}
 
     filecommit.write(spark.createDataFrame([(3, 30)], "id long, v long"), table_path)
-    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (4, 40)")
+    spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (4, 40)")
     ids = _ids(delta_spark, table_path)
     assert ids[3][1:] == (2, 1) and ids[4][1:] == (3, 2), ids
 
@@ -134,10 +128,10 @@ def _at_versions(delta_spark, path, versions):
 
 def test_row_ids_kept_through_update_delete_merge_optimize_restore(spark, delta_spark, table_path):
     # Two files by delta-spark: ids 1-3 get row IDs 0-2 (version 1), ids 4-6 row IDs 3-5 (version 2).
-    _sql(delta_spark, table_path, "CREATE TABLE {table} (id BIGINT, v BIGINT) USING delta TBLPROPERTIES "
-         "('delta.enableRowTracking' = 'true', 'delta.enableDeletionVectors' = 'false')")
-    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (1, 10), (2, 20), (3, 30)")
-    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (4, 40), (5, 50), (6, 60)")
+    spark_delta_sql(delta_spark, table_path, "CREATE TABLE {table} (id BIGINT, v BIGINT) USING delta TBLPROPERTIES "
+                    "('delta.enableRowTracking' = 'true', 'delta.enableDeletionVectors' = 'false')")
+    spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (1, 10), (2, 20), (3, 30)")
+    spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (4, 40), (5, 50), (6, 60)")
     start = {1: (10, 0, 1), 2: (20, 1, 1), 3: (30, 2, 1), 4: (40, 3, 2), 5: (50, 4, 2), 6: (60, 5, 2)}
 
     assert filecommit.update(spark, table_path, set={"v": "v + 100"}, condition="id = 2").version == 3
@@ -147,7 +141,7 @@ def test_row_ids_kept_through_update_delete_merge_optimize_restore(spark, delta_
             .when_matched_update({"v": "source.v"}).when_not_matched_insert_all().execute()).version == 5
     assert filecommit.optimize(spark, table_path).version == 6
     assert filecommit.restore(spark, table_path, version=3).version == 7
-    _sql(delta_spark, table_path, "INSERT INTO {table} VALUES (8, 80)")  # Delta's writer co-writes
+    spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (8, 80)")  # Delta's writer co-writes
 
     got = _at_versions(delta_spark, table_path, [2, 3, 4, 5, 6, 7, 8])
     # As Delta gives them (PROTOCOL.md "Row Tracking"): a copied row keeps its row ID and row commit

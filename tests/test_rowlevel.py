@@ -16,7 +16,7 @@ import os
 import pandas as pd
 import pytest
 from delta_tables import log_file_names
-from helpers import canonical, data_files, delta_table, log_actions, twin_copier
+from helpers import canonical, data_files, delta_table, log_actions, sql_steps, twin_copier, values_sql
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -27,58 +27,50 @@ COLS = ["id", "v", "part"]
 CDF_COLS = COLS + ["_change_type", "_commit_version"]
 
 
-def _sql(*statements):
-    return [{"sql": s} for s in statements]
-
-
-def _values(rows):
-    return ", ".join(f"({i}, {v}, '{p}')" for i, v, p in rows)
-
-
 # 30 rows in 3 partitions, 3 INSERTs: at least 9 files (each INSERT writes one file or more per part).
 BASE_ROWS = [(i, i * 10, "abc"[i % 3]) for i in range(1, 31)]
 FIXTURES = {
-    "base": _sql(
+    "base": sql_steps(
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
         "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true', 'delta.enableDeletionVectors' = 'false')",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[:10])}",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[10:20])}",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[20:])}"),
-    "check": _sql(
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[:10])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[10:20])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[20:])}"),
+    "check": sql_steps(
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part)",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[:10])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[:10])}",
         "ALTER TABLE {table} ADD CONSTRAINT v_small CHECK (v < 1000)"),
-    "append_only": _sql(
+    "append_only": sql_steps(
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta "
         "TBLPROPERTIES ('delta.appendOnly' = 'true')",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[:6])}"),
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[:6])}"),
     # Deletion vectors: Delta's own DELETE leaves files whose deleted rows must stay deleted.
-    "dv": _sql(
+    "dv": sql_steps(
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
         "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[:12])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[:12])}",
         "DELETE FROM {table} WHERE id IN (2, 4, 7)"),
     # Deletion vectors on, with the change data feed: our DELETE / UPDATE write DVs, as Delta's do.
-    "dv_cdf": _sql(
+    "dv_cdf": sql_steps(
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
         "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true', 'delta.enableDeletionVectors' = 'true')",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[:10])}",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[10:20])}",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[20:])}"),
-    "generated": _sql(
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[:10])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[10:20])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[20:])}"),
+    "generated": sql_steps(
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING, w BIGINT GENERATED ALWAYS AS (v * 2)) "
         "USING delta PARTITIONED BY (part) TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')",
-        f"INSERT INTO {{table}} (id, v, part) VALUES {_values(BASE_ROWS[:9])}"),
+        f"INSERT INTO {{table}} (id, v, part) VALUES {values_sql(BASE_ROWS[:9])}"),
     # Partition values that need escaping in paths (space, '%', '=', '/'), and NULL.
-    "odd_parts": _sql(
+    "odd_parts": sql_steps(
         "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
         "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')",
         "INSERT INTO {table} VALUES (1, 10, 'a b'), (2, 20, 'x%y'), (3, 30, 'c=d/e'), (4, 40, NULL), "
         "(5, 50, 'a b'), (6, 60, NULL)"),
-    "cm_name": _sql(
+    "cm_name": sql_steps(
         "CREATE TABLE {table} (id BIGINT, val BIGINT, part STRING) USING delta PARTITIONED BY (part) "
         "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",
-        f"INSERT INTO {{table}} VALUES {_values(BASE_ROWS[:9])}",
+        f"INSERT INTO {{table}} VALUES {values_sql(BASE_ROWS[:9])}",
         "ALTER TABLE {table} RENAME COLUMN val TO v"),
 }
 
@@ -393,7 +385,7 @@ def test_update_is_idempotent_with_txn(spark, twin):
 # ---------------------------------------------------------------------------------------------
 
 SOURCE = [(3, 333, "a"), (6, -1, "a"), (9, 999, "a"), (12, 1212, "a"), (31, 310, "b"), (32, -5, "c"), (40, 400, "a")]
-SOURCE_SQL = f"(SELECT * FROM VALUES {_values(SOURCE)} AS s(id, v, part))"
+SOURCE_SQL = f"(SELECT * FROM VALUES {values_sql(SOURCE)} AS s(id, v, part))"
 
 
 @twin_on_s3

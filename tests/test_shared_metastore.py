@@ -15,7 +15,7 @@ import uuid
 
 import pandas as pd
 import pytest
-from helpers import canonical, delta_rows, error_class
+from helpers import canonical, delta_rows, error_class, rows_frame
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 import filecommit
@@ -51,10 +51,6 @@ def peer(spark, postgres, tmp_path_factory):
             server.stop()
 
 
-def _rows(*rows):
-    return canonical(pd.DataFrame(list(rows), columns=COLUMNS), COLUMNS)
-
-
 def _by_name(session, name):
     return canonical(session.table(name).toPandas(), COLUMNS)
 
@@ -87,10 +83,11 @@ def test_table_created_on_one_server_is_written_read_and_dropped_on_the_other(sp
 
     # Read by name on both, and by path with Spark + Delta and delta-rs.
     for session in (spark, peer):
-        pd.testing.assert_frame_equal(_by_name(session, made_by_sql), _rows((1, "a"), (2, "b")))
-        pd.testing.assert_frame_equal(_by_name(session, made_by_df), _rows((10, "x"), (11, "y"), (12, "z")))
-    _by_path(delta_spark, sql_path, _rows((1, "a"), (2, "b")))
-    _by_path(delta_spark, df_path, _rows((10, "x"), (11, "y"), (12, "z")))
+        pd.testing.assert_frame_equal(_by_name(session, made_by_sql), rows_frame([(1, "a"), (2, "b")], COLUMNS))
+        pd.testing.assert_frame_equal(_by_name(session, made_by_df),
+                                      rows_frame([(10, "x"), (11, "y"), (12, "z")], COLUMNS))
+    _by_path(delta_spark, sql_path, rows_frame([(1, "a"), (2, "b")], COLUMNS))
+    _by_path(delta_spark, df_path, rows_frame([(10, "x"), (11, "y"), (12, "z")], COLUMNS))
 
     # DROP on one server is seen by the other, and by the database.
     peer.sql(f"DROP TABLE {made_by_sql}").collect()

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from delta_tables import commit_versions
 from helpers import (
+    STAGING_ROWS,
     canonical,
     data_files,
     delta_rows,
@@ -28,9 +29,12 @@ from helpers import (
     is_s3,
     log_actions,
     make_fixture_tables,
+    make_staging_table,
     on_s3,
     second_session,
     spark_delta_rows,
+    staging_df,
+    staging_frame,
 )
 from pyspark.errors import PySparkException
 
@@ -38,20 +42,7 @@ import filecommit
 
 pytestmark = pytest.mark.slow
 
-BASE = [(i, f"v{i}", i % 3) for i in range(30)]
-CDF = {"delta.enableChangeDataFeed": "true"}
-
-
-def _df(spark, rows):
-    return spark.createDataFrame(rows, "id long, v string, part long")
-
-
-def _frame(rows) -> pd.DataFrame:
-    return canonical(pd.DataFrame(rows, columns=["id", "v", "part"]))
-
-
-def _make(spark, path, rows=BASE, props=None):
-    filecommit.write(_df(spark, rows), path, partition_by=["part"], table_properties={**CDF, **(props or {})})
+BASE = STAGING_ROWS  # what make_staging_table writes by default
 
 
 def _files_of(version_actions) -> dict:
@@ -74,15 +65,17 @@ def _staged_files(s) -> dict:
 # Each staged command and the rows it leaves, from BASE (a staged replaceWhere is published in
 # test_conflicts_follow_delta_rules).
 OPS = {
-    "append": (lambda spark, p: filecommit.write(_df(spark, [(100, "new", 1)]), p, stage=True),
+    "append": (lambda spark, p: filecommit.write(staging_df(spark, [(100, "new", 1)]), p, stage=True),
                lambda rows: rows + [(100, "new", 1)]),
-    "overwrite": (lambda spark, p: filecommit.write(_df(spark, [(7, "only", 0)]), p, mode="overwrite", stage=True),
+    "overwrite": (lambda spark, p: filecommit.write(staging_df(spark, [(7, "only", 0)]), p, mode="overwrite",
+                                                    stage=True),
                   lambda rows: [(7, "only", 0)]),
     "delete": (lambda spark, p: filecommit.delete(spark, p, "id % 4 = 1", stage=True),
                lambda rows: [r for r in rows if r[0] % 4 != 1]),
     "update": (lambda spark, p: filecommit.update(spark, p, set={"v": "'upd'"}, condition="id < 5", stage=True),
                lambda rows: [(i, "upd" if i < 5 else v, part) for i, v, part in rows]),
-    "merge": (lambda spark, p: filecommit.merge(_df(spark, [(1, "m1", 1), (500, "m500", 2)]), p, "target.id = source.id")
+    "merge": (lambda spark, p: filecommit.merge(staging_df(spark, [(1, "m1", 1), (500, "m500", 2)]), p,
+                                                "target.id = source.id")
               .when_matched_update_all().when_not_matched_insert_all().execute(stage=True),
               lambda rows: [(i, "m1" if i == 1 else v, part) for i, v, part in rows] + [(500, "m500", 2)]),
 }
@@ -92,7 +85,7 @@ def test_staged_commands_are_invisible_until_published(spark, delta_spark, tmp_p
     checks = []
     for name, (stage, expect) in OPS.items():
         path = str(tmp_path / name)
-        _make(spark, path)
+        make_staging_table(spark, path)
         versions = commit_versions(path)
         staged = stage(spark, path)
         assert staged.id, name
@@ -100,13 +93,13 @@ def test_staged_commands_are_invisible_until_published(spark, delta_spark, tmp_p
         assert staged.metrics.attempts == 0 and staged.expiration_time > staged.created_time, name
         # Nothing in the log: the same versions, delta-rs reads the same rows.
         assert commit_versions(path) == versions, name
-        assert delta_rows(path).equals(_frame(BASE)), name
+        assert delta_rows(path).equals(staging_frame(BASE)), name
         result = filecommit.commit(spark, path, staged)
         assert result.committed and result.version == versions[-1] + 1, name
-        assert delta_rows(path).equals(_frame(expect(list(BASE)))), name
+        assert delta_rows(path).equals(staging_frame(expect(list(BASE)))), name
         # The version's file actions are exactly the staged ones.
         assert _files_of(log_actions(path)[result.version]) == _staged_files(staged), name
-        checks.append((name, path, result.version, _frame(expect(list(BASE)))))
+        checks.append((name, path, result.version, staging_frame(expect(list(BASE)))))
     reads = []
     for _name, path, version, _rows in checks:
         reads += [{"path": path, "kind": "table"}, {"path": path, "kind": "cdf", "startingVersion": version,
@@ -120,7 +113,7 @@ def test_staged_commands_are_invisible_until_published(spark, delta_spark, tmp_p
         assert set(changes["_commit_version"]) <= {version}, name
         inserted = changes[changes["_change_type"].isin(["insert", "update_postimage"])]
         deleted = changes[changes["_change_type"].isin(["delete", "update_preimage"])]
-        before, after = set(map(tuple, _frame(BASE).values.tolist())), set(map(tuple, rows.values.tolist()))
+        before, after = set(map(tuple, staging_frame(BASE).values.tolist())), set(map(tuple, rows.values.tolist()))
         got_in = set(map(tuple, canonical(inserted[["id", "v", "part"]]).values.tolist()))
         got_out = set(map(tuple, canonical(deleted[["id", "v", "part"]]).values.tolist()))
         # The change feed of the published version is the difference of the two table states.
@@ -130,42 +123,42 @@ def test_staged_commands_are_invisible_until_published(spark, delta_spark, tmp_p
 
 def test_audit_reads_staged_rows_and_the_table_after(spark, tmp_path):
     path = str(tmp_path / "t")
-    _make(spark, path)
-    staged = filecommit.write(_df(spark, [(100, "new", 1), (101, "new", 2)]), path, stage=True)
+    make_staging_table(spark, path)
+    staged = filecommit.write(staging_df(spark, [(100, "new", 1), (101, "new", 2)]), path, stage=True)
     rows = filecommit.read_staged(spark, path, staged).toPandas()
-    assert canonical(rows[["id", "v", "part"]]).equals(_frame([(100, "new", 1), (101, "new", 2)]))
+    assert canonical(rows[["id", "v", "part"]]).equals(staging_frame([(100, "new", 1), (101, "new", 2)]))
     deleted = filecommit.delete(spark, path, "id < 10", stage=True)
     after = filecommit.read_staged(spark, path, [staged, deleted], table_after=True).toPandas()
     expect = [r for r in BASE if r[0] >= 10] + [(100, "new", 1), (101, "new", 2)]
-    assert canonical(after[["id", "v", "part"]]).equals(_frame(expect))
+    assert canonical(after[["id", "v", "part"]]).equals(staging_frame(expect))
     fetched = filecommit.get_staged(spark, path, deleted.id)
     assert _staged_files(fetched) == _staged_files(deleted)
     assert fetched.operation == "DELETE" and fetched.metrics.num_deleted_rows == 10
-    assert delta_rows(path).equals(_frame(BASE))
+    assert delta_rows(path).equals(staging_frame(BASE))
 
 
 @on_s3
 def test_two_appends_and_a_delete_publish_as_one_version(spark, delta_spark, table_path):
     path = table_path
-    _make(spark, path)
-    a1 = filecommit.write(_df(spark, [(100, "a", 0)]), path, stage=True)
-    a2 = filecommit.write(_df(spark, [(101, "b", 1)]), path, stage=True)
+    make_staging_table(spark, path)
+    a1 = filecommit.write(staging_df(spark, [(100, "a", 0)]), path, stage=True)
+    a2 = filecommit.write(staging_df(spark, [(101, "b", 1)]), path, stage=True)
     d = filecommit.delete(spark, path, "part = 2", stage=True)
     before = commit_versions(path)
     result = filecommit.commit(spark, path, [a1, a2, d])
     assert result.committed and commit_versions(path) == before + [before[-1] + 1]
     expect = [r for r in BASE if r[2] != 2] + [(100, "a", 0), (101, "b", 1)]
-    assert delta_rows(path).equals(_frame(expect))
+    assert delta_rows(path).equals(staging_frame(expect))
     info = [a["commitInfo"] for a in log_actions(path)[result.version] if "commitInfo" in a][0]
     assert sorted(json.loads(info["operationParameters"]["stagedCommits"])) == sorted([a1.id, a2.id, d.id])
     table = delta_spark.read_one({"path": path, "kind": "table"})
-    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(_frame(expect))
+    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(staging_frame(expect))
 
 
 def test_publish_is_idempotent_and_works_from_another_client(spark, tmp_path):
     path = str(tmp_path / "t")
-    _make(spark, path)
-    staged = filecommit.write(_df(spark, [(100, "x", 1)]), path, stage=True)
+    make_staging_table(spark, path)
+    staged = filecommit.write(staging_df(spark, [(100, "x", 1)]), path, stage=True)
     other = second_session(spark)
     try:
         fetched = filecommit.get_staged(other, path, staged.id)
@@ -176,7 +169,7 @@ def test_publish_is_idempotent_and_works_from_another_client(spark, tmp_path):
     again = filecommit.commit(spark, path, staged)
     assert not again.committed and again.version == first.version
     assert commit_versions(path)[-1] == first.version
-    assert delta_rows(path).equals(_frame(BASE + [(100, "x", 1)]))
+    assert delta_rows(path).equals(staging_frame(BASE + [(100, "x", 1)]))
     with pytest.raises(PySparkException) as e:
         filecommit.abort(spark, path, staged)
     assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_PUBLISHED
@@ -184,10 +177,10 @@ def test_publish_is_idempotent_and_works_from_another_client(spark, tmp_path):
 
 def test_conflicts_follow_delta_rules(spark, tmp_path):
     path = str(tmp_path / "serializable")
-    _make(spark, path, props={"delta.isolationLevel": "Serializable"})
-    staged = filecommit.write(_df(spark, [(300, "p0", 0)]), path, mode="overwrite",
+    make_staging_table(spark, path, props={"delta.isolationLevel": "Serializable"})
+    staged = filecommit.write(staging_df(spark, [(300, "p0", 0)]), path, mode="overwrite",
                               options={"replaceWhere": "part = 0"}, stage=True)
-    filecommit.write(_df(spark, [(301, "concurrent", 0)]), path)
+    filecommit.write(staging_df(spark, [(301, "concurrent", 0)]), path)
     versions = commit_versions(path)
     with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, staged)
@@ -197,13 +190,13 @@ def test_conflicts_follow_delta_rules(spark, tmp_path):
     # Under WriteSerializable (the default) a staged replaceWhere of another partition passes a
     # concurrent blind append, as a direct one would.
     path = str(tmp_path / "write_serializable")
-    _make(spark, path)
-    staged = filecommit.write(_df(spark, [(300, "p0", 0)]), path, mode="overwrite",
+    make_staging_table(spark, path)
+    staged = filecommit.write(staging_df(spark, [(300, "p0", 0)]), path, mode="overwrite",
                               options={"replaceWhere": "part = 0"}, stage=True)
-    filecommit.write(_df(spark, [(301, "concurrent", 1)]), path)
+    filecommit.write(staging_df(spark, [(301, "concurrent", 1)]), path)
     assert filecommit.commit(spark, path, staged).committed
     expect = [r for r in BASE if r[2] != 0] + [(300, "p0", 0), (301, "concurrent", 1)]
-    assert delta_rows(path).equals(_frame(expect))
+    assert delta_rows(path).equals(staging_frame(expect))
 
     # A staged delete whose files were removed meanwhile (a whole-partition delete, no adds)
     # conflicts on the file it read, as Delta's rules order it.
@@ -226,9 +219,9 @@ def test_conflicts_follow_delta_rules(spark, tmp_path):
 @on_s3
 def test_abort_and_expiry_leave_no_file(spark, delta_spark, table_path):
     path = table_path
-    _make(spark, path)
+    make_staging_table(spark, path)
     files = data_files(path)
-    staged = [filecommit.write(_df(spark, [(100, "x", 1), (101, "y", 2)]), path, stage=True),
+    staged = [filecommit.write(staging_df(spark, [(100, "x", 1), (101, "y", 2)]), path, stage=True),
               filecommit.update(spark, path, set={"v": "'u'"}, condition="id = 3", stage=True)]
     assert len(data_files(path)) > len(files)
     assert filecommit.abort(spark, path, staged) > 0
@@ -238,34 +231,34 @@ def test_abort_and_expiry_leave_no_file(spark, delta_spark, table_path):
         filecommit.commit(spark, path, staged[0])
     assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_ABORTED
 
-    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, ["id", "part", "v"]), _frame(BASE),
+    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, ["id", "part", "v"]), staging_frame(BASE),
                                   check_dtype=False)
 
     # Expiry: a fresh table, so that the next staging command sweeps it at once.
     path = table_path + "_expiring"
-    _make(spark, path)
+    make_staging_table(spark, path)
     files = data_files(path)
-    short = filecommit.write(_df(spark, [(100, "x", 1)]), path, stage=filecommit.Stage(expires_after_ms=500))
+    short = filecommit.write(staging_df(spark, [(100, "x", 1)]), path, stage=filecommit.Stage(expires_after_ms=500))
     assert short.expiration_time - short.created_time == 500
     time.sleep(1.0)
     with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, short)
     assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_EXPIRED
     assert data_files(path) == files
-    assert delta_rows(path).equals(_frame(BASE))
+    assert delta_rows(path).equals(staging_frame(BASE))
 
     with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, "not-an-id")
     assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_NOT_FOUND
     with pytest.raises(PySparkException) as e:
-        filecommit.write(_df(spark, [(1, "x", 1)]), path, stage=filecommit.Stage(expires_after_ms=10**12))
+        filecommit.write(staging_df(spark, [(1, "x", 1)]), path, stage=filecommit.Stage(expires_after_ms=10**12))
     assert error_class(e) == filecommit.errors.FILECOMMIT_INVALID_ARGUMENT
 
 
 def test_staged_commit_survives_a_server_restart(spark, delta_spark, tmp_path):
     """Staged by this server, published by a new server process that knows only the storage."""
     path = str(tmp_path / "t")
-    _make(spark, path)
+    make_staging_table(spark, path)
     staged = filecommit.delete(spark, path, "part = 1", stage=True)
     script = textwrap.dedent(f"""
         import json, filecommit
@@ -284,7 +277,7 @@ def test_staged_commit_survives_a_server_restart(spark, delta_spark, tmp_path):
     expect = [r for r in BASE if r[2] != 1]
     table = delta_spark.read_one({"path": path, "kind": "table"})
     assert table["version"] == answer["version"]
-    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(_frame(expect))
+    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(staging_frame(expect))
 
 
 def _write_parquet(table, path):
@@ -301,7 +294,7 @@ def _write_parquet(table, path):
 @on_s3
 def test_files_written_by_pyarrow_are_staged_and_published(spark, delta_spark, table_path):
     path = table_path
-    _make(spark, path)
+    make_staging_table(spark, path)
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
     _write_parquet(pa.table({"id": [1000, 1001], "v": ["p", "q"]}, schema=schema), f"{path}/part=1/ext-a.parquet")
     _write_parquet(pa.table({"id": [1002], "v": [None]}, schema=schema), f"{path}/loaded-b.parquet")
@@ -313,9 +306,9 @@ def test_files_written_by_pyarrow_are_staged_and_published(spark, delta_spark, t
     assert json.loads(adds["part=1/ext-a.parquet"].stats)["numRecords"] == 2
     assert filecommit.commit(spark, path, staged).committed
     expect = BASE + [(1000, "p", 1), (1001, "q", 1), (1002, None, 2)]
-    assert delta_rows(path).equals(_frame(expect))
+    assert delta_rows(path).equals(staging_frame(expect))
     table = delta_spark.read_one({"path": path, "kind": "table"})
-    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(_frame(expect))
+    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(staging_frame(expect))
     # Aborting a staged commit of foreign files leaves them: the server did not write them.
     _write_parquet(pa.table({"id": [5], "v": ["z"]}, schema=schema), f"{path}/part=0/keep.parquet")
     kept = filecommit.stage_files(spark, path, ["part=0/keep.parquet"])
@@ -326,7 +319,7 @@ def test_files_written_by_pyarrow_are_staged_and_published(spark, delta_spark, t
 @pytest.mark.parametrize("case", ["wrong_type", "extra_column", "outside_root", "missing", "in_log", "no_partition"])
 def test_bad_foreign_files_are_refused(spark, tmp_path, case):
     path = str(tmp_path / "t")
-    _make(spark, path)
+    make_staging_table(spark, path)
     target = os.path.join(path, "part=1", "bad.parquet")
     files: list = ["part=1/bad.parquet"]
     good = pa.table({"id": pa.array([1], pa.int64()), "v": ["x"]})

@@ -24,29 +24,27 @@ import pyarrow.parquet as pq
 import pytest
 from delta_tables import commit_versions
 from deltalake import DeltaTable
-from helpers import canonical, data_files, delta_rows, error_class, log_actions, make_fixture_tables
+from helpers import (
+    STAGING_ROWS,
+    canonical,
+    data_files,
+    delta_rows,
+    error_class,
+    log_actions,
+    make_fixture_tables,
+    make_staging_table,
+    staging_df,
+    staging_frame,
+)
 from pyspark.errors import PySparkException
 
 import filecommit
 
 pytestmark = pytest.mark.slow
 
-BASE = [(i, f"v{i}", i % 3) for i in range(30)]
-CDF = {"delta.enableChangeDataFeed": "true"}
+BASE = STAGING_ROWS  # what make_staging_table writes by default
 NINE_DAYS_S = 9 * 24 * 3600
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
-
-
-def _df(spark, rows):
-    return spark.createDataFrame(rows, "id long, v string, part long")
-
-
-def _frame(rows) -> pd.DataFrame:
-    return canonical(pd.DataFrame(rows, columns=["id", "v", "part"]))
-
-
-def _make(spark, path, rows=BASE, props=None):
-    filecommit.write(_df(spark, rows), path, partition_by=["part"], table_properties={**CDF, **(props or {})})
 
 
 def _age(path: str, seconds: int = NINE_DAYS_S) -> None:
@@ -59,10 +57,10 @@ def _age(path: str, seconds: int = NINE_DAYS_S) -> None:
 
 def _both_read(delta_spark, path: str, rows) -> None:
     """delta-rs and Spark + Delta both read exactly ``rows`` (id, v, part)."""
-    assert delta_rows(path).equals(_frame(rows))
+    assert delta_rows(path).equals(staging_frame(rows))
     table = delta_spark.read_one({"path": path, "kind": "table"})
     assert table["ok"], table.get("error")
-    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(_frame(rows))
+    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(staging_frame(rows))
 
 
 def _foreign_file(path: str, name: str, rows) -> str:
@@ -76,7 +74,7 @@ def _foreign_file(path: str, name: str, rows) -> str:
 
 def test_files_given_to_stage_files_survive_vacuum_until_published(spark, delta_spark, tmp_path):
     path = str(tmp_path / "t")
-    _make(spark, path)
+    make_staging_table(spark, path)
     rows = [(1000, "old", 1), (1001, "older", 1)]
     target = _foreign_file(path, "loaded-9-days-ago.parquet", rows)
     staged = filecommit.stage_files(spark, path, ["part=1/loaded-9-days-ago.parquet"])
@@ -95,7 +93,7 @@ def test_files_given_to_stage_files_survive_vacuum_until_published(spark, delta_
 def test_aborted_stage_files_are_vacuumed_by_age_again(spark, delta_spark, tmp_path):
     """The protection ends with the staged commit: after an abort an old foreign file is debris."""
     path = str(tmp_path / "t")
-    _make(spark, path)
+    make_staging_table(spark, path)
     target = _foreign_file(path, "given-up.parquet", [(7, "x", 1)])
     staged = filecommit.stage_files(spark, path, ["part=1/given-up.parquet"])
     assert os.path.exists(target) and filecommit.vacuum(spark, path, dry_run=True).files == []
@@ -110,12 +108,12 @@ def test_aborted_stage_files_are_vacuumed_by_age_again(spark, delta_spark, tmp_p
 @pytest.mark.parametrize("kind", ["foreign", "written"])
 def test_publish_refuses_a_staged_file_that_is_gone(spark, delta_spark, tmp_path, kind):
     path = str(tmp_path / "t")
-    _make(spark, path)
+    make_staging_table(spark, path)
     if kind == "foreign":
         gone = _foreign_file(path, "vanishing.parquet", [(500, "x", 1)])
         staged = filecommit.stage_files(spark, path, ["part=1/vanishing.parquet"])
     else:
-        staged = filecommit.write(_df(spark, [(500, "x", 1)]), path, stage=True)
+        staged = filecommit.write(staging_df(spark, [(500, "x", 1)]), path, stage=True)
         gone = os.path.join(path, staged.add_files[0].path)
     os.remove(gone)
     versions = commit_versions(path)
@@ -138,7 +136,7 @@ def _cdf_rows_delta_rs(path: str, version: int) -> pd.DataFrame:
 
 def test_change_data_of_a_staged_commit_is_kept_while_pending_and_inside_retention(spark, delta_spark, tmp_path):
     path = str(tmp_path / "t")
-    _make(spark, path)
+    make_staging_table(spark, path)
     staged = filecommit.update(spark, path, set={"v": "'upd'"}, condition="id < 5",
                                stage=filecommit.Stage(expires_after_ms=4000))
     cdc = [os.path.join(path, f.path) for f in staged.cdc_files]

@@ -13,17 +13,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import canonical, delta_rows, delta_table
+from helpers import canonical, delta_rows, delta_table, rows_frame
 from pyspark.errors import PySparkTypeError, PySparkValueError
 
 import filecommit
 
 COLUMNS = ["id", "v", "part"]
 SCHEMA = "id long, v string, part string"
-
-
-def _rows(*rows):
-    return canonical(pd.DataFrame(list(rows), columns=COLUMNS), COLUMNS)
 
 
 def _assert_metric_aliases(m: filecommit.WriteMetrics) -> None:
@@ -44,7 +40,8 @@ def test_every_method_by_path(spark, tmp_path):
     assert r.metrics.num_output_bytes == sum(a.size for a in r.add_files) > 0
     _assert_metric_aliases(r.metrics)
     assert delta_table(path).version() == 0 and delta_table(path).metadata().partition_columns == ["part"]
-    pd.testing.assert_frame_equal(delta_rows(path, COLUMNS), _rows((1, "a", "x"), (2, "b", "x"), (3, "c", "y")))
+    pd.testing.assert_frame_equal(delta_rows(path, COLUMNS),
+                                  rows_frame([(1, "a", "x"), (2, "b", "x"), (3, "c", "y")], COLUMNS))
 
     r = t.set_table_properties({"delta.enableChangeDataFeed": "true"})
     assert r.version == 1 and delta_table(path).metadata().configuration["delta.enableChangeDataFeed"] == "true"
@@ -58,7 +55,7 @@ def test_every_method_by_path(spark, tmp_path):
     source = spark.createDataFrame([(3, "C", "y"), (4, "d", "y")], SCHEMA)
     r = t.merge(source, "target.id = source.id").when_matched_update_all().when_not_matched_insert_all().execute()
     assert r.version == 4 and (r.metrics.num_updated_rows, r.metrics.num_inserted_rows) == (1, 1)
-    after_merge = _rows((2, "B", "x"), (3, "C", "y"), (4, "d", "y"))
+    after_merge = rows_frame([(2, "B", "x"), (3, "C", "y"), (4, "d", "y")], COLUMNS)
     pd.testing.assert_frame_equal(delta_rows(path, COLUMNS), after_merge)
 
     # reads: the latest version and time travel, against delta-rs at the same versions
@@ -87,7 +84,8 @@ def test_every_method_by_path(spark, tmp_path):
     r = t.commit(t.stage(["part=z/ext.parquet"]))
     assert r.version == 6
     pd.testing.assert_frame_equal(
-        delta_rows(path, COLUMNS), _rows((2, "B", "x"), (3, "C", "y"), (4, "d", "y"), (5, "e", "x"), (6, "f", "z")))
+        delta_rows(path, COLUMNS),
+        rows_frame([(2, "B", "x"), (3, "C", "y"), (4, "d", "y"), (5, "e", "x"), (6, "f", "z")], COLUMNS))
 
     # maintenance
     t.write(spark.createDataFrame([(7, "g", "x")], SCHEMA))
@@ -121,7 +119,7 @@ def test_every_method_by_catalog_name(spark, tmp_path):
     r = (t.merge(spark.createDataFrame([(3, "c", "x")], SCHEMA).alias("s"), "target.id = s.id")
          .when_not_matched_insert_all().execute())
     assert r.version == 5
-    expected = _rows((2, "B", "y"), (3, "c", "x"))
+    expected = rows_frame([(2, "B", "y"), (3, "c", "x")], COLUMNS)
     pd.testing.assert_frame_equal(delta_rows(path, COLUMNS), expected)
     pd.testing.assert_frame_equal(canonical(t.to_df().toPandas(), COLUMNS), expected)
     pd.testing.assert_frame_equal(canonical(t.to_df(version=1).toPandas(), COLUMNS), delta_rows(path, COLUMNS, 1))

@@ -16,7 +16,7 @@ import time
 import pandas as pd
 import pyarrow as pa
 import pytest
-from helpers import delta_table, exists, is_s3, s3_dir, twin_copier, upload_table
+from helpers import delta_table, exists, is_s3, s3_dir, twin_copier, upload_table, values_sql
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -26,17 +26,13 @@ pytestmark = pytest.mark.slow
 ROWS = [(i, i * 10, "abc"[i % 3]) for i in range(1, 91)]
 
 
-def _values(rows):
-    return ", ".join(f"({i}, {v}, '{p}')" for i, v, p in rows)
-
-
 FIXTURES = {"churned": [{"sql": s} for s in (
     "CREATE TABLE {table} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) "
     "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', 'delta.enableChangeDataFeed' = 'true', "
     "'delta.deletedFileRetentionDuration' = 'interval 0 hours')",
-    f"INSERT INTO {{table}} VALUES {_values(ROWS[:30])}",
-    f"INSERT INTO {{table}} VALUES {_values(ROWS[30:60])}",
-    f"INSERT INTO {{table}} VALUES {_values(ROWS[60:])}",
+    f"INSERT INTO {{table}} VALUES {values_sql(ROWS[:30])}",
+    f"INSERT INTO {{table}} VALUES {values_sql(ROWS[30:60])}",
+    f"INSERT INTO {{table}} VALUES {values_sql(ROWS[60:])}",
     "DELETE FROM {table} WHERE id % 7 = 0",
     "UPDATE {table} SET v = -v WHERE id % 11 = 0",
     "DELETE FROM {table} WHERE id % 13 = 0",
