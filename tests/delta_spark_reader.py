@@ -111,7 +111,7 @@ def _plain(value):
     return value
 
 
-def _rows(df):
+def _collected(df):
     return {
         "columns": df.columns,
         "rows": [{k: _plain(v) for k, v in r.asDict(recursive=True).items()} for r in df.collect()],
@@ -125,7 +125,7 @@ def _read(spark, req):
         reader = spark.read.format("delta")
         if req.get("version") is not None:
             reader = reader.option("versionAsOf", int(req["version"]))
-        out = _rows(reader.load(path))
+        out = _collected(reader.load(path))
         from delta.tables import DeltaTable
 
         hist = DeltaTable.forPath(spark, path).history(1).collect()
@@ -137,12 +137,13 @@ def _read(spark, req):
         reader = reader.option("startingVersion", int(req.get("startingVersion") or 0))
         if req.get("endingVersion") is not None:
             reader = reader.option("endingVersion", int(req["endingVersion"]))
-        return _rows(reader.load(path))
+        return _collected(reader.load(path))
     if kind == "history":
         from delta.tables import DeltaTable
 
         hist = DeltaTable.forPath(spark, path).history()
-        return _rows(hist.select("version", "operation", "operationParameters", "operationMetrics", "userId", "userName"))
+        return _collected(hist.select("version", "operation", "operationParameters", "operationMetrics", "userId",
+                                      "userName"))
     raise ValueError(f"unknown read kind {kind!r} (table | cdf | history)")
 
 

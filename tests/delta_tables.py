@@ -116,7 +116,7 @@ def _detail(spark, path: str) -> dict:
     return out
 
 
-def _read(spark, req: dict) -> dict:
+def _read_one(spark, req: dict) -> dict:
     import delta_spark_reader
 
     kind = req.get("kind", "table")
@@ -124,7 +124,7 @@ def _read(spark, req: dict) -> dict:
         return _detail(spark, req["path"])
     if kind == "sql":
         stmt = req["sql"].replace("{table}", _table_ref(req["path"])) if req.get("path") else req["sql"]
-        return delta_spark_reader._rows(spark.sql(stmt))
+        return delta_spark_reader._collected(spark.sql(stmt))
     if kind == "checksum":
         # Delta's own check of the latest version's checksum file against its state reconstruction
         # (Snapshot.validateChecksum; a mismatch raises DELTA_TXN_LOG_FAILED_INTEGRITY).
@@ -191,7 +191,7 @@ def _answer(spark, request: dict) -> dict:
         results = []
         for req in request["reads"]:
             try:
-                results.append(dict(ok=True, **_read(spark, req)))
+                results.append(dict(ok=True, **_read_one(spark, req)))
             except Exception as e:  # noqa: BLE001 - one failed read must not hide the others
                 results.append(_error(e))
     else:

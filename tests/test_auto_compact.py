@@ -22,7 +22,7 @@ APPENDS = 25
 ROWS_PER_APPEND = 4
 
 
-def _rows(session, client, n):
+def _append_df(session, client, n):
     base = 100_000 * (client + 1) + 100 * n
     return session.createDataFrame([(base + j, "ab"[j % 2]) for j in range(ROWS_PER_APPEND)],
                                    "id long, part string").coalesce(1)
@@ -45,7 +45,7 @@ def test_auto_compaction_under_eight_appending_clients(spark, delta_spark, table
     def client(i):
         try:
             for n in range(APPENDS):
-                results.append(filecommit.write(_rows(sessions[i], i, n), table_path))
+                results.append(filecommit.write(_append_df(sessions[i], i, n), table_path))
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 

@@ -168,7 +168,7 @@ def test_alter_table_and_drop(spark, delta_spark, table_path):
     assert not os.path.exists(path)
 
 
-def _refused(spark, path, statement, condition):
+def _statement_refused(spark, path, statement, condition):
     """``statement`` fails with ``condition`` and commits nothing; returns the error's parameters."""
     before = DeltaTable(path).version()
     with pytest.raises(SparkConnectGrpcException) as e:
@@ -194,11 +194,11 @@ def test_check_constraints_on_a_table_with_rows(spark, delta_spark, table_path):
     with open(delete_commit) as f:
         assert '"deletionVector":{' in f.read(), "the DELETE left a deletion vector"
     # 5 and NULL violate; 50 is deleted (by the deletion vector) and is not counted.
-    params = _refused(spark, table_path, f"ALTER TABLE {name} ADD CONSTRAINT small CHECK (id < 3)",
-                      "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION")
+    params = _statement_refused(spark, table_path, f"ALTER TABLE {name} ADD CONSTRAINT small CHECK (id < 3)",
+                                "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION")
     assert params["numRows"] == "2"
-    _refused(spark, table_path, f"ALTER TABLE {name} ADD CONSTRAINT bad CHECK (id + 1)",
-             "DELTA_NON_BOOLEAN_CHECK_CONSTRAINT")
+    _statement_refused(spark, table_path, f"ALTER TABLE {name} ADD CONSTRAINT bad CHECK (id + 1)",
+                       "DELTA_NON_BOOLEAN_CHECK_CONSTRAINT")
     spark.sql(f"ALTER TABLE {name} ADD CONSTRAINT Small CHECK (id < 10 OR id IS NULL)").collect()
     version = DeltaTable(table_path).version()
     assert DeltaTable(table_path).metadata().configuration["delta.constraints.small"] == "id < 10 OR id IS NULL"
@@ -208,10 +208,11 @@ def test_check_constraints_on_a_table_with_rows(spark, delta_spark, table_path):
     history = DeltaTable(table_path).history(1)[0]
     assert history["operation"] == "ADD CONSTRAINT"
     assert history["operationParameters"] == {"name": "Small", "expr": "id < 10 OR id IS NULL"}
-    _refused(spark, table_path, f"ALTER TABLE {name} ADD CONSTRAINT SMALL CHECK (id < 100)",
-             "DELTA_CONSTRAINT_ALREADY_EXISTS")
-    _refused(spark, table_path, f"INSERT INTO {name} VALUES (20, 'x')", "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES")
-    _refused(spark, table_path, f"ALTER TABLE {name} DROP CONSTRAINT nope", "DELTA_CONSTRAINT_DOES_NOT_EXIST")
+    _statement_refused(spark, table_path, f"ALTER TABLE {name} ADD CONSTRAINT SMALL CHECK (id < 100)",
+                       "DELTA_CONSTRAINT_ALREADY_EXISTS")
+    _statement_refused(spark, table_path, f"INSERT INTO {name} VALUES (20, 'x')",
+                       "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES")
+    _statement_refused(spark, table_path, f"ALTER TABLE {name} DROP CONSTRAINT nope", "DELTA_CONSTRAINT_DOES_NOT_EXIST")
     # set_table_properties checks the rows the same way.
     with pytest.raises(SparkConnectGrpcException) as e:
         filecommit.set_table_properties(spark, table_path, {"delta.constraints.pos": "id > 1"})

@@ -135,25 +135,25 @@ def test_random_prefix_change_files_stay_under_change_data(spark, table_path):
     pd.testing.assert_frame_equal(got, _expected_changes(BATCH, 1), check_dtype=False)
 
 
-def _files(path):
+def _parquet_files(path):
     return sorted(glob.glob(os.path.join(path, "**", "*.parquet"), recursive=True))
 
 
 def test_change_data_needs_the_feed_enabled(spark, table_path):
     _create(spark, table_path, properties={})
-    before = _files(table_path)
+    before = _parquet_files(table_path)
     with pytest.raises(PySparkException, match="delta.enableChangeDataFeed=true"):
         filecommit.write(_changes(spark, BATCH), table_path, change_data=True)
-    assert sorted(log_actions(table_path)) == [0] and _files(table_path) == before
+    assert sorted(log_actions(table_path)) == [0] and _parquet_files(table_path) == before
 
 
 def test_invalid_change_type_is_refused_before_writing(spark, table_path):
     _create(spark, table_path)
-    before = _files(table_path)
+    before = _parquet_files(table_path)
     with pytest.raises(PySparkException, match="Invalid _change_type value 'upsert'"):
         filecommit.write(_changes(spark, [(5, "e", "x", "insert"), (6, "f", "x", "upsert")]), table_path,
                          change_data=True)
-    assert sorted(log_actions(table_path)) == [0] and _files(table_path) == before
+    assert sorted(log_actions(table_path)) == [0] and _parquet_files(table_path) == before
 
 
 def test_change_type_column_rules(spark, table_path):

@@ -41,7 +41,7 @@ def _last_checkpoint(path):
         return json.load(fh)
 
 
-def _append(spark, path, i, **kw):
+def _append_row(spark, path, i, **kw):
     return filecommit.write(spark.createDataFrame([_row(i)], SCHEMA), path, mode="append", **kw)
 
 
@@ -64,7 +64,7 @@ def ours(delta_spark, spark, tmp_path_factory):
     """A table made by 25 single-row filecommit appends (versions 0..24), untouched afterwards.
     (``delta_spark`` first: its Spark starts while we write.)"""
     path = os.path.join(shared_dir(tmp_path_factory.mktemp("checkpoints")), "t")
-    versions = [_append(spark, path, i).version for i in range(APPENDS)]
+    versions = [_append_row(spark, path, i).version for i in range(APPENDS)]
     checkpoint_versions(path, wait_for=[10, 20])  # written in the background after the answers
     return {"path": path, "versions": versions}
 
@@ -117,15 +117,15 @@ def test_readers_and_writer_after_log_cleanup(spark, delta_spark, ours, tmp_path
     rows = [_row(i) for i in range(APPENDS)]
     assert_readers_see(delta_spark, path, rows, APPENDS - 1)
 
-    r = _append(spark, path, APPENDS)
+    r = _append_row(spark, path, APPENDS)
     assert r.version == APPENDS
     assert_readers_see(delta_spark, path, [*rows, _row(APPENDS)], APPENDS)
 
 
 def test_checkpoint_interval_table_property(spark, delta_spark, table_path):
     """``delta.checkpointInterval=3``: checkpoints at 3 and 6 after 7 appends; readable from 6 alone."""
-    versions = [_append(spark, table_path, 0, table_properties={"delta.checkpointInterval": "3"}).version]
-    versions += [_append(spark, table_path, i).version for i in range(1, 7)]
+    versions = [_append_row(spark, table_path, 0, table_properties={"delta.checkpointInterval": "3"}).version]
+    versions += [_append_row(spark, table_path, i).version for i in range(1, 7)]
     assert versions == list(range(7))
     assert checkpoint_versions(table_path, wait_for=[3, 6]) == [3, 6]
     assert _last_checkpoint(table_path)["version"] == 6
@@ -141,7 +141,7 @@ def test_checkpoint_of_a_table_with_declared_rules(spark, delta_spark, table_pat
     df = spark.range(1, 2).selectExpr("id", "CAST(nullif(id, 0) AS STRING) AS name")
     props = {"delta.checkpointInterval": "2", "delta.constraints.named": "name <> ''"}
     assert filecommit.write(df, table_path, table_properties=props).version == 0
-    assert [_append(spark, table_path, i).version for i in (2, 3)] == [1, 2]
+    assert [_append_row(spark, table_path, i).version for i in (2, 3)] == [1, 2]
     assert checkpoint_versions(table_path, wait_for=[2]) == [2]
     drop_commits_before(table_path, 2)
     assert commit_versions(table_path) == [2]

@@ -76,14 +76,14 @@ def _domain(path, version):
     return None
 
 
-def _rows(spark, n=16):
+def _sample_df(spark, n=16):
     return spark.createDataFrame([(i, f"s{(i * 7) % n:02d}", f"v{i}") for i in range(n)], "a long, b string, v string")
 
 
 def test_cluster_by_creates_a_clustered_table_that_delta_reads_and_alter_changes(spark, delta_spark, table_path):
     """filecommit.write(cluster_by=...) on a new column-mapped table, then ALTER TABLE ... CLUSTER BY
     through the catalog, then OPTIMIZE by the new columns; Delta reads, co-writes and optimizes."""
-    r = filecommit.write(_rows(spark).repartition(2), table_path, cluster_by=["a", "b"],
+    r = filecommit.write(_sample_df(spark).repartition(2), table_path, cluster_by=["a", "b"],
                          table_properties={"delta.columnMapping.mode": "name"})
     assert r.version == 0
     actions = log_actions(table_path)[0]
@@ -136,10 +136,10 @@ def test_sql_create_table_cluster_by(spark, delta_spark, tmp_path):
               "SELECT * FROM VALUES (1L, 'x'), (2L, 'y') AS v(id, name)").collect()
     made[p2] = ["id"]
     p3 = str(tmp_path / "writeto")
-    _rows(spark, 4).writeTo(f"delta.`{p3}`").using("delta").clusterBy("v").create()
+    _sample_df(spark, 4).writeTo(f"delta.`{p3}`").using("delta").clusterBy("v").create()
     made[p3] = ["v"]
     p4 = str(tmp_path / "dfwriter")
-    _rows(spark, 4).write.format("delta").clusterBy("b").save(p4)
+    _sample_df(spark, 4).write.format("delta").clusterBy("b").save(p4)
     made[p4] = ["b"]
     for path, cols in made.items():
         assert spark_delta_sql(delta_spark, path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == cols, path
@@ -167,18 +167,18 @@ def test_cluster_by_on_existing_tables(spark, table_path, tmp_path):
     """An append whose cluster_by differs from the existing table's is refused (Delta's append
     check); the same columns append; an overwrite sets new ones; ALTER TABLE CLUSTER BY on a
     partitioned table is refused."""
-    filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
+    filecommit.write(_sample_df(spark, 4), table_path, cluster_by=["a"])
     with pytest.raises(PySparkException) as e:
-        filecommit.write(_rows(spark, 4), table_path, cluster_by=["b"])
+        filecommit.write(_sample_df(spark, 4), table_path, cluster_by=["b"])
     assert error_class(e.value) == "DELTA_CLUSTERING_COLUMNS_MISMATCH", e.value
     assert max(log_actions(table_path)) == 0
-    assert filecommit.write(_rows(spark, 4), table_path, cluster_by=["A"]).version == 1
+    assert filecommit.write(_sample_df(spark, 4), table_path, cluster_by=["A"]).version == 1
     # An overwrite replaces the table, its clustering columns with it (as Delta's overwrite).
-    assert filecommit.write(_rows(spark, 4), table_path, mode="overwrite", cluster_by=["b"]).version == 2
+    assert filecommit.write(_sample_df(spark, 4), table_path, mode="overwrite", cluster_by=["b"]).version == 2
     assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["b"]], "domainName": "delta.clustering"}
 
     parted = str(tmp_path / "parted")
-    filecommit.write(_rows(spark, 4), parted, partition_by=["b"])
+    filecommit.write(_sample_df(spark, 4), parted, partition_by=["b"])
     with pytest.raises(PySparkException) as e:
         spark.sql(f"ALTER TABLE delta.`{parted}` CLUSTER BY (a)").collect()
     assert error_class(e.value) == "DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED", e.value
@@ -195,14 +195,14 @@ def test_restore_brings_back_the_clustering_columns_of_the_version(spark, delta_
     """RESTORE commits the restored version's clustering columns (Delta's
     handleDomainMetadataForRestoreTable): those of a clustered version, none for a version that
     was not clustered; the protocol stays as it is."""
-    filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
+    filecommit.write(_sample_df(spark, 4), table_path, cluster_by=["a"])
     spark.sql(f"ALTER TABLE delta.`{table_path}` CLUSTER BY (b)").collect()
     assert filecommit.restore(spark, table_path, version=0).version == 2
     assert json.loads(_domain(table_path, 2)["configuration"]) == {"clusteringColumns": [["a"]], "domainName": "delta.clustering"}
     assert spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
 
     plain = str(tmp_path / "plain")
-    filecommit.write(_rows(spark, 4), plain)
+    filecommit.write(_sample_df(spark, 4), plain)
     spark.sql(f"ALTER TABLE delta.`{plain}` CLUSTER BY (a)").collect()
     assert filecommit.restore(spark, plain, version=0).version == 2
     assert json.loads(_domain(plain, 2)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
@@ -216,13 +216,13 @@ def test_overwrite_without_cluster_by_clusters_by_none(spark, delta_spark, table
     """A replacing write (mode overwrite, no replaceWhere) without cluster_by leaves a clustered
     table clustered by no column, as Delta's WriteIntoDelta does; after an overwriteSchema that
     drops the clustering column, OPTIMIZE still runs."""
-    filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
-    assert filecommit.write(_rows(spark, 4), table_path, mode="overwrite").version == 1
+    filecommit.write(_sample_df(spark, 4), table_path, cluster_by=["a"])
+    assert filecommit.write(_sample_df(spark, 4), table_path, mode="overwrite").version == 1
     assert json.loads(_domain(table_path, 1)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
     assert spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == []
 
     other = str(tmp_path / "other")
-    filecommit.write(_rows(spark, 4), other, cluster_by=["a"])
+    filecommit.write(_sample_df(spark, 4), other, cluster_by=["a"])
     df = spark.createDataFrame([(1, "x"), (2, "y")], "c long, d string")
     assert filecommit.write(df, other, mode="overwrite", options={"overwriteSchema": "true"}).version == 1
     assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
@@ -237,7 +237,7 @@ def test_clustered_table_replaced_by_a_partitioned_one(spark, delta_spark, table
     written (Delta's CreateDeltaTableCommand: DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE);
     a path write with overwriteSchema and partition_by is not refused (Delta's WriteIntoDelta): the
     table becomes partitioned and clustered by no column, and OPTIMIZE runs."""
-    filecommit.write(_rows(spark, 4), table_path, cluster_by=["a"])
+    filecommit.write(_sample_df(spark, 4), table_path, cluster_by=["a"])
     with pytest.raises(PySparkException) as e:
         spark.sql(f"CREATE OR REPLACE TABLE delta.`{table_path}` (a BIGINT, b STRING) USING delta "
                   "PARTITIONED BY (b)").collect()
@@ -246,13 +246,13 @@ def test_clustered_table_replaced_by_a_partitioned_one(spark, delta_spark, table
     assert spark_delta_sql(delta_spark, table_path, "DESCRIBE DETAIL {table}")[0]["clusteringColumns"] == ["a"]
 
     other = str(tmp_path / "other")
-    filecommit.write(_rows(spark, 4), other, cluster_by=["a"])
-    r = filecommit.write(_rows(spark, 4), other, mode="overwrite", partition_by=["b"],
+    filecommit.write(_sample_df(spark, 4), other, cluster_by=["a"])
+    r = filecommit.write(_sample_df(spark, 4), other, mode="overwrite", partition_by=["b"],
                          options={"overwriteSchema": "true"})
     assert r.version == 1
     assert json.loads(_domain(other, 1)["configuration"]) == {"clusteringColumns": [], "domainName": "delta.clustering"}
     detail = spark_delta_sql(delta_spark, other, "DESCRIBE DETAIL {table}")[0]
     assert detail["clusteringColumns"] == [] and detail["partitionColumns"] == ["b"], detail
-    filecommit.write(_rows(spark, 4), other)
+    filecommit.write(_sample_df(spark, 4), other)
     assert filecommit.optimize(spark, other).committed
     assert len(_delta_rs_rows(other)) == 8

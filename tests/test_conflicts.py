@@ -27,14 +27,14 @@ import filecommit
 pytestmark = pytest.mark.slow
 
 
-def _rows(session, ids, part):
+def _id_part_df(session, ids, part):
     return session.createDataFrame([(int(i), part) for i in ids], "id long, part string")
 
 
 def _slow_rows(session, ids, part, sleep_ms):
     """Rows whose write job sleeps ``sleep_ms`` first (Java's Thread.sleep via reflect), so a
     concurrent writer commits in between, deterministically."""
-    df = _rows(session, ids, part).repartition(1)
+    df = _id_part_df(session, ids, part).repartition(1)
     return df.withColumn("id", F.expr(f"id + 0 * length(coalesce(reflect('java.lang.Thread', 'sleep', "
                                       f"cast({sleep_ms} as bigint)), ''))"))
 
@@ -57,9 +57,9 @@ def _table_files(path):
 
 
 def test_blind_appends_from_four_clients_land_through_compaction(spark, table_path):
-    filecommit.write(_rows(spark, range(0, 4), "a"), table_path, partition_by=["part"])
+    filecommit.write(_id_part_df(spark, range(0, 4), "a"), table_path, partition_by=["part"])
     for k in range(1, 4):
-        filecommit.write(_rows(spark, range(10 * k, 10 * k + 4), "a"), table_path)
+        filecommit.write(_id_part_df(spark, range(10 * k, 10 * k + 4), "a"), table_path)
     sessions = [spark] + [second_session(spark) for _ in range(3)]
     errors, results = [], []
 
@@ -67,7 +67,7 @@ def test_blind_appends_from_four_clients_land_through_compaction(spark, table_pa
         try:
             for n in range(5):
                 base = 1000 * (i + 1) + 10 * n
-                results.append(filecommit.write(_rows(sessions[i], range(base, base + 3), "a"), table_path))
+                results.append(filecommit.write(_id_part_df(sessions[i], range(base, base + 3), "a"), table_path))
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
@@ -90,7 +90,7 @@ def test_blind_appends_from_four_clients_land_through_compaction(spark, table_pa
     extra = []
     if compactions == 0:  # the appends were faster than every try: compact once more, then append
         DeltaTable(table_path).optimize.compact()
-        results.append(filecommit.write(_rows(spark, [9999], "a"), table_path))
+        results.append(filecommit.write(_id_part_df(spark, [9999], "a"), table_path))
         extra = [9999]
     log = log_actions(table_path)
     # Group commit may publish several appends as one version: each append's files are in the
@@ -153,13 +153,13 @@ def _overwrite_a_while_appending(spark, table_path, ids, part):
         spark,
         lambda s: filecommit.write(_slow_rows(s, [10, 11], "A", 1500), table_path, mode="overwrite",
                                    options={"replaceWhere": "part = 'A'"}),
-        lambda s: filecommit.write(_rows(s, ids, part), table_path),
+        lambda s: filecommit.write(_id_part_df(s, ids, part), table_path),
         0.3)
     return {"o": o, "a": a}, errors
 
 
 def test_overwrite_of_one_partition_and_append_to_another_both_land(spark, table_path):
-    filecommit.write(_rows(spark, [1, 2], "A").union(_rows(spark, [3, 4], "B")), table_path,
+    filecommit.write(_id_part_df(spark, [1, 2], "A").union(_id_part_df(spark, [3, 4], "B")), table_path,
                      partition_by=["part"])
     out, errors = _overwrite_a_while_appending(spark, table_path, [5], "B")
     assert not errors, errors
@@ -171,8 +171,8 @@ def test_overwrite_of_one_partition_and_append_to_another_both_land(spark, table
 
 @pytest.mark.parametrize("isolation", ["Serializable", "WriteSerializable"])
 def test_overwrite_concurrent_with_append_to_the_same_partition(spark, table_path, isolation):
-    filecommit.write(_rows(spark, [1, 2], "A").union(_rows(spark, [3], "B")), table_path, partition_by=["part"],
-                     table_properties={"delta.isolationLevel": isolation})
+    filecommit.write(_id_part_df(spark, [1, 2], "A").union(_id_part_df(spark, [3], "B")), table_path,
+                     partition_by=["part"], table_properties={"delta.isolationLevel": isolation})
     out, errors = _overwrite_a_while_appending(spark, table_path, [7], "A")
     assert out["a"].version == 1
     got = delta_rows(table_path, ["id", "part"])

@@ -31,7 +31,7 @@ from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 pytestmark = pytest.mark.slow
 
 
-def _ids(rows):
+def _sorted_ids(rows):
     return sorted(r[0] for r in rows)
 
 
@@ -51,15 +51,15 @@ def test_quickstart_python_dataframe_examples(spark, delta_spark, tmp_path):
     data.write.format("delta").save(path)
     # Read data
     df = spark.read.format("delta").load(path)
-    assert _ids(df.collect()) == [0, 1, 2, 3, 4]
+    assert _sorted_ids(df.collect()) == [0, 1, 2, 3, 4]
     # Update table data: overwrite
     data = spark.range(5, 10)
     data.write.format("delta").mode("overwrite").save(path)
     df = spark.read.format("delta").load(path)
-    assert _ids(df.collect()) == [5, 6, 7, 8, 9]
+    assert _sorted_ids(df.collect()) == [5, 6, 7, 8, 9]
     # Read older versions of data using time travel
     df = spark.read.format("delta").option("versionAsOf", 0).load(path)
-    assert _ids(df.collect()) == [0, 1, 2, 3, 4]
+    assert _sorted_ids(df.collect()) == [0, 1, 2, 3, 4]
     assert _rs_ids(path) == [5, 6, 7, 8, 9]
     assert _rs_ids(path, version=0) == [0, 1, 2, 3, 4]
     latest, v0 = delta_spark.read([{"kind": "table", "path": path}, {"kind": "table", "path": path, "version": 0}])
@@ -73,7 +73,7 @@ def test_quickstart_sql_examples(spark, delta_spark, tmp_path):
     expected = {}
     spark.sql(f"CREATE TABLE {t} USING DELTA AS SELECT col1 as id FROM VALUES 0,1,2,3,4").collect()
     expected[0] = [0, 1, 2, 3, 4]
-    assert _ids(spark.sql(f"SELECT * FROM {t}").collect()) == expected[0]
+    assert _sorted_ids(spark.sql(f"SELECT * FROM {t}").collect()) == expected[0]
     spark.sql(f"INSERT OVERWRITE {t} SELECT col1 as id FROM VALUES 5,6,7,8,9").collect()
     expected[1] = [5, 6, 7, 8, 9]
     assert [tuple(r) for r in spark.sql(f"UPDATE {t} SET id = id + 100 WHERE id % 2 == 0").collect()] == [(2,)]
@@ -86,8 +86,8 @@ def test_quickstart_sql_examples(spark, delta_spark, tmp_path):
                        "WHEN NOT MATCHED THEN INSERT (id) VALUES (newData.id)").collect()
     assert [tuple(r) for r in merged] == [(10, 3, 0, 7)]
     expected[4] = [1, 3, 5, 7, 9, 11, 13, 15, 17, 19]
-    assert _ids(spark.sql(f"SELECT * FROM {t}").collect()) == expected[4]
-    assert _ids(spark.sql(f"SELECT * FROM {t} VERSION AS OF 0").collect()) == expected[0]
+    assert _sorted_ids(spark.sql(f"SELECT * FROM {t}").collect()) == expected[4]
+    assert _sorted_ids(spark.sql(f"SELECT * FROM {t} VERSION AS OF 0").collect()) == expected[0]
     for v, ids in expected.items():
         assert _rs_ids(path, version=v) == ids, v
     reads = delta_spark.read([{"kind": "table", "path": path, "version": v} for v in expected])

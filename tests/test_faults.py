@@ -212,7 +212,7 @@ SECOND = [(7, "a", 70), (8, "b", 80)]
 OVERWRITE = [(30, "a", 300), (31, "b", 310), (32, "a", 320), (33, "b", 330)]
 
 
-def _df(spark, rows):
+def _schema_df(spark, rows):
     return spark.createDataFrame(rows, SCHEMA)
 
 
@@ -229,7 +229,7 @@ MERGE_SOURCE = [(1, "a", 999), (31, "b", 998), (50, "b", 500)]
 
 
 def _merge(spark, path, txn):
-    return (filecommit.merge(_df(spark, MERGE_SOURCE), path, "target.id = source.id")
+    return (filecommit.merge(_schema_df(spark, MERGE_SOURCE), path, "target.id = source.id")
             .when_matched_update({"v": "source.v"})
             .when_not_matched_insert_all()
             .execute(txn=txn))
@@ -244,14 +244,14 @@ def _merge_rows(rows):
 
 
 COMMANDS = {c.name: c for c in [
-    Command("create", lambda s, p, txn: filecommit.write(_df(s, INITIAL), p, partition_by=["part"],
+    Command("create", lambda s, p, txn: filecommit.write(_schema_df(s, INITIAL), p, partition_by=["part"],
                                                          table_properties={"delta.checkpointInterval": "2"}, txn=txn),
             lambda rows: set(INITIAL), new_table=True),
-    Command("append", lambda s, p, txn: filecommit.write(_df(s, [(20, "a", 200), (21, "b", 210)]), p, txn=txn),
+    Command("append", lambda s, p, txn: filecommit.write(_schema_df(s, [(20, "a", 200), (21, "b", 210)]), p, txn=txn),
             lambda rows: rows | {(20, "a", 200), (21, "b", 210)}),
-    Command("overwrite", lambda s, p, txn: filecommit.write(_df(s, OVERWRITE), p, mode="overwrite", txn=txn),
+    Command("overwrite", lambda s, p, txn: filecommit.write(_schema_df(s, OVERWRITE), p, mode="overwrite", txn=txn),
             lambda rows: set(OVERWRITE)),
-    Command("replace_where", lambda s, p, txn: filecommit.write(_df(s, [(40, "a", 400)]), p, mode="overwrite",
+    Command("replace_where", lambda s, p, txn: filecommit.write(_schema_df(s, [(40, "a", 400)]), p, mode="overwrite",
                                                                 options={"replaceWhere": "part = 'a'"}, txn=txn),
             lambda rows: {r for r in rows if r[1] != "a"} | {(40, "a", 400)}),
     Command("delete", lambda s, p, txn: filecommit.delete(s, p, "id % 4 = 0 OR id IN (5, 7, 33)", txn=txn),
@@ -269,9 +269,9 @@ SEQUENCE = ["create", "overwrite", "replace_where", "delete", "update", "merge",
 def make_table(spark, path) -> set:
     """Versions 0 and 1 by filecommit; the next commit (version 2) is a checkpoint version
     (``delta.checkpointInterval=2``)."""
-    filecommit.write(_df(spark, INITIAL), path, partition_by=["part"],
+    filecommit.write(_schema_df(spark, INITIAL), path, partition_by=["part"],
                      table_properties={"delta.checkpointInterval": "2"})
-    filecommit.write(_df(spark, SECOND), path)
+    filecommit.write(_schema_df(spark, SECOND), path)
     return set(INITIAL) | set(SECOND)
 
 
@@ -614,11 +614,11 @@ def _batch_through_a_log_fault(session, table_path, point, compact):
     session.conf.set("spark.sql.streaming.fileSink.log.compactInterval", "2" if compact else "10")
     rows0 = [(i, "a", i) for i in range(5)]
     rows1 = [(i, "b", i) for i in range(100, 104)]
-    assert filecommit.write_batch(_df(session, rows0), table_path, batch_id=0, partition_by=["part"]).committed
+    assert filecommit.write_batch(_schema_df(session, rows0), table_path, batch_id=0, partition_by=["part"]).committed
     before = data_files(table_path)
     fault = faults.arm(table_path, point, times=1)
     try:
-        outcome = filecommit.write_batch(_df(session, rows1), table_path, batch_id=1, partition_by=["part"])
+        outcome = filecommit.write_batch(_schema_df(session, rows1), table_path, batch_id=1, partition_by=["part"])
     except Exception as e:  # noqa: BLE001 - judged by the caller
         outcome = e
     fault.disarm()
@@ -642,7 +642,7 @@ def test_sink_batch_through_a_log_fault_then_retry_with_the_same_batch_id(spark,
             _check_sink(session, table_path, rows0)
         else:
             _check_sink(session, table_path, rows0 + rows1)
-        again = filecommit.write_batch(_df(session, rows1), table_path, batch_id=1, partition_by=["part"])
+        again = filecommit.write_batch(_schema_df(session, rows1), table_path, batch_id=1, partition_by=["part"])
         assert again.committed == (not landed), "the same batch id again: skipped exactly when it had landed"
         _check_sink(session, table_path, rows0 + rows1)
     finally:

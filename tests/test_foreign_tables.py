@@ -201,10 +201,10 @@ def _delta_rs_limitation(m):
     from deltalake import DeltaTable
 
     try:
-        got = _frame(DeltaTable(m["path"]).to_pandas().to_dict("records"), m["columns"])
+        got = _plain_dicts_frame(DeltaTable(m["path"]).to_pandas().to_dict("records"), m["columns"])
     except Exception as e:  # noqa: BLE001 - delta-rs' own limitation
         return f"cannot read it: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    if not got.equals(_frame(m["rows"], m["columns"])):
+    if not got.equals(_plain_dicts_frame(m["rows"], m["columns"])):
         return "reads it differently from Spark + Delta before any filecommit write"
     return None
 
@@ -226,7 +226,7 @@ class Table:
     def frame(self, extra=(), columns=None):
         """The fixture's rows plus ``extra`` (dicts), canonical, over ``columns`` (default: all)."""
         cols = columns or self.columns
-        return _frame(list(self.rows) + list(extra), cols)
+        return _plain_dicts_frame(list(self.rows) + list(extra), cols)
 
 
 @pytest.fixture
@@ -267,7 +267,7 @@ def _plain(v):
     return v
 
 
-def _frame(rows, columns):
+def _plain_dicts_frame(rows, columns):
     df = pd.DataFrame([{c: _plain(r.get(c)) for c in columns} for r in rows], columns=columns)
     return canonical(df, columns)
 
@@ -293,7 +293,7 @@ def assert_spark_reads(delta_spark, path, expected, columns, version):
     """Spark + Delta reads exactly ``expected`` (canonical frame) and its latest version is ``version``."""
     r = spark_read(delta_spark, path)
     assert sorted(r["columns"]) == sorted(columns), f"Spark + Delta columns {r['columns']}"
-    _assert_frames(_frame(r["rows"], columns), expected, f"Spark + Delta read of {path}")
+    _assert_frames(_plain_dicts_frame(r["rows"], columns), expected, f"Spark + Delta read of {path}")
     assert r["latest_version"] == version, f"Spark + Delta latest version {r['latest_version']}, expected {version}"
     return r
 
@@ -308,7 +308,7 @@ def assert_delta_rs_reads(path, expected, columns, limitation=None):
         warnings.warn(f"delta-rs comparison skipped for {os.path.basename(path)}: delta-rs {limitation}",
                       stacklevel=2)
         return False
-    got = _frame(DeltaTable(path).to_pandas().to_dict("records"), columns)
+    got = _plain_dicts_frame(DeltaTable(path).to_pandas().to_dict("records"), columns)
     _assert_frames(got, expected, f"delta-rs read of {path}")
     return True
 
@@ -544,7 +544,7 @@ def test_deletion_vectors_overwrite_removes_carry_the_dv(spark, delta_spark, clo
                          options=options)
     assert r.version == t.version + 1
     kept = [row for row in t.rows if where and row["part"] != "a"]
-    expected = _frame(kept + _records(new, ["id", "part"]), t.columns)
+    expected = _plain_dicts_frame(kept + _records(new, ["id", "part"]), t.columns)
     assert_spark_reads(delta_spark, t.path, expected, t.columns, t.version + 1)
     assert_delta_rs_reads(t.path, expected, t.columns, t.delta_rs)
 
@@ -609,8 +609,8 @@ def test_append_to_a_cdf_table_shows_as_inserts(spark, delta_spark, clone):
                                  "endingVersion": r.version})
     assert feed["ok"], feed.get("detail")
     cols = ["id", "name", "part", "_change_type", "_commit_version"]
-    expected = _frame(_records([(*row, "insert", r.version) for row in rows], cols), cols)
-    _assert_frames(_frame(feed["rows"], cols), expected, "Spark + Delta change feed")
+    expected = _plain_dicts_frame(_records([(*row, "insert", r.version) for row in rows], cols), cols)
+    _assert_frames(_plain_dicts_frame(feed["rows"], cols), expected, "Spark + Delta change feed")
 
 
 def test_append_to_an_in_commit_timestamp_table(spark, delta_spark, clone):

@@ -33,13 +33,13 @@ SCHEMA = "id long, part string"
 CDC_SCHEMA = "id long, part string, _change_type string"
 
 
-def _ids(client: int, n: int) -> list[int]:
+def _client_ids(client: int, n: int) -> list[int]:
     base = (client * 1000 + n) * 10
     return [base, base + 1]
 
 
 def _write(session, client: int, n: int, plain: str, cdf: str):
-    ids = _ids(client, n)
+    ids = _client_ids(client, n)
     part = f"p{client % 3}"
     if client in CDC_CLIENTS:
         rows = [(i, part, None) for i in ids] + [(ids[0], part, "insert")]
@@ -92,7 +92,7 @@ def test_sixteen_clients_fifty_small_appends_each(spark, delta_spark, tmp_path):
         assert len(results[c]) == APPENDS
         for n, r in results[c]:
             assert r.committed, f"client {c} write {n}: {r}"
-            ids = _ids(c, n)
+            ids = _client_ids(c, n)
             expected[table] += ids
             # Only its own files: every listed file holds exactly rows of this write.
             listed = [a.path for a in r.add_files]

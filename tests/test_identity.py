@@ -53,13 +53,13 @@ FIXTURES = {
 }
 
 
-def _copy(made, tmp_path, name):
+def _copy_table(made, tmp_path, name):
     path = os.path.join(shared_dir(tmp_path), name)
     shutil.copytree(made[name]["path"], path)
     return path
 
 
-def _rows(delta_spark, path):
+def _ids_by_v(delta_spark, path):
     """``{v: id}`` as Spark + Delta reads the table (v is unique in these tests)."""
     r = delta_spark.read_one({"path": path, "kind": "table"})
     assert r["ok"], r
@@ -76,7 +76,7 @@ def _identity(path):
     return next(f for f in schema["fields"] if f["name"] == "id")["metadata"]
 
 
-def _sql(delta_spark, path, stmt):
+def _spark_delta_sql_answer(delta_spark, path, stmt):
     r = delta_spark.read_one({"kind": "sql", "path": path, "sql": stmt})
     assert r["ok"], r
     return r
@@ -90,12 +90,12 @@ def _assert_sequence(ids, start, step, after):
 
 
 def test_append_overwrite_generate_values_above_the_high_water_mark(spark, delta_spark, made, tmp_path):
-    path = _copy(made, tmp_path, "always")
+    path = _copy_table(made, tmp_path, "always")
     assert _identity(path)["delta.identity.highWaterMark"] == 15
     # Several tasks (3 partitions) and one driver-side write: the ranges of the tasks are disjoint.
     filecommit.write(spark.range(0, 7, 1, 3).selectExpr("concat('t', id) AS v"), path)
     filecommit.write(spark.createDataFrame([("c",), ("d",)], "v string"), path)
-    rows = _rows(delta_spark, path)
+    rows = _ids_by_v(delta_spark, path)
     assert rows["a"] == 10 and rows["b"] == 15
     new = [i for v, i in rows.items() if v not in ("a", "b")]
     assert len(new) == 9
@@ -108,19 +108,19 @@ def test_append_overwrite_generate_values_above_the_high_water_mark(spark, delta
     # An overwrite does not reset the sequence.
     mark = meta["delta.identity.highWaterMark"]
     filecommit.write(spark.createDataFrame([("o1",), ("o2",)], "v string"), path, mode="overwrite")
-    rows = _rows(delta_spark, path)
+    rows = _ids_by_v(delta_spark, path)
     assert set(rows) == {"o1", "o2"}
     _assert_sequence(list(rows.values()), 10, 5, mark)
     assert _identity(path)["delta.identity.highWaterMark"] == max(rows.values())
 
     # Delta's own writer goes on above filecommit's mark.
-    _sql(delta_spark, path, "INSERT INTO {table} (v) VALUES ('z')")
-    after = _rows(delta_spark, path)
+    _spark_delta_sql_answer(delta_spark, path, "INSERT INTO {table} (v) VALUES ('z')")
+    after = _ids_by_v(delta_spark, path)
     assert after["z"] == _identity(path)["delta.identity.highWaterMark"] == max(rows.values()) + 5
 
 
 def test_generated_always_refuses_values_and_updates(spark, delta_spark, made, tmp_path):
-    path = _copy(made, tmp_path, "always")
+    path = _copy_table(made, tmp_path, "always")
     before = sorted(log_actions(path))
 
     def refused(cls, run):
@@ -142,12 +142,12 @@ def test_generated_always_refuses_values_and_updates(spark, delta_spark, made, t
 
 
 def test_merge_delete_optimize_restore_keep_identity_valid(spark, delta_spark, made, tmp_path):
-    path = _copy(made, tmp_path, "always")
+    path = _copy_table(made, tmp_path, "always")
     src = spark.createDataFrame([("a", "A"), ("m1", "M"), ("m2", "M")], "v string, w string")
     filecommit.merge(src, path, "t.v = s.v", target_alias="t", source_alias="s") \
         .when_matched_update({"v": "concat(s.v, '!')"}) \
         .when_not_matched_insert({"v": "s.v"}).execute()
-    rows = _rows(delta_spark, path)
+    rows = _ids_by_v(delta_spark, path)
     assert rows["a!"] == 10 and rows["b"] == 15, "updated and copied rows keep their values"
     _assert_sequence([rows["m1"], rows["m2"]], 10, 5, 15)
     mark = _identity(path)["delta.identity.highWaterMark"]
@@ -158,19 +158,19 @@ def test_merge_delete_optimize_restore_keep_identity_valid(spark, delta_spark, m
     filecommit.optimize(spark, path)
     assert _identity(path)["delta.identity.highWaterMark"] == mark
     filecommit.restore(spark, path, version=1)
-    assert set(_rows(delta_spark, path)) == {"a", "b"}
+    assert set(_ids_by_v(delta_spark, path)) == {"a", "b"}
     assert _identity(path)["delta.identity.highWaterMark"] == mark, "RESTORE never lowers the mark"
     assert merged < log_state(path)["version"]
 
-    _sql(delta_spark, path, "INSERT INTO {table} (v) VALUES ('z')")
+    _spark_delta_sql_answer(delta_spark, path, "INSERT INTO {table} (v) VALUES ('z')")
     filecommit.write(spark.createDataFrame([("y",)], "v string"), path)
-    rows = _rows(delta_spark, path)
+    rows = _ids_by_v(delta_spark, path)
     _assert_sequence([rows["z"], rows["y"]], 10, 5, mark)
     assert len(set(rows.values())) == len(rows), rows
 
 
 def test_by_default_negative_step_accepts_values(spark, delta_spark, made, tmp_path):
-    path = _copy(made, tmp_path, "by_default")
+    path = _copy_table(made, tmp_path, "by_default")
     # Delta's own explicit -100 did not move the mark: only generated values do.
     assert _identity(path)["delta.identity.highWaterMark"] == -1
     assert _identity(path)["delta.identity.allowExplicitInsert"] is True
@@ -179,17 +179,17 @@ def test_by_default_negative_step_accepts_values(spark, delta_spark, made, tmp_p
     filecommit.write(spark.range(0, 4, 1, 2).selectExpr("concat('g', id) AS v"), path)
     src = spark.createDataFrame([("m",)], "v string")
     filecommit.merge(src, path, "t.v = s.v", target_alias="t", source_alias="s").when_not_matched_insert_all().execute()
-    rows = _rows(delta_spark, path)
+    rows = _ids_by_v(delta_spark, path)
     assert rows["a"] == -1 and rows["x"] == -100 and rows["given"] == -200
     new = [rows[v] for v in ("g0", "g1", "g2", "g3", "m")]
     _assert_sequence(new, -1, -3, -1)
     assert _identity(path)["delta.identity.highWaterMark"] == min(new)
-    _sql(delta_spark, path, "INSERT INTO {table} (v) VALUES ('z')")
-    assert _rows(delta_spark, path)["z"] == min(new) - 3
+    _spark_delta_sql_answer(delta_spark, path, "INSERT INTO {table} (v) VALUES ('z')")
+    assert _ids_by_v(delta_spark, path)["z"] == min(new) - 3
 
 
 def test_staged_writes_never_share_values(spark, delta_spark, made, tmp_path):
-    path = _copy(made, tmp_path, "always")
+    path = _copy_table(made, tmp_path, "always")
     one = filecommit.write(spark.createDataFrame([("s1",)], "v string"), path, stage=True)
     two = filecommit.write(spark.createDataFrame([("s2",)], "v string"), path, stage=True)
     with pytest.raises(PySparkException) as e:
@@ -199,7 +199,7 @@ def test_staged_writes_never_share_values(spark, delta_spark, made, tmp_path):
     with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, two)
     assert e.value.getCondition() == METADATA_CHANGED
-    rows = _rows(delta_spark, path)
+    rows = _ids_by_v(delta_spark, path)
     assert rows["s1"] == 20 and "s2" not in rows
     assert _identity(path)["delta.identity.highWaterMark"] == 20
 
@@ -207,21 +207,21 @@ def test_staged_writes_never_share_values(spark, delta_spark, made, tmp_path):
 def test_sql_insert_through_the_catalog(spark, delta_spark, made, tmp_path):
     import uuid
 
-    path = _copy(made, tmp_path, "always")
+    path = _copy_table(made, tmp_path, "always")
     name = f"ident_{uuid.uuid4().hex[:8]}"
     spark.sql(f"CREATE TABLE {name} USING delta LOCATION '{path}'").collect()
     spark.sql(f"INSERT INTO {name} (v) VALUES ('s1'), ('s2')").collect()
-    rows = _rows(delta_spark, path)
+    rows = _ids_by_v(delta_spark, path)
     _assert_sequence([rows["s1"], rows["s2"]], 10, 5, 15)
     assert _identity(path)["delta.identity.highWaterMark"] == max(rows["s1"], rows["s2"])
     with pytest.raises(PySparkException) as e:
         spark.sql(f"INSERT INTO {name} VALUES (1, 'x')").collect()
     assert e.value.getCondition() == EXPLICIT, e.value
-    assert set(_rows(delta_spark, path)) == {"a", "b", "s1", "s2"}
+    assert set(_ids_by_v(delta_spark, path)) == {"a", "b", "s1", "s2"}
 
 
 def test_racing_writers_never_duplicate_values(spark, delta_spark, made, tmp_path):
-    path = _copy(made, tmp_path, "always")
+    path = _copy_table(made, tmp_path, "always")
     other = second_session(spark)
     outcomes: list = []
 
@@ -242,7 +242,7 @@ def test_racing_writers_never_duplicate_values(spark, delta_spark, made, tmp_pat
     finally:
         other.stop()
     assert set(outcomes) <= {"ok", METADATA_CHANGED, "DELTA_CONCURRENT_APPEND"}, outcomes
-    rows = _rows(delta_spark, path)
+    rows = _ids_by_v(delta_spark, path)
     assert len(rows) == 2 + 2 * outcomes.count("ok"), (rows, outcomes)
     _assert_sequence([i for v, i in rows.items() if v not in ("a", "b")], 10, 5, 15)
     assert _identity(path)["delta.identity.highWaterMark"] == max(rows.values())
@@ -251,14 +251,14 @@ def test_racing_writers_never_duplicate_values(spark, delta_spark, made, tmp_pat
 def test_race_loser_fails_with_metadata_changed(spark, delta_spark, made, tmp_path):
     if faults.directory() is None:
         pytest.skip("the server under test was not started with the fault-injection jar")
-    path = _copy(made, tmp_path, "always")
+    path = _copy_table(made, tmp_path, "always")
     # The first writer's commit of version 2 is held until the second writer's append has landed as
     # version 2: both generated 20 (mark 15 + step); the first must not commit it again.
     outcome, _ = race_held_commit(
         path, 2, lambda: filecommit.write(spark.createDataFrame([("first",)], "v string"), path),
         lambda: filecommit.write(spark.createDataFrame([("second",)], "v string"), path))
     assert "result" not in outcome and outcome["error"].getCondition() == METADATA_CHANGED, outcome
-    rows = _rows(delta_spark, path)
+    rows = _ids_by_v(delta_spark, path)
     assert rows == {"a": 10, "b": 15, "second": 20}
     assert sorted(log_actions(path)) == [0, 1, 2]
 
@@ -284,7 +284,7 @@ def test_create_table_writes_what_delta_writes(spark, delta_spark, tmp_path, ddl
     ours, theirs = os.path.join(shared_dir(tmp_path), "ours"), os.path.join(shared_dir(tmp_path), "theirs")
     name = f"ident_{uuid.uuid4().hex[:8]}"
     spark.sql(f"CREATE TABLE {name} {ddl} LOCATION '{ours}'").collect()
-    _sql(delta_spark, theirs, "CREATE TABLE {table} " + ddl)
+    _spark_delta_sql_answer(delta_spark, theirs, "CREATE TABLE {table} " + ddl)
     assert _created(ours) == _created(theirs)
     field, protocol = _created(ours)
     assert protocol == (1, 7, ["appendOnly", "identityColumns", "invariants"])
@@ -294,8 +294,8 @@ def test_create_table_writes_what_delta_writes(spark, delta_spark, tmp_path, ddl
     start, step = field["metadata"]["delta.identity.start"], field["metadata"]["delta.identity.step"]
     spark.sql(f"INSERT INTO {name} (v) VALUES ('s1'), ('s2')").collect()
     filecommit.write(spark.createDataFrame([("w",)], "v string"), ours)
-    _sql(delta_spark, ours, "INSERT INTO {table} (v) VALUES ('d')")
-    rows = _rows(delta_spark, ours)
+    _spark_delta_sql_answer(delta_spark, ours, "INSERT INTO {table} (v) VALUES ('d')")
+    rows = _ids_by_v(delta_spark, ours)
     assert set(rows) == {"s1", "s2", "w", "d"}
     _assert_sequence(list(rows.values()), start, step, start - step)
     assert rows["d"] == _identity(ours)["delta.identity.highWaterMark"], rows
@@ -305,7 +305,7 @@ def test_create_table_writes_what_delta_writes(spark, delta_spark, tmp_path, ddl
     explicit_null = f"INSERT INTO {name} VALUES (NULL, 'n')"
     if field["metadata"]["delta.identity.allowExplicitInsert"]:
         spark.sql(explicit_null).collect()
-        assert _rows(delta_spark, ours)["n"] is None
+        assert _ids_by_v(delta_spark, ours)["n"] is None
     else:
         with pytest.raises(PySparkException) as e:
             spark.sql(explicit_null).collect()
@@ -342,20 +342,20 @@ def test_create_table_refuses_what_delta_refuses(spark, delta_spark, tmp_path):
 
 
 def test_ctas_from_an_identity_table_makes_a_plain_column(spark, delta_spark, made, tmp_path):
-    path = _copy(made, tmp_path, "always")
+    path = _copy_table(made, tmp_path, "always")
     ours, theirs = os.path.join(shared_dir(tmp_path), "ours"), os.path.join(shared_dir(tmp_path), "theirs")
     spark.sql(f"CREATE TABLE delta.`{ours}` USING delta AS SELECT * FROM delta.`{path}`").collect()
-    _sql(delta_spark, theirs, f"CREATE TABLE {{table}} USING delta AS SELECT * FROM delta.`{path}`")
+    _spark_delta_sql_answer(delta_spark, theirs, f"CREATE TABLE {{table}} USING delta AS SELECT * FROM delta.`{path}`")
     assert _created(ours) == _created(theirs)
     assert _created(ours)[0]["metadata"] == {}
-    assert _rows(delta_spark, ours) == {"a": 10, "b": 15}
+    assert _ids_by_v(delta_spark, ours) == {"a": 10, "b": 15}
 
 
 def test_merge_insert_star_takes_the_source_column_as_delta(spark, delta_spark, made, tmp_path):
     src = spark.createDataFrame([(99, "n")], "id long, v string")
     stmt = ("MERGE INTO {table} t USING (SELECT 99L AS id, 'n' AS v) s ON t.v = s.v "
             "WHEN NOT MATCHED THEN INSERT *")
-    always = _copy(made, tmp_path, "always")
+    always = _copy_table(made, tmp_path, "always")
     before = sorted(log_actions(always))
     with pytest.raises(PySparkException) as e:
         filecommit.merge(src, always, "t.v = s.v", target_alias="t", source_alias="s").when_not_matched_insert_all() \
@@ -365,10 +365,10 @@ def test_merge_insert_star_takes_the_source_column_as_delta(spark, delta_spark, 
     r = delta_spark.read_one({"kind": "sql", "path": always, "sql": stmt})
     assert not r["ok"] and r["condition"] == EXPLICIT, r
 
-    by_default = _copy(made, tmp_path, "by_default")
+    by_default = _copy_table(made, tmp_path, "by_default")
     filecommit.merge(src, by_default, "t.v = s.v", target_alias="t", source_alias="s").when_not_matched_insert_all() \
         .execute()
-    assert _rows(delta_spark, by_default)["n"] == 99
+    assert _ids_by_v(delta_spark, by_default)["n"] == 99
     assert _identity(by_default)["delta.identity.highWaterMark"] == -1, "a given value moves no mark"
 
 
@@ -376,19 +376,20 @@ def test_mixed_merge_moves_the_mark_as_delta(spark, delta_spark, made, tmp_path)
     # One clause gives -5000, the other generates: Delta's tracker follows every value written to a
     # column it generates for, so the mark goes past -5000 (rounded onto -1 - 3n: -5002), not just
     # past the generated values near -1.
-    ours, theirs = _copy(made, tmp_path / "ours", "by_default"), _copy(made, tmp_path / "theirs", "by_default")
+    ours = _copy_table(made, tmp_path / "ours", "by_default")
+    theirs = _copy_table(made, tmp_path / "theirs", "by_default")
     source = "SELECT * FROM VALUES (-5000L, 'p', true), (NULL, 'q', false), (NULL, 'r', false) AS s(id, v, given)"
     merge = ("MERGE INTO {table} t USING (" + source + ") s ON t.v = s.v "
              "WHEN NOT MATCHED AND s.given THEN INSERT (id, v) VALUES (s.id, s.v) "
              "WHEN NOT MATCHED THEN INSERT (v) VALUES (s.v)")
     spark.sql(merge.replace("{table}", f"delta.`{ours}`")).collect()
-    _sql(delta_spark, theirs, merge)
+    _spark_delta_sql_answer(delta_spark, theirs, merge)
     assert _identity(ours)["delta.identity.highWaterMark"] == _identity(theirs)["delta.identity.highWaterMark"] == -5002
-    rows = _rows(delta_spark, ours)
+    rows = _ids_by_v(delta_spark, ours)
     assert rows["p"] == -5000
     _assert_sequence([rows["q"], rows["r"]], -1, -3, -1)
-    _sql(delta_spark, ours, "INSERT INTO {table} (v) VALUES ('z')")
-    assert _rows(delta_spark, ours)["z"] == -5005
+    _spark_delta_sql_answer(delta_spark, ours, "INSERT INTO {table} (v) VALUES ('z')")
+    assert _ids_by_v(delta_spark, ours)["z"] == -5005
 
 
 def test_change_data_write_needs_the_identity_values(spark, delta_spark, tmp_path):

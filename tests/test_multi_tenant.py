@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow
 
 
 
-def _refused(condition: str, call, *args, **kwargs):
+def _call_refused(condition: str, call, *args, **kwargs):
     with pytest.raises(PySparkException) as excinfo:
         call(*args, **kwargs)
     got = getattr(excinfo.value, "getCondition", lambda: None)()
@@ -84,39 +84,39 @@ def test_a_hostile_tenant_cannot_touch_another_tenants_tables(spark, delta_spark
                            ("spark.filecommit.allowedRoots", "file:/")):
             hostile.conf.set(key, value)
             try:
-                _refused(errors.CANNOT_MODIFY_STATIC_CONFIG, filecommit.write, small, table)
-                _refused(errors.CANNOT_MODIFY_STATIC_CONFIG, filecommit.vacuum, hostile, table)
+                _call_refused(errors.CANNOT_MODIFY_STATIC_CONFIG, filecommit.write, small, table)
+                _call_refused(errors.CANNOT_MODIFY_STATIC_CONFIG, filecommit.vacuum, hostile, table)
             finally:
                 hostile.conf.unset(key)
 
         # Write options that reach the Hadoop configuration of the victim's table.
         for key, value in (("fs.file.impl", "does.not.Exist"),
                            ("mapreduce.outputcommitter.factory.class", "does.not.Exist")):
-            _refused(errors.CANNOT_MODIFY_STATIC_CONFIG, filecommit.write, small, table, options={key: value})
+            _call_refused(errors.CANNOT_MODIFY_STATIC_CONFIG, filecommit.write, small, table, options={key: value})
 
         # Retention below the server's floor: on its own table, and VACUUM of the victim's.
-        _refused(errors.FILECOMMIT_RETENTION_BELOW_MINIMUM, filecommit.set_table_properties, hostile, mine,
-                 {"delta.deletedFileRetentionDuration": "interval 0 seconds"})
-        _refused(errors.FILECOMMIT_RETENTION_BELOW_MINIMUM, filecommit.set_table_properties, hostile, table,
-                 {"delta.deletedFileRetentionDuration": "interval 1 hours"})
+        _call_refused(errors.FILECOMMIT_RETENTION_BELOW_MINIMUM, filecommit.set_table_properties, hostile, mine,
+                      {"delta.deletedFileRetentionDuration": "interval 0 seconds"})
+        _call_refused(errors.FILECOMMIT_RETENTION_BELOW_MINIMUM, filecommit.set_table_properties, hostile, table,
+                      {"delta.deletedFileRetentionDuration": "interval 1 hours"})
         for path in (mine, table):
-            _refused(errors.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT, filecommit.vacuum, hostile, path,
-                     retention_hours=0)
+            _call_refused(errors.DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT, filecommit.vacuum, hostile, path,
+                          retention_hours=0)
         # VACUUM within the rules is allowed, and deletes nothing of the victim's.
         assert filecommit.vacuum(hostile, table).files == []
 
         # Tables and sinks above, inside and around the victim's.
         for path in (parent, victim_dir, os.path.join(table, "nested"), os.path.join(table, "part=a", "t"),
                      os.path.join(sink, "t")):
-            _refused(errors.FILECOMMIT_TABLE_LOCATION_OVERLAP, filecommit.write, small, path)
+            _call_refused(errors.FILECOMMIT_TABLE_LOCATION_OVERLAP, filecommit.write, small, path)
         for path in (victim_dir, os.path.join(table, "s")):
-            _refused(errors.FILECOMMIT_TABLE_LOCATION_OVERLAP, filecommit.write_batch,
-                     hostile.createDataFrame([(1, "x")], "id long, s string"), path, batch_id=0)
+            _call_refused(errors.FILECOMMIT_TABLE_LOCATION_OVERLAP, filecommit.write_batch,
+                          hostile.createDataFrame([(1, "x")], "id long, s string"), path, batch_id=0)
 
         # The victim's own data files staged again into its table: refused, nothing staged.
         data_file = next(os.path.relpath(p, "orders") for p in files_before
                          if p.startswith("orders/part=") and p.endswith(".parquet"))
-        _refused(errors.FILECOMMIT_INVALID_STAGED_FILE, filecommit.stage_files, hostile, table, [data_file])
+        _call_refused(errors.FILECOMMIT_INVALID_STAGED_FILE, filecommit.stage_files, hostile, table, [data_file])
     finally:
         hostile.stop()
 

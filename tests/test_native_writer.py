@@ -36,17 +36,17 @@ def native_on(spark):
 
 def test_native_by_default_and_off_writes_spark_snappy_files(spark, tmp_path):
     spark.conf.unset(SETTING)
-    filecommit.write(_df(spark), str(tmp_path / "default"))
+    filecommit.write(_every_kind_df(spark), str(tmp_path / "default"))
     assert _created_by(str(tmp_path / "default")) == {"DuckDB"}
     spark.conf.set(SETTING, "off")
     path = str(tmp_path / "t")
-    filecommit.write(_df(spark), path)
+    filecommit.write(_every_kind_df(spark), path)
     adds = [a["add"] for a in log_actions(path)[0] if "add" in a]
     assert adds and all(a["path"].endswith(".snappy.parquet") for a in adds), adds
     assert _created_by(path) == {"parquet-mr"}
 
 
-def _df(spark):
+def _every_kind_df(spark):
     # Two tasks; strings longer than the 32-character statistics prefix; nulls; every eligible kind.
     return spark.range(0, 3000, 1, 2).selectExpr(
         "id", "cast(id % 7 as string) as s", "cast(id / 3 as decimal(12,3)) as d",
@@ -59,7 +59,7 @@ def _df(spark):
         "cast(id % 3 as int) as p")
 
 
-def _files(path):
+def _add_stats(path):
     """(partition values, task number) -> stats of the table's AddFiles at version 0."""
     out = {}
     for a in log_actions(path)[0]:
@@ -82,7 +82,7 @@ def _codecs(file):
                          ids=["unpartitioned", "partitioned", "parquet-input", "parquet-input-partitioned"])
 def test_native_and_spark_writers_agree(spark, delta_spark, tmp_path, source, partition_by):
     native, plain = str(tmp_path / "native"), str(tmp_path / "spark")
-    df = _df(spark)
+    df = _every_kind_df(spark)
     if source == "parquet":
         # A Parquet scan: the native writer reads its column batches (no ColumnarToRow rows).
         src = str(tmp_path / "src")
@@ -90,7 +90,7 @@ def test_native_and_spark_writers_agree(spark, delta_spark, tmp_path, source, pa
         df = spark.read.parquet(src)
     filecommit.write(df, native, partition_by=partition_by)
     filecommit.write(df, plain, partition_by=partition_by, options={"compression": "snappy"})
-    got, want = _files(native), _files(plain)
+    got, want = _add_stats(native), _add_stats(plain)
     # DuckDB's engine (duckdb_jdbc on the class path, as make native-jars puts it): snappy files.
     assert all(re.search(r"[-.]c000\.snappy\.parquet$", p) for p, _ in got.values()), got
     assert all(_codecs(os.path.join(native, p)) == {"SNAPPY"} for p, _ in got.values()), got

@@ -30,13 +30,13 @@ SCHEMA = "id long, p string, d date"
 DAY = datetime.date(2024, 2, 29)
 
 
-def _rows():
+def _value_rows():
     return [(i, v, DAY if i % 2 else None) for i, v in enumerate(VALUES)]
 
 
 def _expected():
     # "" and null are both a null partition value (protocol "Partition Value Serialization").
-    return sorted((i, None if v == "" else v, str(d) if d else None) for i, v, d in _rows())
+    return sorted((i, None if v == "" else v, str(d) if d else None) for i, v, d in _value_rows())
 
 
 def _norm(rows):
@@ -50,7 +50,8 @@ def _lit(v):
 FIXTURES = {
     "by_delta": [{"sql": "CREATE TABLE {table} (id BIGINT, p STRING, d DATE) USING delta PARTITIONED BY (p, d)"},
                  {"sql": "INSERT INTO {table} VALUES "
-                         + ", ".join(f"({i}, {_lit(v)}, {_lit(str(d)) if d else 'NULL'})" for i, v, d in _rows())}],
+                         + ", ".join(f"({i}, {_lit(v)}, {_lit(str(d)) if d else 'NULL'})"
+                                     for i, v, d in _value_rows())}],
 }
 
 
@@ -75,7 +76,7 @@ def _check_readers(spark, delta_spark, path):
 
 
 def test_values_written_by_filecommit_read_as_stored(spark, delta_spark, table_path):
-    df = spark.createDataFrame(_rows(), SCHEMA)
+    df = spark.createDataFrame(_value_rows(), SCHEMA)
     assert filecommit.write(df, table_path, partition_by=["p", "d"]).version == 0
     stored = _stored(table_path)
     # The log stores the values themselves; "" is stored as null (as Spark's writer does).

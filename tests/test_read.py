@@ -113,7 +113,7 @@ def _assert_same(ours, theirs, what):
     assert got == expected, f"{what}:\n ours:   {got}\n delta:  {expected}"
 
 
-def _read(spark, path, **options):
+def _filecommit_read(spark, path, **options):
     reader = spark.read.format("filecommit")
     for k, v in options.items():
         reader = reader.option(k, v)
@@ -139,7 +139,7 @@ def test_snapshot_reads_equal_delta(spark, made, delta_spark):
         for v in versions:
             reads.append({"kind": "table", "path": m["path"], "version": v})
             opts = {} if v is None else {"versionAsOf": v}
-            ours.append(_ours(_read(spark, m["path"], **opts)))
+            ours.append(_ours(_filecommit_read(spark, m["path"], **opts)))
             names.append(f"{name}@{v}")
     for got, theirs, what in zip(ours, delta_spark.read(reads), names, strict=True):
         _assert_same(got, theirs, what)
@@ -160,8 +160,8 @@ def test_column_pruning_and_filters_equal_delta(spark, made, delta_spark):
     reads = [{"kind": "sql", "path": made[n]["path"],
               "sql": f"SELECT {', '.join(c)} FROM {{table}} WHERE {w}"} for n, w, c in cases]
     for (n, w, c), theirs in zip(cases, delta_spark.read(reads), strict=True):
-        _assert_same(_ours(_read(spark, made[n]["path"]).where(w).select(*c)), theirs, f"{n}: {w}")
-    assert _read(spark, made["parts"]["path"]).count() == len(made["parts"]["rows"])
+        _assert_same(_ours(_filecommit_read(spark, made[n]["path"]).where(w).select(*c)), theirs, f"{n}: {w}")
+    assert _filecommit_read(spark, made["parts"]["path"]).count() == len(made["parts"]["rows"])
 
 
 def test_time_travel_by_timestamp_equals_delta(spark, made, delta_spark):
@@ -173,13 +173,13 @@ def test_time_travel_by_timestamp_equals_delta(spark, made, delta_spark):
         reads = [{"kind": "sql", "path": path, "sql": f"SELECT * FROM {{table}} TIMESTAMP AS OF '{ts}'"}
                  for ts in hist.values()]
         for ts, theirs in zip(hist.values(), delta_spark.read(reads), strict=True):
-            _assert_same(_ours(_read(spark, path, timestampAsOf=ts)), theirs, f"{name} at {ts}")
+            _assert_same(_ours(_filecommit_read(spark, path, timestampAsOf=ts)), theirs, f"{name} at {ts}")
         for ts in ("1999-01-01 00:00:00", "2999-01-01 00:00:00"):
             theirs = delta_spark.read_one({"kind": "sql", "path": path,
                                            "sql": f"SELECT * FROM {{table}} TIMESTAMP AS OF '{ts}'"})
             assert not theirs["ok"]
             with pytest.raises(PySparkException) as e:
-                _read(spark, path, timestampAsOf=ts).collect()
+                _filecommit_read(spark, path, timestampAsOf=ts).collect()
             assert error_class(e) == theirs["condition"], (ts, theirs)
 
 
@@ -189,16 +189,16 @@ def test_time_travel_errors_match_delta(spark, made, delta_spark):
         theirs = delta_spark.read_one({"kind": "table", "path": cleaned, "version": v})
         assert not theirs["ok"]
         with pytest.raises(PySparkException) as e:
-            _read(spark, cleaned, versionAsOf=v).collect()
+            _filecommit_read(spark, cleaned, versionAsOf=v).collect()
         assert error_class(e) == theirs["condition"] == "DELTA_VERSION_NOT_FOUND"
     with pytest.raises(PySparkException) as e:
-        _read(spark, cleaned, versionAsOf=7, timestampAsOf="2024-01-01").collect()
+        _filecommit_read(spark, cleaned, versionAsOf=7, timestampAsOf="2024-01-01").collect()
     assert error_class(e) == "DELTA_ONEOF_IN_TIMETRAVEL"
     with pytest.raises(PySparkException) as e:
-        _read(spark, cleaned, versionAsOf="latest").collect()
+        _filecommit_read(spark, cleaned, versionAsOf="latest").collect()
     assert error_class(e) == "DELTA_ILLEGAL_OPTION"
     with pytest.raises(PySparkException) as e:
-        _read(spark, os.path.dirname(cleaned)).collect()
+        _filecommit_read(spark, os.path.dirname(cleaned)).collect()
     assert error_class(e) == "DELTA_MISSING_DELTA_TABLE"
 
 
@@ -215,7 +215,7 @@ def test_unsupported_reader_feature_is_refused(spark, made, tmp_path):
                                           "readerFeatures": ["deletionVectors", "madeUpFeature"],
                                           "writerFeatures": ["deletionVectors", "madeUpFeature"]}}) + "\n")
     with pytest.raises(PySparkException) as e:
-        _read(spark, path).collect()
+        _filecommit_read(spark, path).collect()
     assert error_class(e) == "DELTA_UNSUPPORTED_FEATURES_FOR_READ"
     assert "madeUpFeature" in str(e.value)
 
@@ -233,7 +233,7 @@ def test_change_feed_equals_delta(spark, made, delta_spark):
             opts = {"readChangeFeed": "true", "startingVersion": start}
             if end is not None:
                 opts["endingVersion"] = end
-            ours.append(_ours(_read(spark, made[name]["path"], **opts)))
+            ours.append(_ours(_filecommit_read(spark, made[name]["path"], **opts)))
             what.append(f"{name} [{start}, {end}]")
     for got, theirs, w in zip(ours, delta_spark.read(reads), what, strict=True):
         _assert_same(got, theirs, w)
@@ -252,10 +252,10 @@ def test_change_feed_errors_match_delta(spark, made, delta_spark):
         if e is not None:
             opts["endingVersion"] = e
         with pytest.raises(PySparkException) as exc:
-            _read(spark, path, **opts).collect()
+            _filecommit_read(spark, path, **opts).collect()
         assert error_class(exc) == t["condition"], (n, s, e, t)
     with pytest.raises(PySparkException) as exc:
-        _read(spark, made["cdf"]["path"], readChangeFeed="true").collect()
+        _filecommit_read(spark, made["cdf"]["path"], readChangeFeed="true").collect()
     assert error_class(exc) == "DELTA_NO_START_FOR_CDC_READ"
 
 
@@ -264,7 +264,7 @@ def test_change_feed_by_timestamp(spark, made, delta_spark):
     path = made["cdf"]["path"]
     ts = _history(delta_spark, path)
     theirs = delta_spark.read_one({"kind": "cdf", "path": path, "startingVersion": 3, "endingVersion": 5})
-    got = _ours(_read(spark, path, readChangeFeed="true", startingTimestamp=ts[3], endingTimestamp=ts[5]))
+    got = _ours(_filecommit_read(spark, path, readChangeFeed="true", startingTimestamp=ts[3], endingTimestamp=ts[5]))
     _assert_same(got, theirs, "cdf by timestamps [3, 5]")
 
 
@@ -294,10 +294,10 @@ def test_reads_after_our_writes_equal_delta(spark, made, delta_spark, tmp_path, 
     reads.append({"kind": "cdf", "path": path, "startingVersion": first + 1, "endingVersion": first + 3})
     theirs = delta_spark.read(reads)
     for i, v in enumerate(range(first - 1, latest + 1)):
-        _assert_same(_ours(_read(spark, path, versionAsOf=v)), theirs[i], f"version {v}")
-    _assert_same(_ours(_read(spark, path, readChangeFeed="true", startingVersion=0)), theirs[-2], "cdf [0,]")
-    _assert_same(_ours(_read(spark, path, readChangeFeed="true", startingVersion=first + 1,
-                             endingVersion=first + 3)), theirs[-1], "cdf middle")
+        _assert_same(_ours(_filecommit_read(spark, path, versionAsOf=v)), theirs[i], f"version {v}")
+    _assert_same(_ours(_filecommit_read(spark, path, readChangeFeed="true", startingVersion=0)), theirs[-2], "cdf [0,]")
+    _assert_same(_ours(_filecommit_read(spark, path, readChangeFeed="true", startingVersion=first + 1,
+                                        endingVersion=first + 3)), theirs[-1], "cdf middle")
 
 
 # ------------------------------------------------------------------------------- history, format("delta")

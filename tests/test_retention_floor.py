@@ -48,7 +48,7 @@ FIXTURES = {
 }
 
 
-def _age(path, days):
+def _age_days(path, days):
     t = time.time() - days * DAY_S
     os.utime(path, (t, t))
 
@@ -93,7 +93,7 @@ def test_vacuum_below_the_floor_is_refused_and_the_floor_wins_over_a_lower_prope
     for f, days in ((stray_new, 3), (stray_old, 9)):
         with open(f, "wb") as fh:
             fh.write(b"not referenced")
-        _age(f, days)
+        _age_days(f, days)
     before = data_files(path)
     for hours in (0, 1, 167.9):
         with pytest.raises(PySparkException) as e:
@@ -116,7 +116,7 @@ def test_a_client_session_cannot_lower_the_floor_or_turn_the_check_off(spark, ma
     stray = os.path.join(path, "stray.parquet")
     with open(stray, "wb") as fh:
         fh.write(b"x")
-    _age(stray, 1)
+    _age_days(stray, 1)
     other = second_session(spark)
     try:
         for key, value in (("spark.filecommit.retention.minimum", "0"),
@@ -173,7 +173,7 @@ def test_a_write_in_flight_keeps_its_files_through_vacuum_whatever_their_age(spa
         written = sorted(set(data_files(path)) - before)
         assert written, "the write's files are on disk, not yet in the log"
         for f in written:
-            _age(os.path.join(path, f), 9)  # older than any retention the floor allows
+            _age_days(os.path.join(path, f), 9)  # older than any retention the floor allows
         done = filecommit.vacuum(spark, path)
         assert not {os.path.basename(f) for f in done.files} & {os.path.basename(f) for f in written}
         assert all(os.path.exists(os.path.join(path, f)) for f in written)
@@ -206,7 +206,7 @@ def test_restore_between_its_check_and_its_commit_keeps_its_files_from_vacuum(sp
     if os.path.exists(sidecar):
         os.remove(sidecar)
     for p in removed:
-        _age(os.path.join(path, p), 9)
+        _age_days(os.path.join(path, p), 9)
     assert filecommit.vacuum(spark, path, dry_run=True).files, "VACUUM would delete version 1's files"
     other = second_session(spark)
     hold = faults.arm(path, faults.COMMIT_HOLD, version=3)

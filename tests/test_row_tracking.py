@@ -23,7 +23,7 @@ ROW_TRACKING = "TBLPROPERTIES ('delta.enableRowTracking' = 'true')"
 IDS = "SELECT id, v, _metadata.row_id AS row_id, _metadata.row_commit_version AS rcv FROM {table}"
 
 
-def _ids(delta_spark, path):
+def _row_tracking_by_id(delta_spark, path):
     """``{id: (v, row_id, row_commit_version)}`` as Spark + Delta reads them."""
     rows = spark_delta_sql(delta_spark, path, IDS)
     out = {r["id"]: (r["v"], r["row_id"], r["rcv"]) for r in rows}
@@ -56,7 +56,7 @@ def _assert_unique(ids):
 
 def test_append_to_delta_table_assigns_row_ids_above_high_water_mark(spark, delta_spark, table_path):
     _delta_table(delta_spark, table_path)
-    before = _ids(delta_spark, table_path)
+    before = _row_tracking_by_id(delta_spark, table_path)
     assert _high_water_mark(table_path) == 1
     r = filecommit.write(spark.createDataFrame([(3, 30), (4, 40), (5, 50)], "id long, v long"), table_path)
     assert r.committed and r.version == 2
@@ -64,14 +64,14 @@ def test_append_to_delta_table_assigns_row_ids_above_high_water_mark(spark, delt
     adds = [a["add"] for a in log_actions(table_path)[2] if "add" in a]
     assert adds and all(a["defaultRowCommitVersion"] == 2 and a["baseRowId"] >= 2 for a in adds), adds
     assert _high_water_mark(table_path) == 4
-    ids = _ids(delta_spark, table_path)
+    ids = _row_tracking_by_id(delta_spark, table_path)
     assert {k: ids[k] for k in before} == before, "rows of Delta's commit keep their IDs"
     assert sorted(ids[k][1] for k in (3, 4, 5)) == [2, 3, 4]
     assert {ids[k][2] for k in (3, 4, 5)} == {2}
 
     # Delta's writer co-writes afterwards: its IDs start above filecommit's high-water mark.
     spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (6, 60)")
-    ids = _ids(delta_spark, table_path)
+    ids = _row_tracking_by_id(delta_spark, table_path)
     assert ids[6][1:] == (5, 3), ids
     _assert_unique(ids)
 
@@ -86,11 +86,11 @@ def test_new_table_with_row_tracking_property(spark, delta_spark, table_path):
     props = detail["properties"]
     assert props["delta.rowTracking.materializedRowIdColumnName"].startswith("_row-id-col-"), props
     assert props["delta.rowTracking.materializedRowCommitVersionColumnName"].startswith("_row-commit-version-col-")
-    assert _ids(delta_spark, table_path) == {1: (10, 0, 0), 2: (20, 1, 0)}
+    assert _row_tracking_by_id(delta_spark, table_path) == {1: (10, 0, 0), 2: (20, 1, 0)}
 
     filecommit.write(spark.createDataFrame([(3, 30)], "id long, v long"), table_path)
     spark_delta_sql(delta_spark, table_path, "INSERT INTO {table} VALUES (4, 40)")
-    ids = _ids(delta_spark, table_path)
+    ids = _row_tracking_by_id(delta_spark, table_path)
     assert ids[3][1:] == (2, 1) and ids[4][1:] == (3, 2), ids
 
 
@@ -107,7 +107,7 @@ def test_racing_writers_never_share_row_ids(spark, delta_spark, table_path):
     assert "error" not in outcome, outcome.get("error")
     assert outcome["result"].version == 3 and outcome["result"].metrics.attempts >= 2, outcome["result"]
 
-    ids = _ids(delta_spark, table_path)
+    ids = _row_tracking_by_id(delta_spark, table_path)
     _assert_unique(ids)
     assert sorted(ids[k][1] for k in (20, 21, 22)) == [2, 3, 4]
     assert sorted(ids[k][1] for k in (10, 11)) == [5, 6]

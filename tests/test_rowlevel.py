@@ -97,7 +97,7 @@ def delta_runs(delta_spark, path, statement):
     return r
 
 
-def _frame(rows, columns):
+def _dicts_frame(rows, columns):
     return canonical(pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns), columns)
 
 
@@ -121,20 +121,20 @@ def assert_same_as_delta(delta_spark, ours, theirs, version, columns=COLS, cdf=T
     for r in got:
         assert r["ok"], f"Spark + Delta cannot read: {r}"
     assert got[0]["latest_version"] == got[1]["latest_version"] == version
-    _assert_same(_frame(got[0]["rows"], columns), _frame(got[1]["rows"], columns), "table rows")
+    _assert_same(_dicts_frame(got[0]["rows"], columns), _dicts_frame(got[1]["rows"], columns), "table rows")
     if cdf:
-        feed = _frame(got[2]["rows"], columns + ["_change_type", "_commit_version"])
-        _assert_same(feed, _frame(got[3]["rows"], columns + ["_change_type", "_commit_version"]), "change feed")
+        feed = _dicts_frame(got[2]["rows"], columns + ["_change_type", "_commit_version"])
+        _assert_same(feed, _dicts_frame(got[3]["rows"], columns + ["_change_type", "_commit_version"]), "change feed")
         assert len(feed) > 0 and set(feed["_commit_version"]) == {float(version)}
     if delta_rs:
         import pyarrow as pa
 
-        _assert_same(canonical(delta_table(ours).to_pandas(), columns), _frame(got[1]["rows"], columns),
+        _assert_same(canonical(delta_table(ours).to_pandas(), columns), _dicts_frame(got[1]["rows"], columns),
                      "delta-rs read")
         if cdf and delta_rs_cdf:
             cols = columns + ["_change_type", "_commit_version"]
             feed = pa.table(delta_table(ours).load_cdf(starting_version=version, ending_version=version)).to_pandas()
-            _assert_same(canonical(feed, cols), _frame(got[3]["rows"], cols), "delta-rs change feed")
+            _assert_same(canonical(feed, cols), _dicts_frame(got[3]["rows"], cols), "delta-rs change feed")
     return got[0]
 
 
@@ -332,7 +332,7 @@ def test_update_keeps_rows_deleted_by_deletion_vectors_deleted(spark, delta_spar
     r = filecommit.update(spark, ours, set={"v": "-v"}, condition="part IN ('a', 'b') AND id < 10")
     delta_runs(delta_spark, theirs, "UPDATE {table} SET v = -v WHERE part IN ('a', 'b') AND id < 10")
     reads = delta_spark.read([{"path": ours, "kind": "table"}, {"path": theirs, "kind": "table"}])
-    _assert_same(_frame(reads[0]["rows"], COLS), _frame(reads[1]["rows"], COLS), "table rows")
+    _assert_same(_dicts_frame(reads[0]["rows"], COLS), _dicts_frame(reads[1]["rows"], COLS), "table rows")
     assert {2, 4, 7}.isdisjoint(row["id"] for row in reads[0]["rows"])
     assert r.metrics.num_updated_rows == 4  # ids 1, 3, 6, 9 (4 and 7 were deleted by Delta's DV)
     # Removes name the deletion vector of the (file, DV) pair they take out.

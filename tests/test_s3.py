@@ -19,7 +19,7 @@ import filecommit
 COLS = ["id", "name", "part"]
 
 
-def _df(spark, rows):
+def _one_file_df(spark, rows):
     return spark.createDataFrame(rows, "id long, name string, part string").coalesce(1)
 
 
@@ -63,15 +63,16 @@ def test_every_command_on_an_s3a_table(spark, delta_spark, s3_table_path):
     path = s3_table_path
     props = {"delta.enableChangeDataFeed": "true", "delta.enableDeletionVectors": "true"}
     rows = [(i, f"n{i}", "ab"[i % 2]) for i in range(8)]
-    r0 = filecommit.write(_df(spark, rows), path, partition_by=["part"], table_properties=props, txn=("load", 0))
+    r0 = filecommit.write(_one_file_df(spark, rows), path, partition_by=["part"], table_properties=props,
+                          txn=("load", 0))
     assert r0.version == 0 and r0.metrics.object_store_requests.get("object_put_request", 0) >= 2
-    again = filecommit.write(_df(spark, rows), path, txn=("load", 0))
+    again = filecommit.write(_one_file_df(spark, rows), path, txn=("load", 0))
     assert again.committed is False, "the txn already committed: nothing written twice"
     _both(delta_spark, path, rows)
 
     # replaceWhere with change data: only partition a is replaced.
     new_a = [(100, "x", "a")]
-    r1 = filecommit.write(_df(spark, new_a), path, mode="overwrite", options={"replaceWhere": "part = 'a'"})
+    r1 = filecommit.write(_one_file_df(spark, new_a), path, mode="overwrite", options={"replaceWhere": "part = 'a'"})
     rows = [r for r in rows if r[2] != "a"] + new_a
     assert r1.version == 1
     _both(delta_spark, path, rows)
@@ -91,7 +92,7 @@ def test_every_command_on_an_s3a_table(spark, delta_spark, s3_table_path):
     u = filecommit.update(spark, path, {"name": "'upd'"}, "id = 5")
     assert u.version == 4
     rows = [(i, "upd" if i == 5 else n, p) for i, n, p in rows]
-    src = _df(spark, [(7, "merged", "b"), (300, "new", "a")])
+    src = _one_file_df(spark, [(7, "merged", "b"), (300, "new", "a")])
     m = (filecommit.merge(src, path, "target.id = source.id")
          .when_matched_update({"name": "source.name"})
          .when_not_matched_insert({c: f"source.{c}" for c in COLS}).execute())
@@ -117,8 +118,8 @@ def test_every_command_on_an_s3a_table(spark, delta_spark, s3_table_path):
     _both(delta_spark, path, rows_v2)
 
     # Stage two appends, publish one, abort the other: only the published rows appear.
-    s1 = filecommit.write(_df(spark, [(400, "s1", "a")]), path, stage=True)
-    s2 = filecommit.write(_df(spark, [(401, "s2", "b")]), path, stage=True)
+    s1 = filecommit.write(_one_file_df(spark, [(400, "s1", "a")]), path, stage=True)
+    s2 = filecommit.write(_one_file_df(spark, [(401, "s2", "b")]), path, stage=True)
     assert sorted(log_actions(path)) == list(range(8)), "staged commits are not in the log"
     assert filecommit.abort(spark, path, s2) >= 1
     p = filecommit.commit(spark, path, s1)

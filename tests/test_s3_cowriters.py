@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 APPENDS = 12
 
 
-def _ids(session, path: str) -> list[int]:
+def _filecommit_ids(session, path: str) -> list[int]:
     return sorted(r["id"] for r in session.read.format("filecommit").load(path).select("id").collect())
 
 
@@ -46,5 +46,5 @@ def test_two_servers_and_delta_rs_append_concurrently_every_row_once(spark, s3_p
             assert not again.committed, (w.name, n, again)
     cw.check(minio, s3_table_path, writers, every_version=False)
     want = cw.expected_ids(writers)
-    assert _ids(spark, s3_table_path) == want
-    assert _ids(s3_peer.spark, s3_table_path) == want
+    assert _filecommit_ids(spark, s3_table_path) == want
+    assert _filecommit_ids(s3_peer.spark, s3_table_path) == want

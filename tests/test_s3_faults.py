@@ -51,7 +51,7 @@ def peer(s3_peer, minio, delta_spark):
 
 
 
-def _append(spark, path: str, ids: list[int], txn=None):
+def _append_ids(spark, path: str, ids: list[int], txn=None):
     df = spark.createDataFrame([(i, "x") for i in ids], "id long, writer string")
     return filecommit.write(df, path, mode="append", txn=txn)
 
@@ -129,26 +129,26 @@ def test_throttling_and_internal_errors_on_the_commit_put(spark, peer, minio, s3
     rows = _table(peer, path)
     # 503 SlowDown, nothing written: S3A tries again, one commit.
     slow = peer.proxy.arm("PUT", COMMIT_PUT, "503")
-    assert _append(peer.spark, path, [10], (APP, 1)).version == 1
+    assert _append_ids(peer.spark, path, [10], (APP, 1)).version == 1
     assert slow.fired == 1, slow
     # The PUT landed but its answer is a 500: the retried conditional PUT is refused (412), the
     # version read back holds this transaction's txnId: committed once.
     lost = peer.proxy.arm("PUT", COMMIT_PUT, "after500")
-    result = _append(peer.spark, path, [20], (APP, 2))
+    result = _append_ids(peer.spark, path, [20], (APP, 2))
     assert lost.fired == 1 and result.committed and result.version == 2, (lost, result)
     rows += [10, 20]
     # Every commit PUT fails with 500 and the version stays absent: LOG_WRITE_FAILED, the
     # write's data file deleted, nothing committed.
     down = peer.proxy.arm("PUT", COMMIT_PUT, "500", times=-1)
     with pytest.raises(PySparkException) as info:
-        _append(peer.spark, path, [30], (APP, 3))
+        _append_ids(peer.spark, path, [30], (APP, 3))
     peer.proxy.clear()
     assert error_class(info.value) == LOG_WRITE_FAILED, str(info.value).splitlines()[0]
     assert down.fired >= 2, down
     assert _data_files(minio, path) == _referenced(minio, path), "the failed write's file is deleted"
     # A data file's PUT throttled once: retried, committed.
     data = peer.proxy.arm("PUT", re.escape(_prefix(path)) + r"/part-", "503")
-    assert _append(peer.spark, path, [30], (APP, 3)).version == 3
+    assert _append_ids(peer.spark, path, [30], (APP, 3)).version == 3
     assert data.fired == 1, data
     rows += [30]
     _judge(minio, spark, peer, path, rows, {1: 1, 2: 2, 3: 3})
@@ -160,13 +160,13 @@ def test_a_commit_that_landed_but_cannot_be_read_back_is_state_unknown(spark, pe
     lost = peer.proxy.arm("PUT", COMMIT_PUT, "after500")
     unreadable = [peer.proxy.arm(m, r"/_delta_log/0{19}1\.json", "500", times=-1, after=lost) for m in ("GET", "HEAD")]
     with pytest.raises(PySparkException) as info:
-        _append(peer.spark, path, [10], (APP, 1))
+        _append_ids(peer.spark, path, [10], (APP, 1))
     peer.proxy.clear()
     assert error_class(info.value) == STATE_UNKNOWN, str(info.value).splitlines()[0]
     assert lost.fired == 1 and sum(r.fired for r in unreadable) >= 1, (lost, unreadable)
     rows += [10]
     _judge(minio, spark, peer, path, rows, {1: 1})  # it had landed, with every file
-    again = _append(peer.spark, path, [10], (APP, 1))
+    again = _append_ids(peer.spark, path, [10], (APP, 1))
     assert not again.committed and again.version == 1, again
     _judge(minio, spark, peer, path, rows, {1: 1})
 
@@ -175,7 +175,7 @@ def test_minio_killed_during_a_data_write_then_restarted(spark, peer, minio, s3_
     path = s3_table_path
     rows = _table(peer, path)
     hold = peer.proxy.arm("PUT", re.escape(_prefix(path)) + r"/part-", "hold")
-    t, out = _in_thread(lambda: _append(peer.spark, path, [10], (APP, 1)))
+    t, out = _in_thread(lambda: _append_ids(peer.spark, path, [10], (APP, 1)))
     assert hold.held.wait(60), "the data PUT never came"
     minio.kill()
     hold.release()
@@ -184,7 +184,7 @@ def test_minio_killed_during_a_data_write_then_restarted(spark, peer, minio, s3_
     minio.start()
     _judge(minio, spark, peer, path, rows, {})
     assert _data_files(minio, path) == _referenced(minio, path), "no data file of the failed write"
-    assert _append(peer.spark, path, [10], (APP, 1)).version == 1
+    assert _append_ids(peer.spark, path, [10], (APP, 1)).version == 1
     _judge(minio, spark, peer, path, [*rows, 10], {1: 1})
 
 
@@ -193,7 +193,7 @@ def test_minio_killed_during_the_commit_put_then_restarted(spark, peer, minio, s
     path = s3_table_path
     rows = _table(peer, path)
     hold = peer.proxy.arm("PUT", COMMIT_PUT, "hold_after" if landed else "hold")
-    t, out = _in_thread(lambda: _append(peer.spark, path, [10], (APP, 1)))
+    t, out = _in_thread(lambda: _append_ids(peer.spark, path, [10], (APP, 1)))
     assert hold.held.wait(60), "the commit PUT never came"
     minio.kill()
     hold.release()
@@ -203,11 +203,11 @@ def test_minio_killed_during_the_commit_put_then_restarted(spark, peer, minio, s
     if landed:
         rows += [10]
         _judge(minio, spark, peer, path, rows, {1: 1})
-        again = _append(peer.spark, path, [10], (APP, 1))
+        again = _append_ids(peer.spark, path, [10], (APP, 1))
         assert not again.committed and again.version == 1, again
     else:
         _judge(minio, spark, peer, path, rows, {}, orphans=1)  # the unknown outcome's data file is kept
-        assert _append(peer.spark, path, [10], (APP, 1)).version == 1
+        assert _append_ids(peer.spark, path, [10], (APP, 1)).version == 1
         rows += [10]
     _judge(minio, spark, peer, path, rows, {1: 1}, orphans=0 if landed else 1)
 

@@ -73,7 +73,7 @@ def _fields(schema: dict) -> list:
     return out
 
 
-def _rows(answer, key="id"):
+def _sorted_answer_rows(answer, key="id"):
     return sorted((tuple(sorted(r.items())) for r in answer["rows"]), key=lambda r: dict(r)[key])
 
 
@@ -103,7 +103,7 @@ def test_merge_schema_append_and_overwrite_match_delta(spark, delta_spark, made,
     assert _fields(a["schema"]) == _fields(b["schema"])
     for v in (version + 1, version + 2):
         x, y = delta_spark.read([{"kind": "table", "path": p, "version": v} for p in (ours, theirs)])
-        assert _rows(x) == _rows(y), v
+        assert _sorted_answer_rows(x) == _sorted_answer_rows(y), v
     cx, cy = delta_spark.read([{"kind": "cdf", "path": p, "startingVersion": 0} for p in (ours, theirs)])
     strip = lambda ans: sorted((r["id"], r["_change_type"], r["_commit_version"], r["extra"], str(r["s"]))  # noqa: E731
                                for r in ans["rows"])
@@ -139,7 +139,7 @@ def test_merge_schema_on_a_column_mapped_table_gives_new_fields_ids_and_physical
     assert extra["metadata"]["delta.columnMapping.physicalName"].startswith("col-")
     a, b = delta_spark.read([{"kind": "table", "path": p} for p in (ours, theirs)])
     assert a["ok"], a.get("error")
-    assert _rows(a) == _rows(b)
+    assert _sorted_answer_rows(a) == _sorted_answer_rows(b)
     # delta-rs maps physical names in its DataFusion scan (not in to_pyarrow_table).
     got = QueryBuilder().register("t", DeltaTable(ours)).execute("SELECT extra FROM t").read_all()
     assert sorted(r["extra"] for r in pa.table(got).to_pylist() if r["extra"]) == sorted(f"e{i}" for i in range(7, 12))
@@ -163,7 +163,7 @@ def test_type_widening_matches_delta_and_needs_the_table_property(spark, delta_s
     assert changes == {"id": [{"fromType": "integer", "toType": "long"}],
                        "v": [{"fromType": "float", "toType": "double"}]}
     x, y = delta_spark.read([{"kind": "table", "path": p} for p in (ours, theirs)])
-    assert _rows(x) == _rows(y) and len(x["rows"]) == 4
+    assert _sorted_answer_rows(x) == _sorted_answer_rows(y) and len(x["rows"]) == 4
 
 
 def test_refused_merges_commit_nothing(spark, tmp_path):
@@ -280,7 +280,7 @@ def test_merge_with_schema_evolution_matches_delta(spark, delta_spark, made, tmp
     a, b = delta_spark.read([{"kind": "detail", "path": p} for p in (ours, theirs)])
     assert _fields(a["schema"]) == _fields(b["schema"])
     x, y = delta_spark.read([{"kind": "table", "path": p} for p in (ours, theirs)])
-    assert _rows(x) == _rows(y) and len(x["rows"]) == 7
+    assert _sorted_answer_rows(x) == _sorted_answer_rows(y) and len(x["rows"]) == 7
     cx, cy = delta_spark.read([{"kind": "cdf", "path": p, "startingVersion": version + 1} for p in (ours, theirs)])
     strip = lambda ans: sorted((r["id"], r["_change_type"], r["extra"], str(r["s"])) for r in ans["rows"])  # noqa: E731
     assert strip(cx) == strip(cy)

@@ -48,7 +48,7 @@ OPTION_ATTACKS = ATTACKS + [pytest.param(
     {"spark.sql.parquet.output.committer.class": NO_CLASS}, id="parquet-committer-class")]
 
 
-def _files(root: str) -> set[str]:
+def _all_files(root: str) -> set[str]:
     """Every file under ``root`` (relative paths), ``_delta_log`` included."""
     out = set()
     for d, _, names in os.walk(root):
@@ -59,7 +59,7 @@ def _files(root: str) -> set[str]:
 def _one_row_table(spark, path: str) -> set[str]:
     r = filecommit.write(spark.createDataFrame([(1,)], "id long"), path)
     assert r.committed and r.version == 0
-    return _files(path)
+    return _all_files(path)
 
 
 def _assert_refused(excinfo, keys) -> None:
@@ -70,7 +70,7 @@ def _assert_refused(excinfo, keys) -> None:
 
 def _assert_unchanged(path: str, before: set[str], delta_spark) -> None:
     """Nothing written: the same files, version 0 with the one row for delta-rs and Spark + Delta."""
-    assert _files(path) == before, "no file appeared or went"
+    assert _all_files(path) == before, "no file appeared or went"
     assert list(delta_rows(path)["id"]) == [1]
     from deltalake import DeltaTable
 

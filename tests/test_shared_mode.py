@@ -76,7 +76,7 @@ def _tree(d) -> dict:
     return out
 
 
-def _refused(fn, condition: str = REFUSED, what: str | None = None):
+def _fn_refused(fn, condition: str = REFUSED, what: str | None = None):
     with pytest.raises(PySparkException) as info:
         fn()
     e = info.value
@@ -110,7 +110,7 @@ def test_python_udf_refused_and_never_ran(shared, tmp_path):
         open(marker, "w").close()
         return x
 
-    _refused(lambda: spark.range(3).select(touch("id")).collect(), what="USER_DEFINED_FUNCTION")
+    _fn_refused(lambda: spark.range(3).select(touch("id")).collect(), what="USER_DEFINED_FUNCTION")
     assert not os.path.exists(marker)
 
 
@@ -122,16 +122,16 @@ def test_map_in_pandas_refused_and_never_ran(shared, tmp_path):
         open(marker, "w").close()
         yield from batches
 
-    _refused(lambda: spark.range(3).mapInPandas(f, "id long").collect(), what="USER_DEFINED_FUNCTION")
-    _refused(lambda: spark.range(3).mapInArrow(f, "id long").collect(), what="USER_DEFINED_FUNCTION")
-    _refused(lambda: spark.range(3).groupBy("id").applyInPandas(f, "id long").collect(),
-             what="USER_DEFINED_FUNCTION")
+    _fn_refused(lambda: spark.range(3).mapInPandas(f, "id long").collect(), what="USER_DEFINED_FUNCTION")
+    _fn_refused(lambda: spark.range(3).mapInArrow(f, "id long").collect(), what="USER_DEFINED_FUNCTION")
+    _fn_refused(lambda: spark.range(3).groupBy("id").applyInPandas(f, "id long").collect(),
+                what="USER_DEFINED_FUNCTION")
     assert not os.path.exists(marker)
 
 
 def test_udf_registration_refused(shared):
     spark, _, _ = shared
-    _refused(lambda: spark.udf.register("plus1", lambda x: x + 1, "long"), what="USER_DEFINED_FUNCTION")
+    _fn_refused(lambda: spark.udf.register("plus1", lambda x: x + 1, "long"), what="USER_DEFINED_FUNCTION")
 
 
 @pytest.mark.parametrize("sql", [
@@ -142,15 +142,15 @@ def test_udf_registration_refused(shared):
 ])
 def test_reflect_refused(shared, sql):
     spark, _, _ = shared
-    e = _refused(lambda: spark.sql(sql).collect(), what="REFLECT")
+    e = _fn_refused(lambda: spark.sql(sql).collect(), what="REFLECT")
     assert os.environ.get("PATH", "/usr/bin") not in str(e)
 
 
 def test_script_transform_refused_and_never_ran(shared, tmp_path):
     spark, _, _ = shared
     marker = tmp_path / "transform-ran"
-    _refused(lambda: spark.sql(f"SELECT TRANSFORM(id) USING 'touch {marker}; cat' AS (x) FROM range(1)").collect(),
-             what="SCRIPT_TRANSFORM")
+    _fn_refused(lambda: spark.sql(f"SELECT TRANSFORM(id) USING 'touch {marker}; cat' AS (x) FROM range(1)").collect(),
+                what="SCRIPT_TRANSFORM")
     assert not marker.exists()
 
 
@@ -165,12 +165,12 @@ def test_script_transform_refused_and_never_ran(shared, tmp_path):
 ])
 def test_sql_commands_refused(shared, sql, what):
     spark, _, _ = shared
-    _refused(lambda: spark.sql(sql).collect(), what=what)
+    _fn_refused(lambda: spark.sql(sql).collect(), what=what)
 
 
 def test_catalog_api_switch_refused(shared):
     spark, _, _ = shared
-    _refused(lambda: spark.catalog.setCurrentCatalog("other"), what="CATALOG_SWITCH")
+    _fn_refused(lambda: spark.catalog.setCurrentCatalog("other"), what="CATALOG_SWITCH")
     assert spark.catalog.currentCatalog() == "spark_catalog"
 
 
@@ -178,14 +178,14 @@ def test_add_artifacts_refused(shared, tmp_path):
     spark, _, _ = shared
     f = tmp_path / "payload.txt"
     f.write_text("x")
-    _refused(lambda: spark.addArtifacts(str(f), file=True), what="ADD_ARTIFACTS")
+    _fn_refused(lambda: spark.addArtifacts(str(f), file=True), what="ADD_ARTIFACTS")
 
 
 def test_streaming_foreach_batch_refused(shared, tmp_path):
     spark, _, _ = shared
     marker = tmp_path / "batch-ran"
-    _refused(lambda: spark.readStream.format("rate").load().writeStream
-             .foreachBatch(lambda df, i: marker.write_text("x")).start(), what="STREAMING_FOREACH")
+    _fn_refused(lambda: spark.readStream.format("rate").load().writeStream
+                .foreachBatch(lambda df, i: marker.write_text("x")).start(), what="STREAMING_FOREACH")
     assert not marker.exists()
 
 
@@ -194,20 +194,20 @@ def test_streaming_foreach_batch_refused(shared, tmp_path):
 def test_raw_write_outside_roots_refused_victim_unchanged(shared):
     spark, _, victim = shared
     before = _tree(victim)
-    _refused(lambda: spark.range(1).write.mode("overwrite").parquet(str(victim)), "FILECOMMIT_PATH_NOT_ALLOWED")
-    _refused(lambda: spark.range(1).write.mode("overwrite").csv(f"file:{victim}"), "FILECOMMIT_PATH_NOT_ALLOWED")
-    _refused(lambda: spark.sql(f"INSERT OVERWRITE DIRECTORY '{victim}' USING parquet SELECT 1").collect(),
-             "FILECOMMIT_PATH_NOT_ALLOWED")
+    _fn_refused(lambda: spark.range(1).write.mode("overwrite").parquet(str(victim)), "FILECOMMIT_PATH_NOT_ALLOWED")
+    _fn_refused(lambda: spark.range(1).write.mode("overwrite").csv(f"file:{victim}"), "FILECOMMIT_PATH_NOT_ALLOWED")
+    _fn_refused(lambda: spark.sql(f"INSERT OVERWRITE DIRECTORY '{victim}' USING parquet SELECT 1").collect(),
+                "FILECOMMIT_PATH_NOT_ALLOWED")
     assert _tree(victim) == before
 
 
 def test_raw_read_outside_roots_refused(shared):
     spark, _, victim = shared
-    _refused(lambda: spark.read.parquet(str(victim)).collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
-    _refused(lambda: spark.read.format("binaryFile").load(str(victim)).collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
-    _refused(lambda: spark.sql(f"SELECT * FROM parquet.`{victim}`").collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
+    _fn_refused(lambda: spark.read.parquet(str(victim)).collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
+    _fn_refused(lambda: spark.read.format("binaryFile").load(str(victim)).collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
+    _fn_refused(lambda: spark.sql(f"SELECT * FROM parquet.`{victim}`").collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
     # schema only (AnalyzePlan): Spark's planner would list and infer before any check rule
-    _refused(lambda: spark.read.parquet(str(victim)).columns, "FILECOMMIT_PATH_NOT_ALLOWED")
+    _fn_refused(lambda: spark.read.parquet(str(victim)).columns, "FILECOMMIT_PATH_NOT_ALLOWED")
 
 
 def test_delta_log_reads_refused(shared, table):
@@ -219,33 +219,33 @@ def test_delta_log_reads_refused(shared, table):
                  .load(f"{table}/_delta_log").collect(),
                  lambda: spark.read.json(f"{table}/_delta_log/00000000000000000000.json").collect(),
                  lambda: spark.sql(f"SELECT * FROM json.`{table}/_delta_log/`").collect()):
-        _refused(load, what="DELTA_LOG_READ")
+        _fn_refused(load, what="DELTA_LOG_READ")
 
 
 def test_sources_and_options_refused(shared, table):
     spark, root, _ = shared
-    _refused(lambda: spark.read.format("jdbc").option("url", "jdbc:derby:memory:x").option("dbtable", "t").load()
-             .collect(), what="DATA_SOURCE")
-    _refused(lambda: spark.read.format("org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog")
-             .load().collect(), what="DATA_SOURCE")
-    _refused(lambda: spark.read.option("fs.s3a.endpoint", "http://evil").parquet(f"{root}").collect(),
-             what="HADOOP_OPTION")
-    _refused(lambda: spark.read.format("delta").option("fs.file.impl", "org.example.Fs").load(table).collect(),
-             what="HADOOP_OPTION")
-    _refused(lambda: spark.range(1).write.format("jdbc").option("url", "jdbc:derby:memory:x").save(),
-             what="DATA_SOURCE")
-    _refused(lambda: spark.sql("SELECT * FROM jdbc.`x`").collect(), what="DATA_SOURCE")
+    _fn_refused(lambda: spark.read.format("jdbc").option("url", "jdbc:derby:memory:x").option("dbtable", "t").load()
+                .collect(), what="DATA_SOURCE")
+    _fn_refused(lambda: spark.read.format("org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog")
+                .load().collect(), what="DATA_SOURCE")
+    _fn_refused(lambda: spark.read.option("fs.s3a.endpoint", "http://evil").parquet(f"{root}").collect(),
+                what="HADOOP_OPTION")
+    _fn_refused(lambda: spark.read.format("delta").option("fs.file.impl", "org.example.Fs").load(table).collect(),
+                what="HADOOP_OPTION")
+    _fn_refused(lambda: spark.range(1).write.format("jdbc").option("url", "jdbc:derby:memory:x").save(),
+                what="DATA_SOURCE")
+    _fn_refused(lambda: spark.sql("SELECT * FROM jdbc.`x`").collect(), what="DATA_SOURCE")
 
 
 def test_catalog_locations_and_tables_refused(shared):
     spark, _, victim = shared
-    _refused(lambda: spark.sql(f"CREATE DATABASE evil LOCATION '{victim}'").collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
-    _refused(lambda: spark.sql("CREATE TABLE plain (a int) USING parquet").collect(), what="NON_DELTA_TABLE")
-    _refused(lambda: spark.range(1).write.format("parquet").saveAsTable("plain2"), what="NON_DELTA_TABLE")
-    _refused(lambda: spark.read.option("fs.s3a.endpoint", "http://evil").table("any_table").collect(),
-             what="HADOOP_OPTION")
-    _refused(lambda: spark.sql(f"CREATE TEMPORARY VIEW v USING parquet OPTIONS (path '{victim}')").collect(),
-             "FILECOMMIT_PATH_NOT_ALLOWED")
+    _fn_refused(lambda: spark.sql(f"CREATE DATABASE evil LOCATION '{victim}'").collect(), "FILECOMMIT_PATH_NOT_ALLOWED")
+    _fn_refused(lambda: spark.sql("CREATE TABLE plain (a int) USING parquet").collect(), what="NON_DELTA_TABLE")
+    _fn_refused(lambda: spark.range(1).write.format("parquet").saveAsTable("plain2"), what="NON_DELTA_TABLE")
+    _fn_refused(lambda: spark.read.option("fs.s3a.endpoint", "http://evil").table("any_table").collect(),
+                what="HADOOP_OPTION")
+    _fn_refused(lambda: spark.sql(f"CREATE TEMPORARY VIEW v USING parquet OPTIONS (path '{victim}')").collect(),
+                "FILECOMMIT_PATH_NOT_ALLOWED")
 
 
 # -- what keeps working ----------------------------------------------------------------------------

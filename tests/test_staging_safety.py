@@ -47,7 +47,7 @@ NINE_DAYS_S = 9 * 24 * 3600
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 
-def _age(path: str, seconds: int = NINE_DAYS_S) -> None:
+def _age_seconds(path: str, seconds: int = NINE_DAYS_S) -> None:
     """Sets a file's modification time ``seconds`` into the past (a file written that long ago)."""
     then = time.time() - seconds
     os.utime(path, (then, then))
@@ -68,7 +68,7 @@ def _foreign_file(path: str, name: str, rows) -> str:
     os.makedirs(os.path.join(path, "part=1"), exist_ok=True)
     target = os.path.join(path, "part=1", name)
     pq.write_table(pa.table({"id": [r[0] for r in rows], "v": [r[1] for r in rows]}, schema=SCHEMA), target)
-    _age(target)
+    _age_seconds(target)
     return target
 
 
@@ -143,7 +143,7 @@ def test_change_data_of_a_staged_commit_is_kept_while_pending_and_inside_retenti
     assert cdc and all(os.path.exists(f) for f in cdc)
     # Written when staged, long ago: by age VACUUM would take them.
     for f in cdc:
-        _age(f)
+        _age_seconds(f)
     filecommit.vacuum(spark, path)
     assert all(os.path.exists(f) for f in cdc), "pending: kept by the staged record"
     version = filecommit.commit(spark, path, staged).version
@@ -206,7 +206,7 @@ def _dv_files(path: str) -> list[str]:
     return sorted(f for f in data_files(path) if os.path.basename(f).startswith("deletion_vector_"))
 
 
-def _ids(delta_spark, path: str) -> tuple[list, list]:
+def _both_readers_ids(delta_spark, path: str) -> tuple[list, list]:
     """The ids delta-rs (its query engine: ``to_pandas`` refuses DV tables) and Spark + Delta read."""
     from deltalake import QueryBuilder
 
@@ -227,17 +227,17 @@ def test_deletion_vectors_of_staged_commits_with_odd_table_paths(spark, delta_sp
     dvs = [f for f in _dv_files(path) if f not in files]
     assert dvs
     for f in dvs:
-        _age(os.path.join(path, f))
+        _age_seconds(os.path.join(path, f))
     # VACUUM reads the staged record and keeps the DV files, however old.
     result = filecommit.vacuum(spark, path)
     assert not [f for f in result.files if "deletion_vector_" in f]
     assert all(os.path.exists(os.path.join(path, f)) for f in dvs)
     all_ids = sorted(i for i, _v, _p in DV_ROWS)
-    assert _ids(delta_spark, path) == (all_ids, all_ids)
+    assert _both_readers_ids(delta_spark, path) == (all_ids, all_ids)
     # Abort deletes the DV files it wrote, never the table's data files.
     assert filecommit.abort(spark, path, staged) == len(dvs)
     assert data_files(path) == files
-    assert _ids(delta_spark, path) == (all_ids, all_ids)
+    assert _both_readers_ids(delta_spark, path) == (all_ids, all_ids)
     # A deletion vector file gone before the publish: nothing is committed.
     if name == "with space":
         doomed = filecommit.delete(spark, path, "id % 5 = 0", stage=True)
@@ -259,7 +259,7 @@ def test_deletion_vectors_of_staged_commits_with_odd_table_paths(spark, delta_sp
     result = filecommit.commit(spark, path, staged)
     assert result.committed
     kept = sorted(i for i in all_ids if i % 7 != 0)
-    assert _ids(delta_spark, path) == (kept, kept)
+    assert _both_readers_ids(delta_spark, path) == (kept, kept)
     # The version's DV descriptors name files that exist (relative, URI-encoded in the log).
     for a in log_actions(path)[result.version]:
         if "add" in a and a["add"].get("deletionVector"):

@@ -33,7 +33,7 @@ def plain(spark):
     session.stop()
 
 
-def _rows(spark, rows, schema=SCHEMA):
+def _schema_df(spark, rows, schema=SCHEMA):
     return spark.createDataFrame(rows, schema)
 
 
@@ -59,17 +59,17 @@ def test_every_save_mode(plain, delta_spark, table_path, fmt):
     """append creates then adds, error(ifexists) refuses an existing table, ignore leaves it, overwrite
     replaces it: each one commit (or none), as delta-rs and Spark + Delta read the table."""
     cols = ["id", "name", "part"]
-    _rows(plain, [(1, "a", "x")]).write.format(fmt).mode("append").save(table_path)
-    _rows(plain, [(2, "b", "y")]).write.format(fmt).mode("append").save(table_path)
+    _schema_df(plain, [(1, "a", "x")]).write.format(fmt).mode("append").save(table_path)
+    _schema_df(plain, [(2, "b", "y")]).write.format(fmt).mode("append").save(table_path)
     with pytest.raises(AnalysisException) as e:  # pyspark's Connect client sends "errorifexists" as "error"
-        _rows(plain, [(3, "c", "z")]).write.format(fmt).mode("error").save(table_path)
+        _schema_df(plain, [(3, "c", "z")]).write.format(fmt).mode("error").save(table_path)
     assert error_class(e) == "DELTA_TABLE_ALREADY_EXISTS"
     with pytest.raises(AnalysisException):
-        _rows(plain, [(3, "c", "z")]).write.format(fmt).save(table_path)  # Spark's default mode
-    _rows(plain, [(4, "d", "w")]).write.format(fmt).mode("ignore").save(table_path)
+        _schema_df(plain, [(3, "c", "z")]).write.format(fmt).save(table_path)  # Spark's default mode
+    _schema_df(plain, [(4, "d", "w")]).write.format(fmt).mode("ignore").save(table_path)
     assert DeltaTable(table_path).version() == 1
     assert delta_rows(table_path, cols).equals(_expect([(1, "a", "x"), (2, "b", "y")], cols))
-    _rows(plain, [(5, "e", "v")]).write.format(fmt).mode("overwrite").save(table_path)
+    _schema_df(plain, [(5, "e", "v")]).write.format(fmt).mode("overwrite").save(table_path)
     ops = [(a["commitInfo"]["operation"], a["commitInfo"]["operationParameters"]["mode"])
            for v, acts in sorted(log_actions(table_path).items()) for a in acts if "commitInfo" in a]
     assert ops == [("WRITE", "Append"), ("WRITE", "Append"), ("WRITE", "Overwrite")]
@@ -80,8 +80,8 @@ def test_every_save_mode(plain, delta_spark, table_path, fmt):
         assert theirs.equals(expected) and version == 2
     # A new table in modes error and ignore.
     fresh = table_path + "_new"
-    _rows(plain, [(1, "a", "x")]).write.format(fmt).mode("error").save(fresh)
-    _rows(plain, [(2, "b", "y")]).write.format(fmt).mode("ignore").save(fresh + "2")
+    _schema_df(plain, [(1, "a", "x")]).write.format(fmt).mode("error").save(fresh)
+    _schema_df(plain, [(2, "b", "y")]).write.format(fmt).mode("ignore").save(fresh + "2")
     assert delta_rows(fresh, cols).equals(_expect([(1, "a", "x")], cols))
     assert delta_rows(fresh + "2", cols).equals(_expect([(2, "b", "y")], cols))
     # Reads as today, under both names.
@@ -93,13 +93,13 @@ def test_partitions_replace_where_and_dynamic_overwrite(plain, delta_spark, tabl
     """partitionBy makes the partition columns; replaceWhere replaces the matching partitions only;
     partitionOverwriteMode=dynamic replaces only the partitions the data writes into."""
     cols = ["id", "name", "part"]
-    w = _rows(plain, [(1, "a", "x"), (2, "b", "y"), (3, "c", "z")]).write.format("delta")
+    w = _schema_df(plain, [(1, "a", "x"), (2, "b", "y"), (3, "c", "z")]).write.format("delta")
     w.mode("overwrite").partitionBy("part").save(table_path)
     md = next(a["metaData"] for a in log_actions(table_path)[0] if "metaData" in a)
     assert md["partitionColumns"] == ["part"]
-    (_rows(plain, [(10, "r", "x")]).write.format("delta").mode("overwrite")
+    (_schema_df(plain, [(10, "r", "x")]).write.format("delta").mode("overwrite")
      .option("replaceWhere", "part = 'x'").save(table_path))
-    (_rows(plain, [(20, "d", "y"), (21, "d", "new")]).write.format("delta").mode("overwrite")
+    (_schema_df(plain, [(20, "d", "y"), (21, "d", "new")]).write.format("delta").mode("overwrite")
      .option("partitionOverwriteMode", "dynamic").save(table_path))
     expected = _expect([(10, "r", "x"), (20, "d", "y"), (21, "d", "new"), (3, "c", "z")], cols)
     assert delta_rows(table_path, cols).equals(expected)
@@ -108,15 +108,15 @@ def test_partitions_replace_where_and_dynamic_overwrite(plain, delta_spark, tabl
     removed = [a["remove"]["partitionValues"] for a in log_actions(table_path)[2] if "remove" in a]
     assert removed == [{"part": "y"}]
     with pytest.raises(AnalysisException) as e:  # rows outside the predicate
-        (_rows(plain, [(11, "r", "y")]).write.format("delta").mode("overwrite")
+        (_schema_df(plain, [(11, "r", "y")]).write.format("delta").mode("overwrite")
          .option("replaceWhere", "part = 'x'").save(table_path))
     assert error_class(e) == "DELTA_REPLACE_WHERE_MISMATCH"
     with pytest.raises(AnalysisException) as e:
-        (_rows(plain, [(11, "r", "x")]).write.format("delta").mode("overwrite")
+        (_schema_df(plain, [(11, "r", "x")]).write.format("delta").mode("overwrite")
          .option("replaceWhere", "part = 'x'").option("partitionOverwriteMode", "dynamic").save(table_path))
     assert error_class(e) == "DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE"
     with pytest.raises(IllegalArgumentException) as e:
-        (_rows(plain, [(11, "r", "x")]).write.format("delta").mode("overwrite")
+        (_schema_df(plain, [(11, "r", "x")]).write.format("delta").mode("overwrite")
          .option("partitionOverwriteMode", "sometimes").save(table_path))
     assert error_class(e) == "DELTA_ILLEGAL_OPTION"
     assert DeltaTable(table_path).version() == 2
@@ -125,7 +125,7 @@ def test_partitions_replace_where_and_dynamic_overwrite(plain, delta_spark, tabl
 def test_schema_options(plain, table_path):
     """Without mergeSchema a new column is refused; mergeSchema adds it; overwriteSchema replaces
     the schema and the partition columns."""
-    _rows(plain, [(1, "a", "x")]).write.format("delta").save(table_path)
+    _schema_df(plain, [(1, "a", "x")]).write.format("delta").save(table_path)
     wider = plain.createDataFrame([(2, "b", "y", 2.5)], SCHEMA + ", score double")
     with pytest.raises(AnalysisException) as e:
         wider.write.format("delta").mode("append").save(table_path)
@@ -170,13 +170,13 @@ def test_idempotent_writes_user_metadata_and_file_size(plain, table_path):
 
 def test_concurrent_appends_all_land(plain, spark, table_path):
     """Appends racing through format("delta") (several sessions) all commit, as with filecommit.write."""
-    _rows(plain, [(0, "seed", "x")]).write.format("delta").save(table_path)
+    _schema_df(plain, [(0, "seed", "x")]).write.format("delta").save(table_path)
     sessions = [second_session(spark) for _ in range(3)]
     errors = []
 
     def append(s, i):
         try:
-            _rows(s, [(i, "w", "x")]).write.format("delta").mode("append").save(table_path)
+            _schema_df(s, [(i, "w", "x")]).write.format("delta").mode("append").save(table_path)
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
@@ -196,7 +196,7 @@ def test_concurrent_appends_all_land(plain, spark, table_path):
 def test_failures_carry_classes_and_pyspark_types(plain, table_path, tmp_path):
     """Every failure of the standard API carries an error class, never INTERNAL_ERROR, and arrives
     as the pyspark type Delta's error would; nothing is written."""
-    df = _rows(plain, [(1, "a", "x")])
+    df = _schema_df(plain, [(1, "a", "x")])
     with pytest.raises(IllegalArgumentException) as e:
         df.write.format("delta").save()
     assert error_class(e) == "FILECOMMIT_INVALID_ARGUMENT"
@@ -226,7 +226,7 @@ def test_failures_carry_classes_and_pyspark_types(plain, table_path, tmp_path):
 
 def test_contract_errors_are_typed_too(spark, table_path):
     """filecommit's own commands raise the same pyspark types; its error constants still match."""
-    df = _rows(spark, [(1, "a", "x")])
+    df = _schema_df(spark, [(1, "a", "x")])
     filecommit.write(df, table_path)
     with pytest.raises(AnalysisException) as e:
         filecommit.write(df, table_path, mode="error")
@@ -250,11 +250,11 @@ def test_conflict_arrives_as_deltas_conflict_type(spark, plain, table_path):
 
     import filecommit.conflicts
 
-    (_rows(plain, [(1, "a", "x")]).write.format("delta").partitionBy("part")
+    (_schema_df(plain, [(1, "a", "x")]).write.format("delta").partitionBy("part")
      .option("delta.isolationLevel", "Serializable").save(table_path))
-    slow = (_rows(spark, [(2, "b", "x")]).repartition(1)
+    slow = (_schema_df(spark, [(2, "b", "x")]).repartition(1)
             .withColumn("id", F.expr("id + 0 * length(coalesce(reflect('java.lang.Thread', 'sleep', "
-                                     "cast(4000 as bigint)), ''))")))
+                                          "cast(4000 as bigint)), ''))")))
     errors = []
 
     def overwrite():
@@ -266,7 +266,7 @@ def test_conflict_arrives_as_deltas_conflict_type(spark, plain, table_path):
     t = threading.Thread(target=overwrite)
     t.start()
     time.sleep(1.5)
-    _rows(plain, [(3, "c", "x")]).write.format("delta").mode("append").save(table_path)
+    _schema_df(plain, [(3, "c", "x")]).write.format("delta").mode("append").save(table_path)
     t.join(timeout=300)
     assert len(errors) == 1, errors
     e = errors[0]

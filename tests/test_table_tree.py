@@ -50,7 +50,7 @@ def _tree(root: str) -> dict[str, tuple]:
     return out
 
 
-def _age(root: str) -> None:
+def _age_tree(root: str) -> None:
     """Sets every file under ``root`` (log included) a month back: older than any retention."""
     for d, _, files in os.walk(root):
         for f in files:
@@ -85,7 +85,7 @@ def _nested_layout(spark, base: str, configuration: dict | None = None) -> dict:
     _delta_rs_parent(parent, [100, 101], configuration)
     with open(os.path.join(parent, "stray.parquet"), "wb") as f:
         f.write(b"not referenced by the parent")
-    _age(base)
+    _age_tree(base)
     return {"parent": parent, "nested": nested, "sink": sink}
 
 

@@ -21,11 +21,11 @@ import filecommit
 pytestmark = pytest.mark.slow
 
 
-def _rows(session, ids, tag="x"):
+def _id_tag_df(session, ids, tag="x"):
     return session.createDataFrame([(int(i), tag) for i in ids], "id long, tag string")
 
 
-def _ids(path):
+def _delta_rows_ids(path):
     return sorted(int(i) for i in delta_rows(path, ["id"])["id"])
 
 
@@ -37,30 +37,30 @@ def _txn_actions(path):
 @pytest.mark.container
 @on_s3
 def test_same_txn_twice_commits_once(spark, table_path):
-    first = filecommit.write(_rows(spark, range(5)), table_path, txn=("loader", 0))
-    again = filecommit.write(_rows(spark, range(5)), table_path, txn=("loader", 0))
+    first = filecommit.write(_id_tag_df(spark, range(5)), table_path, txn=("loader", 0))
+    again = filecommit.write(_id_tag_df(spark, range(5)), table_path, txn=("loader", 0))
 
     assert first.committed and first.version == 0
     assert again.committed is False
     assert again.version == first.version
     assert again.add_files == [] and again.remove_files == [] and again.metrics.files == 0
     assert sorted(log_actions(table_path)) == [0], "the retry committed nothing"
-    assert _ids(table_path) == [0, 1, 2, 3, 4], "rows not duplicated"
+    assert _delta_rows_ids(table_path) == [0, 1, 2, 3, 4], "rows not duplicated"
     assert delta_table(table_path).transaction_version("loader") == 0
 
 
 def test_higher_version_commits_and_lower_ones_are_skipped(spark, table_path):
-    r0 = filecommit.write(_rows(spark, [1]), table_path, txn=("loader", 0))
-    r5 = filecommit.write(_rows(spark, [2]), table_path, txn=("loader", 5))
+    r0 = filecommit.write(_id_tag_df(spark, [1]), table_path, txn=("loader", 0))
+    r5 = filecommit.write(_id_tag_df(spark, [2]), table_path, txn=("loader", 5))
     assert (r0.committed, r5.committed) == (True, True)
     assert (r0.version, r5.version) == (0, 1)
     # Versions need not be consecutive, but a lower or equal one is skipped.
     for old in (0, 3, 5):
-        r = filecommit.write(_rows(spark, [99]), table_path, txn=("loader", old))
+        r = filecommit.write(_id_tag_df(spark, [99]), table_path, txn=("loader", old))
         assert r.committed is False and r.version == 1, old
-    r6 = filecommit.write(_rows(spark, [3]), table_path, txn=("loader", 6))
+    r6 = filecommit.write(_id_tag_df(spark, [3]), table_path, txn=("loader", 6))
     assert r6.committed and r6.version == 2
-    assert _ids(table_path) == [1, 2, 3]
+    assert _delta_rows_ids(table_path) == [1, 2, 3]
     assert delta_table(table_path).transaction_version("loader") == 6
 
 
@@ -68,9 +68,9 @@ def test_higher_version_commits_and_lower_ones_are_skipped(spark, table_path):
 @on_s3
 def test_commit_carries_the_txn_action(spark, table_path):
     before = int(time.time() * 1000)
-    filecommit.write(_rows(spark, [1]), table_path, txn=("app-a", 7))
-    filecommit.write(_rows(spark, [2]), table_path)                      # no txn
-    filecommit.write(_rows(spark, [3]), table_path, txn=("app-a", 8))
+    filecommit.write(_id_tag_df(spark, [1]), table_path, txn=("app-a", 7))
+    filecommit.write(_id_tag_df(spark, [2]), table_path)                      # no txn
+    filecommit.write(_id_tag_df(spark, [3]), table_path, txn=("app-a", 8))
     after = int(time.time() * 1000)
 
     txns = _txn_actions(table_path)
@@ -83,41 +83,41 @@ def test_commit_carries_the_txn_action(spark, table_path):
 
 
 def test_app_ids_are_independent(spark, table_path):
-    assert filecommit.write(_rows(spark, [1]), table_path, txn=("a", 10)).committed
-    assert filecommit.write(_rows(spark, [2]), table_path, txn=("b", 0)).committed
-    assert not filecommit.write(_rows(spark, [3]), table_path, txn=("a", 10)).committed
-    assert not filecommit.write(_rows(spark, [4]), table_path, txn=("b", 0)).committed
-    assert filecommit.write(_rows(spark, [5]), table_path, txn=("b", 1)).committed
+    assert filecommit.write(_id_tag_df(spark, [1]), table_path, txn=("a", 10)).committed
+    assert filecommit.write(_id_tag_df(spark, [2]), table_path, txn=("b", 0)).committed
+    assert not filecommit.write(_id_tag_df(spark, [3]), table_path, txn=("a", 10)).committed
+    assert not filecommit.write(_id_tag_df(spark, [4]), table_path, txn=("b", 0)).committed
+    assert filecommit.write(_id_tag_df(spark, [5]), table_path, txn=("b", 1)).committed
     dt = DeltaTable(table_path)
     assert (dt.transaction_version("a"), dt.transaction_version("b")) == (10, 1)
-    assert _ids(table_path) == [1, 2, 5]
+    assert _delta_rows_ids(table_path) == [1, 2, 5]
 
 
 def test_skipped_overwrite_leaves_the_table_as_it_was(spark, table_path):
-    filecommit.write(_rows(spark, [1, 2]), table_path, txn=("job", 1))
-    r = filecommit.write(_rows(spark, [9]), table_path, mode="overwrite", txn=("job", 1))
+    filecommit.write(_id_tag_df(spark, [1, 2]), table_path, txn=("job", 1))
+    r = filecommit.write(_id_tag_df(spark, [9]), table_path, mode="overwrite", txn=("job", 1))
     assert r.committed is False and r.version == 0 and r.remove_files == []
-    assert _ids(table_path) == [1, 2]
-    r = filecommit.write(_rows(spark, [9]), table_path, mode="overwrite", txn=("job", 2))
+    assert _delta_rows_ids(table_path) == [1, 2]
+    r = filecommit.write(_id_tag_df(spark, [9]), table_path, mode="overwrite", txn=("job", 2))
     assert r.committed and r.version == 1
-    assert _ids(table_path) == [9]
+    assert _delta_rows_ids(table_path) == [9]
 
 
 def test_txn_is_found_across_a_checkpoint(spark, table_path):
     # 12 commits: a checkpoint at version 10 (delta.checkpointInterval default 10), so the txn of
     # early versions is read from the checkpoint, not from the JSON commits.
     for v in range(12):
-        assert filecommit.write(_rows(spark, [v]), table_path, txn=("stream", v)).version == v
-    r = filecommit.write(_rows(spark, [100]), table_path, txn=("stream", 4))
+        assert filecommit.write(_id_tag_df(spark, [v]), table_path, txn=("stream", v)).version == v
+    r = filecommit.write(_id_tag_df(spark, [100]), table_path, txn=("stream", 4))
     assert r.committed is False and r.version == 11
-    r = filecommit.write(_rows(spark, [100]), table_path, txn=("stream", 11))
+    r = filecommit.write(_id_tag_df(spark, [100]), table_path, txn=("stream", 11))
     assert r.committed is False and r.version == 11
-    assert filecommit.write(_rows(spark, [12]), table_path, txn=("stream", 12)).version == 12
-    assert _ids(table_path) == list(range(13))
+    assert filecommit.write(_id_tag_df(spark, [12]), table_path, txn=("stream", 12)).version == 12
+    assert _delta_rows_ids(table_path) == list(range(13))
 
 
 def test_set_table_properties_with_txn(spark, table_path):
-    filecommit.write(_rows(spark, [1]), table_path)
+    filecommit.write(_id_tag_df(spark, [1]), table_path)
     r = filecommit.set_table_properties(spark, table_path, {"delta.appendOnly": "true"}, txn=("admin", 0))
     assert r.committed and r.version == 1
     assert _txn_actions(table_path)[1] == [
@@ -142,7 +142,7 @@ def test_two_sessions_with_the_same_app_id_commit_each_version_once(spark, table
     (``committed=False``) or refused with ``DELTA_CONCURRENT_TRANSACTION``, and then retried
     (the retry is skipped).
     """
-    filecommit.write(_rows(spark, []), table_path)  # the table exists before the race
+    filecommit.write(_id_tag_df(spark, []), table_path)  # the table exists before the race
     other = second_session(spark)
     sessions = [spark, other]
     n = 20
@@ -157,7 +157,7 @@ def test_two_sessions_with_the_same_app_id_commit_each_version_once(spark, table
             for v in range(n):
                 for attempt in range(10):
                     try:
-                        r = filecommit.write(_rows(session, range(10 * v, 10 * v + 3), f"v{v}"), table_path,
+                        r = filecommit.write(_id_tag_df(session, range(10 * v, 10 * v + 3), f"v{v}"), table_path,
                                              txn=("shared-app", v))
                         break
                     except Exception as e:
@@ -192,7 +192,7 @@ def test_two_sessions_with_the_same_app_id_commit_each_version_once(spark, table
     assert delta_table(table_path).transaction_version("shared-app") == n - 1
 
     expected = sorted(i for v in range(n) for i in range(10 * v, 10 * v + 3))
-    assert _ids(table_path) == expected, "rows exact: no version lost or duplicated"
+    assert _delta_rows_ids(table_path) == expected, "rows exact: no version lost or duplicated"
 
 
 def test_four_clients_racing_the_same_txn_on_a_new_path_commit_once(spark, tmp_path):
@@ -212,7 +212,7 @@ def test_four_clients_racing_the_same_txn_on_a_new_path_commit_once(spark, tmp_p
 
             def worker(k):
                 session = sessions[k]
-                df = _rows(session, range(3), f"w{k}")
+                df = _id_tag_df(session, range(3), f"w{k}")
                 barrier.wait()
                 try:
                     r = filecommit.write(df, path, txn=("loader", 1))
@@ -232,7 +232,7 @@ def test_four_clients_racing_the_same_txn_on_a_new_path_commit_once(spark, tmp_p
                     "DELTA_CONCURRENT_TRANSACTION", "DELTA_PROTOCOL_CHANGED"), f"round {round_}: {outcomes}"
             txns = [t for actions in _txn_actions(path).values() for t in actions]
             assert [(t["appId"], t["version"]) for t in txns] == [("loader", 1)], f"round {round_}: {txns}"
-            assert _ids(path) == [0, 1, 2], f"round {round_}: rows once"
+            assert _delta_rows_ids(path) == [0, 1, 2], f"round {round_}: rows once"
     finally:
         for s in sessions[1:]:
             s.stop()

@@ -17,23 +17,23 @@ import json
 import os
 import time
 
+import faults
 from delta_tables import drop_commits_before
 
-import faults
 import filecommit
 
 TOP_LEVEL_FORMAT = "spark.databricks.delta.checkpointV2.topLevelFileFormat"
 DAY_S = 86_400
 
 
-def _make(delta_spark, path):
+def _make_v2_table(delta_spark, path):
     made = delta_spark.make([{"name": "t", "path": path, "steps": [{"sql": (
         "CREATE TABLE {table} (id BIGINT) USING delta TBLPROPERTIES ('delta.checkpointPolicy' = 'v2', "
         "'delta.checkpointInterval' = '2')")}]}])()["t"]
     assert made["ok"], made
 
 
-def _append(spark, path, i):
+def _append_id(spark, path, i):
     return filecommit.write(spark.createDataFrame([(i,)], "id long"), path, mode="append")
 
 
@@ -87,7 +87,7 @@ def _all_referenced(path):
     return sorted(names)
 
 
-def _age(paths, days=40):
+def _age_all(paths, days=40):
     t = time.time() - days * DAY_S
     for p in paths:
         os.utime(p, (t, t))
@@ -111,11 +111,11 @@ def _readers_see(delta_spark, path, ids, version):
 
 
 def test_parquet_checkpoint_file_read_by_spark_delta_and_delta_rs(spark, delta_spark, table_path):
-    _make(delta_spark, table_path)
+    _make_v2_table(delta_spark, table_path)
     spark.conf.set(TOP_LEVEL_FORMAT, "parquet")
     try:
-        assert _append(spark, table_path, 1).version == 1
-        assert _append(spark, table_path, 2).version == 2
+        assert _append_id(spark, table_path, 1).version == 1
+        assert _append_id(spark, table_path, 2).version == 2
         _wait(lambda: _last_checkpoint(table_path).get("version") == 2, "the checkpoint of version 2")
     finally:
         spark.conf.unset(TOP_LEVEL_FORMAT)
@@ -137,11 +137,11 @@ def test_parquet_checkpoint_file_read_by_spark_delta_and_delta_rs(spark, delta_s
 
 
 def test_cleanup_deletes_sidecars_of_failed_attempts_and_expired_checkpoints(spark, delta_spark, table_path):
-    _make(delta_spark, table_path)
+    _make_v2_table(delta_spark, table_path)
     # Version 2's checkpoint fails after its sidecar is written: the sidecar is left unreferenced.
     fault = faults.arm(table_path, faults.CHECKPOINT_BEFORE, times=1)
-    assert _append(spark, table_path, 1).version == 1
-    assert _append(spark, table_path, 2).version == 2
+    assert _append_id(spark, table_path, 1).version == 1
+    assert _append_id(spark, table_path, 2).version == 2
     _wait(lambda: fault.fired() == 1, "the failed checkpoint attempt")
     fault.disarm()
     assert _checkpoints(table_path, 2) == []
@@ -149,9 +149,10 @@ def test_cleanup_deletes_sidecars_of_failed_attempts_and_expired_checkpoints(spa
 
     # Everything so far is older than the 30-day log retention; version 4's checkpoint and the
     # cleanup after it delete the orphan, never version 4's own sidecar.
-    _age(glob.glob(os.path.join(_log(table_path), "*")) + glob.glob(os.path.join(_log(table_path), "_sidecars", "*")))
-    assert _append(spark, table_path, 3).version == 3
-    assert _append(spark, table_path, 4).version == 4
+    _age_all(glob.glob(os.path.join(_log(table_path), "*"))
+             + glob.glob(os.path.join(_log(table_path), "_sidecars", "*")))
+    assert _append_id(spark, table_path, 3).version == 3
+    assert _append_id(spark, table_path, 4).version == 4
     _wait(lambda: orphan not in _sidecars(table_path), "the orphan sidecar's deletion")
     v4 = _referenced(table_path, 4)
     assert set(v4) <= set(_sidecars(table_path))
@@ -159,9 +160,10 @@ def test_cleanup_deletes_sidecars_of_failed_attempts_and_expired_checkpoints(spa
 
     # Everything grows old; version 6's cleanup deletes the commits before version 4 but keeps a
     # checkpoint of version 4 (the newest one before the cut-off): the old sidecars it lists stay.
-    _age(glob.glob(os.path.join(_log(table_path), "*")) + glob.glob(os.path.join(_log(table_path), "_sidecars", "*")))
-    assert _append(spark, table_path, 5).version == 5
-    assert _append(spark, table_path, 6).version == 6
+    _age_all(glob.glob(os.path.join(_log(table_path), "*"))
+             + glob.glob(os.path.join(_log(table_path), "_sidecars", "*")))
+    assert _append_id(spark, table_path, 5).version == 5
+    assert _append_id(spark, table_path, 6).version == 6
     _wait(lambda: not os.path.exists(os.path.join(_log(table_path), f"{3:020d}.json")), "version 3's cleanup")
     assert _checkpoints(table_path, 4) != []
     old = [s for s in _sidecars(table_path)
@@ -174,9 +176,10 @@ def test_cleanup_deletes_sidecars_of_failed_attempts_and_expired_checkpoints(spa
           "the compatibility checkpoint of version 6")
 
     # Checkpoint 4 expires with version 8's checkpoint (6 is kept): its sidecar goes, the others stay.
-    _age(glob.glob(os.path.join(_log(table_path), "*")) + glob.glob(os.path.join(_log(table_path), "_sidecars", "*")))
-    assert _append(spark, table_path, 7).version == 7
-    assert _append(spark, table_path, 8).version == 8
+    _age_all(glob.glob(os.path.join(_log(table_path), "*"))
+             + glob.glob(os.path.join(_log(table_path), "_sidecars", "*")))
+    assert _append_id(spark, table_path, 7).version == 7
+    assert _append_id(spark, table_path, 8).version == 8
     _wait(lambda: _checkpoints(table_path, 4) == [], "checkpoint 4 (both files) to expire")
     _wait(lambda: not set(v4) & set(_sidecars(table_path)), "the expired checkpoint's sidecar's deletion")
     _wait(lambda: os.path.exists(os.path.join(_log(table_path), f"{8:020d}.checkpoint.parquet")),
