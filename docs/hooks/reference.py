@@ -135,7 +135,7 @@ def errors_markdown() -> str:
     return "\n".join(out)
 
 
-_ENTRY = re.compile(r'/\*\*((?:(?!\*/).)*)\*/\s*public static final Entry (\w+) = (server|session)\(\s*'
+_ENTRY = re.compile(r'/\*\*((?:(?!\*/).)*)\*/\s*public static final Entry (\w+) =\s*(server|session)\(\s*'
                     r'"([^"]+)",\s*"([^"]*)",\s*(null|"[^"]*")\s*\);', re.S)
 
 
