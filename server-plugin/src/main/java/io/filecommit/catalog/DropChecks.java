@@ -3,7 +3,7 @@ package io.filecommit.catalog;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.errors.ClientExceptions;
 import io.filecommit.errors.ErrorClass;
-import io.filecommit.txn.StagingStore;
+import io.filecommit.txn.PendingStagedCommits;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.catalog.CatalogTableType;
 import org.apache.spark.sql.classic.SparkSession;
@@ -14,7 +14,7 @@ import org.apache.spark.sql.connector.catalog.V1Table;
 /**
  * What {@code DROP TABLE} and {@code DROP DATABASE ... CASCADE} check before the session catalog
  * drops a managed table, whose files Spark's {@code SessionCatalog.dropTable} deletes at once: the
- * table has no pending staged commit ({@link StagingStore#pending}), because publishing one would
+ * table has no pending staged commit ({@link PendingStagedCommits#count}), because publishing one would
  * reference deleted files and aborting it is its stager's choice. External tables keep their files,
  * so nothing is checked for them.
  */
@@ -36,7 +36,7 @@ final class DropChecks {
     if (!(v1 instanceof V1Table t) || t.v1Table().tableType() != CatalogTableType.MANAGED()) {
       return;
     }
-    int pending = Guard.errors(() -> StagingStore.pending(DeltaLog.forTable(session, path)));
+    int pending = Guard.errors(() -> PendingStagedCommits.count(DeltaLog.forTable(session, path)));
     if (pending > 0) {
       throw ClientExceptions.rethrow(ErrorClass.FILECOMMIT_STAGED_COMMITS_PENDING.error("Cannot drop the managed table "
           + ident + ": " + pending + " staged commits of it are pending, and dropping it deletes their files; publish "

@@ -341,7 +341,7 @@ public final class OptimisticTransaction {
           + domains.get(0).domain() + ") cannot be staged; commit it directly", Map.of("operation", "stage"));
     }
     if (stage != null) {
-      StagingStore.checkRoom(deltaLog);
+      PendingStagedCommits.checkRoom(deltaLog);
       staged = StagedCommit.of(this, stage, state, operation, actions);
       StagingStore.write(deltaLog, staged);
       committed = true;

@@ -5,7 +5,6 @@ import io.filecommit.delta.LogProbe;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
-import io.filecommit.conf.FileCommitConf;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
 import java.io.BufferedReader;
@@ -94,66 +93,6 @@ public final class StagingStore {
     }
     // After the record exists: a sweep listing from now on sees it, one listing before is told of it.
     StagingSweeper.watch(log, commit.expirationTime());
-  }
-
-  /**
-   * Refuses a new staged commit on a table that holds {@link FileCommitConf#STAGING_MAX_PENDING}
-   * pending ones already (a record with neither a {@code published} marker nor a tombstone): one
-   * listing of {@code _delta_log/_staged}. Called before the record is written, so the command
-   * aborts and deletes its files.
-   *
-   * @param log the table's log
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_TOO_MANY_STAGED_COMMITS}
-   *     naming the table, the count and the bound (parameters {@code table}, {@code pending},
-   *     {@code maxPending}, {@code key}); {@code FILECOMMIT_LOG_READ_FAILED} when it cannot be listed
-   */
-  static void checkRoom(DeltaLog log) {
-    long max = FileCommitConf.STAGING_MAX_PENDING.longValue();
-    if (max <= 0) {
-      return;
-    }
-    int pending = pending(log);
-    if (pending >= max) {
-      throw ErrorClass.FILECOMMIT_TOO_MANY_STAGED_COMMITS.error("Cannot stage another commit on " + log.tablePath()
-          + ": it holds " + pending + " pending staged commits, the server's bound ("
-          + FileCommitConf.STAGING_MAX_PENDING.key() + "=" + max + "); publish or abort some, or wait for them to "
-          + "expire; nothing was staged", Map.of("table", log.tablePath().toString(),
-          "pending", Integer.toString(pending), "maxPending", Long.toString(max),
-          "key", FileCommitConf.STAGING_MAX_PENDING.key()));
-    }
-  }
-
-  /**
-   * How many staged commits of the table are pending: a record with neither a {@code published}
-   * marker nor a tombstone (expired ones until the sweep aborts them included). One listing.
-   *
-   * @param log the table's log
-   * @return the count
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED} when the
-   *     staged folder cannot be listed
-   */
-  public static int pending(DeltaLog log) {
-    Set<String> records = new HashSet<>();
-    Set<String> ended = new HashSet<>();
-    try {
-      for (FileStatus st : entries(log)) {
-        String name = st.getPath().getName();
-        if (name.startsWith(".")) {
-          continue;
-        }
-        int dot = name.indexOf('.');
-        String id = dot < 0 ? name : name.substring(0, dot);
-        if (name.endsWith(".json") && dot == name.length() - 5) {
-          records.add(id);
-        } else if (name.endsWith(".published") || name.contains(".aborted")) {
-          ended.add(id);
-        }
-      }
-    } catch (IOException e) {
-      throw log.readFailure(e);
-    }
-    records.removeAll(ended);
-    return records.size();
   }
 
   /**
@@ -442,7 +381,7 @@ public final class StagingStore {
    * The staging directory's entries, empty when it does not exist: one listing (an existence probe
    * first would cost an object store a HEAD and a LIST more).
    */
-  private static FileStatus[] entries(DeltaLog log) throws IOException {
+  static FileStatus[] entries(DeltaLog log) throws IOException {
     try {
       return log.fs().listStatus(dir(log));
     } catch (java.io.FileNotFoundException e) {
