@@ -543,6 +543,16 @@ FILECOMMIT_STAGED_COMMIT_BUSY = "FILECOMMIT_STAGED_COMMIT_BUSY"
 """SQLSTATE 55006. A publish and an abort of the same staged commit met (or a publish's outcome is
 unknown): the abort did nothing; its files are kept."""
 
+FILECOMMIT_TOO_MANY_STAGED_COMMITS = "FILECOMMIT_TOO_MANY_STAGED_COMMITS"
+"""SQLSTATE 54000. The table holds as many pending staged commits (neither published nor aborted)
+as the server allows (``spark.filecommit.staging.maxPending``): nothing was staged; publish or
+abort some first. Parameters ``table``, ``pending``, ``maxPending``, ``key``."""
+
+FILECOMMIT_STAGED_COMMITS_PENDING = "FILECOMMIT_STAGED_COMMITS_PENDING"
+"""SQLSTATE 55000. ``DROP TABLE`` of a managed table (or ``DROP DATABASE ... CASCADE`` of its
+database) while staged commits of the table are pending: dropping it would delete their files.
+Nothing was dropped; publish or abort them first. Parameters ``table``, ``pending``."""
+
 FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE = "FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE"
 """SQLSTATE 42000. Staged commits that cannot be one transaction: both remove a file, change the
 metadata differently, carry the same txn app id, or one changes the metadata next to another's
@@ -590,6 +600,8 @@ FILECOMMIT = frozenset({
     FILECOMMIT_STAGED_COMMIT_PUBLISHED,
     FILECOMMIT_STAGED_COMMIT_BUSY,
     FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE,
+    FILECOMMIT_TOO_MANY_STAGED_COMMITS,
+    FILECOMMIT_STAGED_COMMITS_PENDING,
     FILECOMMIT_INVALID_STAGED_FILE,
     FILECOMMIT_RETENTION_BELOW_MINIMUM,
     FILECOMMIT_RESTORE_MISSING_FILES,
