@@ -102,7 +102,7 @@ def _sorted(rows, columns):
 
 def _ours(df):
     """Our rows, rendered as tests/delta_spark_reader.py renders Spark + Delta's."""
-    return delta_spark_reader._rows(df)
+    return delta_spark_reader._collected(df)
 
 
 def _assert_same(ours, theirs, what):
