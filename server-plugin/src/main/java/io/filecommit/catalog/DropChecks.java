@@ -58,11 +58,14 @@ final class DropChecks {
   static void cascade(FileCommitCatalog catalog, String[] namespace)
       throws org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException {
     for (Identifier ident : catalog.listTables(namespace)) {
+      if (!java.util.Arrays.equals(ident.namespace(), namespace)) {
+        continue; // not a table of this database (a name the listing returned that no table of it has)
+      }
       Table table;
       try {
         table = catalog.loadTable(ident);
-      } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException gone) {
-        continue;
+      } catch (org.apache.spark.sql.AnalysisException notLoadable) {
+        continue; // dropped meanwhile, or no table this catalog can load: none of ours
       }
       if (table instanceof FileCommitTable t) {
         t.check(io.filecommit.security.Privilege.OWNER);
