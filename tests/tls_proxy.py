@@ -19,6 +19,7 @@ import subprocess
 import time
 
 import pytest
+from cluster import free_port
 
 NGINX_CONF = """\
 worker_processes 1;
@@ -48,12 +49,6 @@ http {{
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class TlsProxy:
     """nginx terminating TLS on ``127.0.0.1:port`` and forwarding gRPC to ``127.0.0.1:upstream_port``.
 
@@ -65,7 +60,7 @@ class TlsProxy:
     def __init__(self, work_dir: str, upstream_port: int):
         self.work_dir = work_dir
         self.upstream_port = upstream_port
-        self.port = _free_port()
+        self.port = free_port()
         self.cert_file = os.path.join(work_dir, "proxy.crt")
         self.key_file = os.path.join(work_dir, "proxy.key")
         self._proc: subprocess.Popen | None = None
