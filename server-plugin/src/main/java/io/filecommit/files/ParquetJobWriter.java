@@ -77,10 +77,21 @@ public final class ParquetJobWriter {
     }
   }
 
-  /** Waits (at most {@value #AWAIT_MS} ms) until no task of the jobs tagged {@code tag} runs. */
+  /**
+   * Waits (at most {@value #AWAIT_MS} ms) until no task of the jobs tagged {@code tag} runs. The
+   * status tracker answers from the listener bus's status store, which lags the scheduler: the bus
+   * is drained first, so that every task the failed job launched is counted (else a task still
+   * running, or one that finished after the job failed, could write its file after the caller's
+   * sweep of the job's files).
+   */
   static void awaitTasks(SparkSession session, String tag) {
     org.apache.spark.SparkStatusTracker tracker = session.sparkContext().statusTracker();
     long deadline = System.currentTimeMillis() + AWAIT_MS;
+    try {
+      session.sparkContext().listenerBus().waitUntilEmpty(AWAIT_MS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      LOG.warn("filecommit: the listener bus did not drain in " + AWAIT_MS + " ms; counting tasks as it stands");
+    }
     while (System.currentTimeMillis() < deadline) {
       int active = 0;
       for (int jobId : tracker.getJobIdsForTag(tag)) {
@@ -108,6 +119,8 @@ public final class ParquetJobWriter {
   }
 
   private static final long AWAIT_MS = 30_000;
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ParquetJobWriter.class);
 
   private static void run(SparkSession session, QueryExecution qe, scala.collection.immutable.Seq<Attribute> output,
       List<Attribute> partitionAttrs, FileCommitProtocol committer, FileFormatWriter.OutputSpec spec,
