@@ -1,17 +1,13 @@
-"""Spark + Delta (delta-spark, from Maven Central) reads the tables we write (issues 2 and 3).
+"""Spark + Delta (delta-spark, from Maven Central) reads the tables we write: partitioned and
+unpartitioned tables, their change data feed, versions and history.
 
-The reader is independent of our code and of our Spark: ``tests/delta_spark_reader.py`` runs in
-``.venv-delta`` (``make delta-reader``: Spark 4.2.0 + delta-spark 4.4.0, because no delta-spark
-build exists for our server's Spark 4.3.0) as a subprocess. The module writes every table first
-and then asks the reader once, so the ~20 s Spark + Delta start is paid once.
+The reader is independent of our code and of our Spark: the session's ``delta_spark`` worker
+(``tests/delta_tables.py`` in ``.venv-delta``, ``make delta-reader``: Spark 4.2.0 + delta-spark
+4.4.0, because no delta-spark build exists for our server's Spark 4.3.0). The module writes every
+table first and then asks the reader once.
 """
 
 from __future__ import annotations
-
-import json
-import os
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -20,10 +16,6 @@ from helpers import canonical, rows_frame
 import filecommit
 
 pytestmark = pytest.mark.slow
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-READER = os.path.join(ROOT, "tests", "delta_spark_reader.py")
-DELTA_PYTHON = os.environ.get("FILECOMMIT_DELTA_PYTHON", os.path.join(ROOT, ".venv-delta", "bin", "python"))
 
 CDF = {"delta.enableChangeDataFeed": "true"}
 COLS = ["id", "name", "part"]
@@ -51,10 +43,8 @@ def _reader_frame(result, columns):
 
 
 @pytest.fixture(scope="module")
-def tables(spark, tmp_path_factory):
+def tables(spark, delta_spark, tmp_path_factory):
     """Writes the tables through filecommit, then reads them all with Spark + Delta."""
-    if not os.path.exists(DELTA_PYTHON):
-        pytest.fail(f"Spark + Delta reader venv missing at {DELTA_PYTHON}: run `make delta-reader`")
     root = tmp_path_factory.mktemp("delta_spark")
     t = {k: str(root / k) for k in ("cdf_part", "cdf_flat", "plain")}
 
@@ -86,17 +76,9 @@ def tables(spark, tmp_path_factory):
         {"path": t["plain"], "kind": "table"},
         {"path": t["plain"], "kind": "history"},
     ]
-    # The reader is a classic Spark session: without this process's Spark Connect client marker
-    # (set by filecommit's sessions, as by pyspark's builder.remote()).
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
-    proc = subprocess.run([DELTA_PYTHON, READER, "-"], input=json.dumps({"reads": reads}),
-                          capture_output=True, text=True, timeout=600, env=env)
-    if proc.returncode != 0:
-        pytest.fail(f"Spark + Delta reader failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-    response = json.loads(proc.stdout.strip().splitlines()[-1])
-    sys.stderr.write(f"Spark {response['spark']} + delta-spark {response['delta']}: {response['seconds']}\n")
+    results = delta_spark.read(reads)
     return dict(zip(["part_table", "part_cdf", "flat_table", "flat_cdf", "plain_v1", "plain_latest",
-                     "plain_history"], response["results"]))
+                     "plain_history"], results))
 
 
 def _expected_changes(version):
