@@ -10,7 +10,7 @@ SPARK_JARS = $(shell $(VPY) -c 'import os, pyspark; print(os.path.join(os.path.d
 MVN     = mvn -q -B -Dspark.jars.dir=$(SPARK_JARS)
 PYTEST_ARGS ?=
 
-.PHONY: setup build run test docs test-java test-python proto proto-check docker-check lint javadoc bench clean delta-reader \
+.PHONY: setup build run test docs test-java test-python test-stress proto proto-check docker-check lint javadoc bench clean delta-reader \
 	tools minio s3a-jars pg-jdbc-jar native-jars spark-proto go-gen proto-lint proto-breaking proto-release contract-check \
 	test-containers test-containers-if-podman test-containers-memory
 
@@ -131,6 +131,12 @@ test-java: setup
 
 test-python: build delta-reader go-gen minio s3a-jars pg-jdbc-jar
 	$(VPY) -m pytest -q -rs --durations=30 $(PYTEST_ARGS)
+
+## test-stress: the tests marked `stress` at full size (FILECOMMIT_STRESS=1, tests/helpers.stress_size): 20
+## server kills in the crash test, 8 auto-compacting and 16 group-committing clients with 25 / 50 appends
+## each, one commit of 100,000 files in a 1 GiB heap (about 12 minutes here; `make test` runs them smaller)
+test-stress: build delta-reader go-gen minio s3a-jars pg-jdbc-jar
+	FILECOMMIT_STRESS=1 $(VPY) -m pytest -q -rs --durations=10 -m stress $(PYTEST_ARGS)
 
 proto: setup
 	$(VPY) proto/gen_python.py

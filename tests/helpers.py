@@ -11,6 +11,15 @@ import pandas as pd
 import pytest
 
 
+def stress_size(env: str, suite: int, stress: int) -> int:
+    """The size of a stress test (kills, clients, files): ``$<env>`` when set, else ``stress`` under
+    ``FILECOMMIT_STRESS=1`` (``make test-stress``, tests marked ``stress``), else ``suite``, the
+    smaller size ``make test`` runs them at (same code paths and checks, less work)."""
+    if os.environ.get(env):
+        return int(os.environ[env])
+    return stress if os.environ.get("FILECOMMIT_STRESS") == "1" else suite
+
+
 def error_class(e) -> str | None:
     """The error class (``getCondition()``) of an exception or of a ``pytest.raises`` result;
     None for an exception without one. Tests match errors on this, never on message text."""

@@ -1,5 +1,6 @@
 """Auto compaction (``delta.autoOptimize.autoCompact``, Delta's ``AutoCompact`` post-commit hook):
-8 Spark Connect clients append 25 times each to a table with auto compaction on; the OPTIMIZE
+concurrent Spark Connect clients (4 appending 20 times each in ``make test``, 8 appending 25 times in
+``make test-stress``: ``helpers.stress_size``) append to a table with auto compaction on; the OPTIMIZE
 commits it adds (``auto=true``, ``dataChange=false``) keep the file count down, every append lands
 and Spark + Delta and delta-rs read exactly the appended rows. A compaction that loses a race
 never fails the write that triggered it.
@@ -11,14 +12,14 @@ import json
 import threading
 
 import pytest
-from helpers import delta_table, log_actions, on_s3, second_session
+from helpers import delta_table, log_actions, on_s3, second_session, stress_size
 
 import filecommit
 
 pytestmark = pytest.mark.slow
 
-CLIENTS = 8
-APPENDS = 25
+CLIENTS = stress_size("FILECOMMIT_AUTO_COMPACT_CLIENTS", 4, 8)  # 2 files per append: one per part
+APPENDS = stress_size("FILECOMMIT_AUTO_COMPACT_APPENDS", 20, 25)  # >= 50 files a part (Delta's minNumFiles)
 ROWS_PER_APPEND = 4
 
 
@@ -36,7 +37,8 @@ def _delta_rs_ids(path):
     return sorted(got["id"].to_pylist())
 
 
-def test_auto_compaction_under_eight_appending_clients(spark, delta_spark, table_path):
+@pytest.mark.stress
+def test_auto_compaction_under_concurrent_appending_clients(spark, delta_spark, table_path):
     filecommit.write(spark.createDataFrame([(0, "a"), (1, "b")], "id long, part string"), table_path,
                      partition_by=["part"], table_properties={"delta.autoOptimize.autoCompact": "true"})
     sessions = [spark] + [second_session(spark) for _ in range(CLIENTS - 1)]

@@ -1,6 +1,6 @@
 """Many small writers on one server: group commit of blind appends, end to end.
 
-16 client sessions x 50 small appends at once, to a partitioned table (some clients idempotent with
+16 client sessions x 15 small appends at once (50 in ``make test-stress``: ``helpers.stress_size``), to a partitioned table (some clients idempotent with
 ``txn=(app_id, version)``, and sending some of their writes twice) and to a change-data-feed table
 (``change_data=True``). Checked against the log and two independent readers (delta-rs, and Spark +
 Delta through ``tests/delta_spark_reader.py``): every row exactly once, each client's answer lists
@@ -19,14 +19,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
-from helpers import log_actions, second_session
+from helpers import log_actions, second_session, stress_size
 
 import filecommit
 
 pytestmark = pytest.mark.slow
 
 CLIENTS = 16
-APPENDS = 50
+APPENDS = stress_size("FILECOMMIT_GROUP_COMMIT_APPENDS", 15, 50)
 CDC_CLIENTS = {12, 13, 14, 15}     # write change data to the CDF table
 TXN_CLIENTS = {0, 1, 2, 3}         # idempotent; every 10th write is sent twice
 SCHEMA = "id long, part string"
@@ -52,7 +52,8 @@ def _file_ids(table: str, rel_path: str) -> list[int]:
     return pq.read_table(os.path.join(table, unquote(rel_path))).column("id").to_pylist()
 
 
-def test_sixteen_clients_fifty_small_appends_each(spark, delta_spark, tmp_path):
+@pytest.mark.stress
+def test_sixteen_clients_many_small_appends_each(spark, delta_spark, tmp_path):
     plain = str(tmp_path / "plain")
     cdf = str(tmp_path / "cdf")
     filecommit.write(spark.createDataFrame([(-1, "p0")], SCHEMA), plain, partition_by=["part"])

@@ -1,17 +1,18 @@
-"""A commit of 100,000 files on a server with a 1 GiB heap, and the V2 checkpoint with sidecars
-that follows it (protocol "V2 Spec", "Sidecar Files", "UUID-named checkpoint").
+"""A commit of 60,000 files (100,000 in ``make test-stress``) on a server with a 1 GiB heap, and
+the V2 checkpoint with sidecars that follows it (protocol "V2 Spec", "Sidecar Files", "UUID-named checkpoint").
 
 The table is made by Delta Lake on Spark (the ``delta_spark`` worker) with ``delta.checkpointPolicy
-= v2``. 100,000 one-row Parquet files (copies of a few pyarrow-written templates) are staged and
+= v2``. That many one-row Parquet files (copies of a few pyarrow-written templates) are staged and
 published as ONE commit through a second Connect server started with ``spark.driver.memory=1g``
 (local mode: the executors share that heap), which must answer with every committed add action.
 The next write (version 2, a multiple of ``delta.checkpointInterval = 2``) leaves a UUID-named
-checkpoint whose 100,001 file actions are in ``_delta_log/_sidecars`` (at most 50,000 each).
+checkpoint whose file actions (one more than the files) are in ``_delta_log/_sidecars`` (at most 50,000 each).
 Then the commits before it are deleted (as log retention does), so the files are known only from
 the sidecars, and Spark + Delta (Delta's own checkpoint reader) and delta-rs read the table:
 the file and row counts and a sample of rows picked by statistics.
 
-``FILECOMMIT_SIDECAR_FILES`` changes the number of files (default 100,000).
+``FILECOMMIT_SIDECAR_FILES`` changes the number of files (``helpers.stress_size``: 60,000 in ``make
+test``, 100,000 in ``make test-stress``; above 50,000 the checkpoint has two sidecars).
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from delta_tables import drop_commits_before
-from helpers import shared_dir
+from helpers import shared_dir, stress_size
 
 import filecommit
 
 pytestmark = pytest.mark.slow
 
-FILES = int(os.environ.get("FILECOMMIT_SIDECAR_FILES", "100000"))
+FILES = stress_size("FILECOMMIT_SIDECAR_FILES", 60_000, 100_000)
 SAMPLE = 10  # files 1..SAMPLE hold id = 1..SAMPLE; every other file holds id = 0
 
 
@@ -48,7 +49,7 @@ def _make_files(path: str) -> list[str]:
     names = []
     for n in range(FILES):
         name = f"part-{n:06d}.parquet"
-        # Hard links: a directory entry each, far cheaper than writing 100,000 files.
+        # Hard links: a directory entry each, far cheaper than writing that many files.
         template = f"{n}.parquet" if 1 <= n <= SAMPLE else f"zero{n // 50_000}.parquet"
         os.link(os.path.join(templates, template), os.path.join(path, name))
         names.append(name)
@@ -93,7 +94,8 @@ def big_server(tmp_path_factory):
             server.stop()
 
 
-def test_commit_of_100k_files_in_1g_heap_then_a_v2_checkpoint_with_sidecars(big_server, delta_spark, tmp_path_factory):
+@pytest.mark.stress
+def test_one_commit_of_many_files_in_1g_heap_then_a_v2_checkpoint_with_sidecars(big_server, delta_spark, tmp_path_factory):
     spark, server = big_server
     path = os.path.join(shared_dir(tmp_path_factory.mktemp("sidecars")), "t")
     made = delta_spark.make([{"name": "t", "path": path, "steps": [{"sql": (
