@@ -74,16 +74,21 @@ def _referenced(path, version):
 
 
 def _all_referenced(path):
-    """Sidecar names every checkpoint file in the log lists (JSON and Parquet ones)."""
+    """Sidecar names every checkpoint file in the log lists (JSON and Parquet ones). A checkpoint
+    the server's background log cleanup deletes while this reads is skipped (callers poll)."""
     import pyarrow.parquet as pq
 
     names = []
     for f in glob.glob(os.path.join(_log(path), "*.checkpoint*")):
-        if f.endswith(".json"):
-            with open(f) as fh:
-                names += [json.loads(line)["sidecar"]["path"] for line in fh if '"sidecar"' in line]
-        elif f.endswith(".parquet") and "sidecar" in pq.read_schema(f).names:
-            names += [s["path"] for s in pq.read_table(f, columns=["sidecar"]).column("sidecar").drop_null().to_pylist()]
+        try:
+            if f.endswith(".json"):
+                with open(f) as fh:
+                    names += [json.loads(line)["sidecar"]["path"] for line in fh if '"sidecar"' in line]
+            elif f.endswith(".parquet") and "sidecar" in pq.read_schema(f).names:
+                names += [s["path"] for s in
+                          pq.read_table(f, columns=["sidecar"]).column("sidecar").drop_null().to_pylist()]
+        except FileNotFoundError:
+            continue
     return sorted(names)
 
 
