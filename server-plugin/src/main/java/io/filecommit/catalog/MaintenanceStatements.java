@@ -1,7 +1,7 @@
 package io.filecommit.catalog;
 
-import io.filecommit.commands.CommandResult;
-import io.filecommit.commands.OptimizeCommand;
+import io.filecommit.txn.CommandResult;
+import io.filecommit.commands.optimize.OptimizeCommand;
 import io.filecommit.commands.RestoreCommand;
 import io.filecommit.commands.VacuumCommand;
 import io.filecommit.connect.AllowedRoots;

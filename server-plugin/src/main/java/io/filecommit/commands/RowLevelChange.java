@@ -1,5 +1,8 @@
 package io.filecommit.commands;
 
+import io.filecommit.txn.CommandResult;
+import io.filecommit.read.TableScan;
+import io.filecommit.commands.optimize.AutoCompact;
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.MaterializedRowTracking;
@@ -123,7 +126,7 @@ public final class RowLevelChange {
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
     }
-    DMLUtils.requireStrictReads(session, operation);
+    TableScan.requireStrictReads(session, operation);
     DeltaLog log = DeltaLog.forTable(session, path);
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
     txn.registerPostCommitHook(AutoCompact.HOOK);

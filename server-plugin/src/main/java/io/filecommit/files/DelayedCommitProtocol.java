@@ -1,5 +1,6 @@
 package io.filecommit.files;
 
+import io.filecommit.delta.PartitionPaths;
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.FileAction;
