@@ -51,6 +51,10 @@ import org.apache.spark.sql.types.StructType;
  * one version. Candidate files are also skipped by their statistics ({@link StatsSkipping}: min/max values, null
  * counts, as Delta's {@code filterFiles}). What the transaction read is registered for its conflict checks: the
  * partition predicate and the files it matched, or the whole table when no partition was pruned.
+ *
+ * <p>Over 400 lines: the state of one row-level command's transaction and the steps DELETE,
+ * UPDATE and MERGE share (Delta's DeltaCommand and DMLUtils); split further, one transaction's
+ * state would be scattered.
  */
 public final class RowLevelChange {
   /** The command's session. */ public final SparkSession session;
