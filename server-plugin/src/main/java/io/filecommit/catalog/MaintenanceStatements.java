@@ -1,7 +1,7 @@
 package io.filecommit.catalog;
 
-import io.filecommit.commands.CommandResult;
-import io.filecommit.commands.OptimizeCommand;
+import io.filecommit.txn.CommandResult;
+import io.filecommit.commands.optimize.OptimizeCommand;
 import io.filecommit.commands.RestoreCommand;
 import io.filecommit.commands.VacuumCommand;
 import io.filecommit.connect.AllowedRoots;
@@ -65,6 +65,10 @@ import org.apache.spark.sql.types.StructType;
  * time-travel name ({@code `t@v1`}) fail when run with {@code FILECOMMIT_UNSUPPORTED_OPERATION}
  * (parameter {@code operation} naming it; {@code DELTA_OPTIMIZE_FULL_NOT_SUPPORTED} for OPTIMIZE
  * FULL), before anything is read or committed.
+ *
+ * <p>Over 400 lines: the run of each maintenance statement (OPTIMIZE, VACUUM, RESTORE, DESCRIBE
+ * HISTORY / DETAIL, constraints, CLUSTER BY); each is short, and they share the name resolution
+ * and access checks.
  */
 final class MaintenanceStatements {
   private static final StructType FILE_SIZES = new StructType()

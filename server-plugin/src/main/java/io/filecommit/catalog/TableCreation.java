@@ -1,6 +1,6 @@
 package io.filecommit.catalog;
 
-import io.filecommit.commands.CommandResult;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.commands.WriteIntoDelta;
 import io.filecommit.commands.WriteMode;
 import io.filecommit.delta.DeltaLog;

@@ -1,5 +1,7 @@
 package io.filecommit.commands;
 
+import io.filecommit.txn.CommandResult;
+import io.filecommit.read.TableScan;
 import io.filecommit.constraints.ConstraintValidation;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;

@@ -94,38 +94,4 @@ public final class DMLUtils {
     return functions.col((alias == null ? "" : SchemaUtils.quote(alias) + ".") + SchemaUtils.quote(name));
   }
 
-  /**
-   * Session settings under which a rewrite would read the table wrongly and commit it: Spark's
-   * {@code ignoreMissingFiles} / {@code ignoreCorruptFiles} turn a file that cannot be read into
-   * no rows (which a rewrite then removes for good), and the LEGACY rebase modes shift dates and
-   * timestamps of files written by Spark 2 / Hive (as Spark's {@code SQLConf} names them).
-   */
-  private static final Map<String, String> UNSAFE_READS = Map.of(
-      "spark.sql.files.ignoreMissingFiles", "true",
-      "spark.sql.files.ignoreCorruptFiles", "true",
-      "spark.sql.parquet.datetimeRebaseModeInRead", "LEGACY",
-      "spark.sql.parquet.int96RebaseModeInRead", "LEGACY");
-
-  /**
-   * Refuses a rewrite in a session whose read settings would drop or change rows silently (see
-   * {@link #UNSAFE_READS}); a client may set these for its own reads, but a rewrite commits what it
-   * read: a missing or corrupt file must fail it, as Delta's own reads of a table do.
-   *
-   * @param session the command's session
-   * @param operation the rewrite, for the message ({@code DELETE}, {@code OPTIMIZE}, ...)
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_UNSAFE_READ_SETTING} naming
-   *     the setting and its value (parameters {@code key}, {@code value}) before anything is read
-   */
-  public static void requireStrictReads(SparkSession session, String operation) {
-    for (Map.Entry<String, String> e : UNSAFE_READS.entrySet()) {
-      scala.Option<String> set = session.conf().getOption(e.getKey());
-      String value = set.isDefined() ? set.get() : "";
-      if (value.trim().equalsIgnoreCase(e.getValue())) {
-        throw ErrorClass.FILECOMMIT_UNSAFE_READ_SETTING.error(operation + " is refused while the session sets "
-            + e.getKey() + "=" + value.trim() + ": it would read the table wrongly (a missing or corrupt file as no "
-            + "rows, or shifted dates) and commit that; unset it for this session. Nothing was written",
-            Map.of("key", e.getKey(), "value", value.trim()));
-      }
-    }
-  }
 }

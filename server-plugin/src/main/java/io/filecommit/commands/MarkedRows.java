@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.read.TableScan;
 import io.filecommit.deletionvectors.DeletionVectorBitmapGenerator;
 import io.filecommit.deletionvectors.DeletionVectorStore;
 import io.filecommit.deletionvectors.RowIndexFilter;

@@ -1,5 +1,7 @@
 package io.filecommit.commands;
 
+import io.filecommit.txn.CommandResult;
+import io.filecommit.commands.optimize.OptimizeCommand;
 import io.filecommit.delta.Clustering;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.IdentityColumns;

@@ -1,5 +1,8 @@
 package io.filecommit.commands;
 
+import io.filecommit.txn.CommandResult;
+import io.filecommit.read.TableScan;
+import io.filecommit.commands.optimize.AutoCompact;
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.MaterializedRowTracking;
@@ -48,6 +51,10 @@ import org.apache.spark.sql.types.StructType;
  * one version. Candidate files are also skipped by their statistics ({@link StatsSkipping}: min/max values, null
  * counts, as Delta's {@code filterFiles}). What the transaction read is registered for its conflict checks: the
  * partition predicate and the files it matched, or the whole table when no partition was pruned.
+ *
+ * <p>Over 400 lines: the state of one row-level command's transaction and the steps DELETE,
+ * UPDATE and MERGE share (Delta's DeltaCommand and DMLUtils); split further, one transaction's
+ * state would be scattered.
  */
 public final class RowLevelChange {
   /** The command's session. */ public final SparkSession session;
@@ -123,7 +130,7 @@ public final class RowLevelChange {
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
     }
-    DMLUtils.requireStrictReads(session, operation);
+    TableScan.requireStrictReads(session, operation);
     DeltaLog log = DeltaLog.forTable(session, path);
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
     txn.registerPostCommitHook(AutoCompact.HOOK);

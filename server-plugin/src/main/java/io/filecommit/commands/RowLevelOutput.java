@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.read.TableScan;
 import io.filecommit.delta.MaterializedRowTracking;
 import io.filecommit.delta.TableFeatures;
 import io.filecommit.files.TransactionalWrite;

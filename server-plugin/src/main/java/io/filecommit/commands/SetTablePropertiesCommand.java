@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.txn.CommandResult;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;

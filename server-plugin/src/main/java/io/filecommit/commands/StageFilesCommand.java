@@ -1,5 +1,7 @@
 package io.filecommit.commands;
 
+import io.filecommit.txn.CommandResult;
+import io.filecommit.read.TableScan;
 import io.filecommit.constraints.Constraints;
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
@@ -11,7 +13,7 @@ import io.filecommit.delta.actions.Metadata;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.ParquetStats;
-import io.filecommit.files.PartitionPaths;
+import io.filecommit.delta.PartitionPaths;
 import io.filecommit.schema.SchemaUtils;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;

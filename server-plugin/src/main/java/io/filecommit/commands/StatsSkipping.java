@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.read.TableScan;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.read.DataSkipping;
 import java.util.ArrayList;

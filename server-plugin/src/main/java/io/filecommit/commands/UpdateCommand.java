@@ -1,5 +1,6 @@
 package io.filecommit.commands;
 
+import io.filecommit.txn.CommandResult;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.IdentityColumns;
 import io.filecommit.errors.ErrorClass;

@@ -4,12 +4,12 @@
  * WriteIntoDelta}, Delta's {@code WriteIntoDelta}); {@code ALTER TABLE ... SET TBLPROPERTIES}
  * ({@link SetTablePropertiesCommand}); DELETE and UPDATE ({@link DeleteCommand}, {@link
  * UpdateCommand}) over what they share with MERGE ({@link RowLevelChange}, {@link RowLevelOutput},
- * {@link MarkedRows} for deletion vectors, Delta's {@code DMLWithDeletionVectorsHelper}; {@link
- * TableScan}; {@code StatsSkipping}); maintenance ({@link OptimizeCommand} with Z-order, Delta's
- * {@code OptimizeTableCommand} and {@code OptimizeExecutor}; {@link AutoCompact}; {@link
- * VacuumCommand}; {@link RestoreCommand}); and staged commits ({@link StageFilesCommand}, {@link
- * StagedCommits}). Every check runs before any file is written, and {@link CommandResult} is what
- * a command committed.
+ * {@link MarkedRows} for deletion vectors, Delta's {@code DMLWithDeletionVectorsHelper}; the
+ * read package's {@code TableScan}; {@code StatsSkipping}); maintenance ({@link VacuumCommand};
+ * {@link RestoreCommand}; OPTIMIZE and auto compaction in the {@code commands.optimize}
+ * sub-package, MERGE in {@code commands.merge}); and staged commits ({@link StageFilesCommand},
+ * {@link StagedCommits}). Every check runs before any file is written, and the txn package's
+ * {@code CommandResult} is what a command committed.
  *
  * <p>Layering (package order {@code connect} -> {@code commands} / {@code sink} -> {@code files} ->
  * {@code txn} / {@code read} -> {@code constraints} / {@code schema} / {@code deletionvectors} ->

@@ -2,7 +2,7 @@ package io.filecommit.connect;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
-import io.filecommit.commands.CommandResult;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.errors.ClientExceptions;
 import io.filecommit.errors.FileCommitException;
 import io.filecommit.proto.v1.AbortStagedCommand;

@@ -2,7 +2,7 @@ package io.filecommit.connect;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.Message;
-import io.filecommit.commands.CommandResult;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.proto.v1.CommitSummary;
 import io.filecommit.proto.v1.FileAction;
 import io.filecommit.proto.v1.FileActionBatch;

@@ -1,6 +1,6 @@
 package io.filecommit.connect;
 
-import io.filecommit.commands.CommandResult;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.commands.DeleteCommand;
 import io.filecommit.commands.UpdateCommand;
 import io.filecommit.commands.merge.MergeClause;

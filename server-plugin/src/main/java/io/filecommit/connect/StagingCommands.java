@@ -1,6 +1,6 @@
 package io.filecommit.connect;
 
-import io.filecommit.commands.CommandResult;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.commands.StageFilesCommand;
 import io.filecommit.commands.StagedCommits;
 import io.filecommit.conf.FileCommitConf;

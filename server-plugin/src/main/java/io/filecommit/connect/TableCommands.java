@@ -1,6 +1,7 @@
 package io.filecommit.connect;
 
-import io.filecommit.commands.CommandResult;
+import io.filecommit.commands.optimize.OptimizeCommand;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.commands.SetTablePropertiesCommand;
 import io.filecommit.commands.WriteIntoDelta;
 import io.filecommit.proto.v1.WriteCommand;
@@ -140,7 +141,7 @@ final class TableCommands {
 
   /** Runs an {@code OptimizeCommand} and answers like a write, with the OPTIMIZE metrics. */
   static void optimize(io.filecommit.proto.v1.OptimizeCommand cmd, SparkConnectPlanner planner) {
-    io.filecommit.commands.OptimizeCommand.Result r = io.filecommit.commands.OptimizeCommand.run(planner.session(),
+    io.filecommit.commands.optimize.OptimizeCommand.Result r = io.filecommit.commands.optimize.OptimizeCommand.run(planner.session(),
         CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.MAINTAIN),
         cmd.getWhereList(),
         cmd.hasTargetFileSize() ? cmd.getTargetFileSize() : null, cmd.getZorderByList());
@@ -149,7 +150,7 @@ final class TableCommands {
 
   /** Runs a {@code RestoreCommand} and answers like a write, with the RESTORE metrics. */
   static void restore(io.filecommit.proto.v1.RestoreCommand cmd, SparkConnectPlanner planner) {
-    io.filecommit.commands.OptimizeCommand.Result r = io.filecommit.commands.RestoreCommand.run(planner.session(),
+    io.filecommit.commands.optimize.OptimizeCommand.Result r = io.filecommit.commands.RestoreCommand.run(planner.session(),
         CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.MAINTAIN),
         cmd.hasVersion() ? cmd.getVersion() : null,
         cmd.hasTimestamp() ? cmd.getTimestamp() : null);

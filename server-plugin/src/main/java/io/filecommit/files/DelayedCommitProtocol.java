@@ -1,5 +1,6 @@
 package io.filecommit.files;
 
+import io.filecommit.delta.PartitionPaths;
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.FileAction;
@@ -51,6 +52,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * transaction when the table commit does not land (never after it landed). Every file UUID starts
  * with this committer's 64-bit job token, so a task that finished after its job failed is found by
  * name. Deletes are best effort: failures are logged, never thrown over the original error.
+ *
+ * <p>Over 400 lines: Spark's FileCommitProtocol lifecycle (job, task, file names, abort and
+ * sweep) in one class, as Delta's DelayedCommitProtocol.
  */
 public class DelayedCommitProtocol extends FileCommitProtocol implements Serializable {
   private static final long serialVersionUID = 1L;

@@ -1,5 +1,7 @@
 package io.filecommit.files;
 
+import io.filecommit.files.nativewriter.TaggedJobs;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -70,57 +72,13 @@ public final class ParquetJobWriter {
     try {
       run(session, qe, output, partitionAttrs, committer, spec, hadoopConf, scalaOptions, description);
     } catch (RuntimeException | Error e) {
-      awaitTasks(session, tag);
+      TaggedJobs.awaitTasks(session, tag);
       throw e;
     } finally {
       session.sparkContext().removeJobTag(tag);
     }
   }
 
-  /**
-   * Waits (at most {@value #AWAIT_MS} ms) until no task of the jobs tagged {@code tag} runs. The
-   * status tracker answers from the listener bus's status store, which lags the scheduler: the bus
-   * is drained first, so that every task the failed job launched is counted (else a task still
-   * running, or one that finished after the job failed, could write its file after the caller's
-   * sweep of the job's files).
-   */
-  static void awaitTasks(SparkSession session, String tag) {
-    org.apache.spark.SparkStatusTracker tracker = session.sparkContext().statusTracker();
-    long deadline = System.currentTimeMillis() + AWAIT_MS;
-    try {
-      session.sparkContext().listenerBus().waitUntilEmpty(AWAIT_MS);
-    } catch (java.util.concurrent.TimeoutException e) {
-      LOG.warn("filecommit: the listener bus did not drain in " + AWAIT_MS + " ms; counting tasks as it stands");
-    }
-    while (System.currentTimeMillis() < deadline) {
-      int active = 0;
-      for (int jobId : tracker.getJobIdsForTag(tag)) {
-        Option<org.apache.spark.SparkJobInfo> job = tracker.getJobInfo(jobId);
-        if (job.isEmpty()) {
-          continue;
-        }
-        for (int stageId : job.get().stageIds()) {
-          Option<org.apache.spark.SparkStageInfo> stage = tracker.getStageInfo(stageId);
-          if (stage.isDefined()) {
-            active += stage.get().numActiveTasks();
-          }
-        }
-      }
-      if (active == 0) {
-        return;
-      }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException ie) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
-  }
-
-  private static final long AWAIT_MS = 30_000;
-
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ParquetJobWriter.class);
 
   private static void run(SparkSession session, QueryExecution qe, scala.collection.immutable.Seq<Attribute> output,
       List<Attribute> partitionAttrs, FileCommitProtocol committer, FileFormatWriter.OutputSpec spec,

@@ -1,5 +1,6 @@
 package io.filecommit.files;
 
+import io.filecommit.files.nativewriter.NativeParquetWriter;
 import io.filecommit.constraints.Constraints;
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.IdentityColumns;

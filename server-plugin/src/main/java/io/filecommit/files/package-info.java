@@ -2,12 +2,13 @@
  * The write half of a transaction: {@link TransactionalWrite} (Delta's {@code
  * TransactionalWrite.writeFiles}: the input normalized to the table's schema, write-time rules
  * applied, physical column names, change-data split) runs Spark's own {@code FileFormatWriter}
- * through {@link ParquetJobWriter}, with {@link DelayedCommitProtocol} (Delta's {@code
+ * through {@link ParquetJobWriter} (or the {@code files.nativewriter} sub-package's native Parquet
+ * writer, the default for small and columnar inputs), with {@link DelayedCommitProtocol} (Delta's {@code
  * DelayedCommitProtocol}, Spark's {@code FileCommitProtocol}) naming the files and returning them
  * as {@code add} / {@code cdc} actions; {@link DriverSideWrite} runs the same task code on the
  * driver for small local inputs; {@link ParquetStats} reads per-file statistics from the Parquet
- * footer (protocol "Per-file Statistics"); {@link PartitionPaths} makes Hive-style partition
- * directories and log paths (Spark's {@code ExternalCatalogUtils.escapePathName}).
+ * footer (protocol "Per-file Statistics"); partition directories are the delta package's {@code
+ * PartitionPaths}.
  *
  * <p>Layering (package order {@code connect} -> {@code commands} / {@code sink} -> {@code files} ->
  * {@code txn} / {@code read} -> {@code constraints} / {@code schema} / {@code deletionvectors} ->

@@ -79,6 +79,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * no-overwrite rename of Hadoop's local file system checks and renames in two steps; across JVMs
  * the file system's no-overwrite rename decides (atomic on HDFS and most object-store committers
  * Spark supports for checkpoints). One instance serves one job; it is not thread-safe.
+ *
+ * <p>Over 400 lines: Spark's ManifestFileCommitProtocol lifecycle and the batch-id manifest it
+ * commits are one protocol.
  */
 public class ManifestFileCommitProtocol extends org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol {
   private static final long serialVersionUID = 1L;

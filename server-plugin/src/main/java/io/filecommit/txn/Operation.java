@@ -10,6 +10,8 @@ import java.util.Map;
  * Delta's {@code DeltaOperations}): the operation name, its parameters and its metrics, with
  * Delta's names. One record per command; {@link OptimisticTransaction#commit} puts them in the one
  * {@code commitInfo} it builds.
+ *
+ * <p>Over 400 lines: one short record per Delta operation, as Delta's DeltaOperations lists them.
  */
 public sealed interface Operation {
   /** {@return {@code commitInfo.operation}, e.g. {@code WRITE}} */

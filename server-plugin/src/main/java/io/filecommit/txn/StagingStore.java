@@ -43,6 +43,9 @@ import org.slf4j.LoggerFactory;
  * files are deleted only when no version references them and no publish can make one (the
  * invariant that referenced files are never deleted). A publish whose outcome could not be read
  * keeps its marker, and with it the files, for good.
+ *
+ * <p>Over 400 lines: the record layout and both sides of the publish / abort race above are one
+ * protocol, read together.
  */
 public final class StagingStore {
   /** The folder under {@code _delta_log} that holds staged commits. */

@@ -1,5 +1,6 @@
 package io.filecommit.files;
 
+import io.filecommit.delta.PartitionPaths;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

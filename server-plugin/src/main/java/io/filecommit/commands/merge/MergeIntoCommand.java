@@ -1,10 +1,10 @@
 package io.filecommit.commands.merge;
 
-import io.filecommit.commands.CommandResult;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.commands.DMLUtils;
 import io.filecommit.commands.RowLevelChange;
 import io.filecommit.commands.RowLevelOutput;
-import io.filecommit.commands.TableScan;
+import io.filecommit.read.TableScan;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.errors.DeltaErrors;

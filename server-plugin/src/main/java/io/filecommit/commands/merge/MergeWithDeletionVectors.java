@@ -1,10 +1,10 @@
 package io.filecommit.commands.merge;
 
-import io.filecommit.commands.CommandResult;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.commands.MarkedRows;
 import io.filecommit.commands.RowLevelChange;
 import io.filecommit.commands.RowLevelOutput;
-import io.filecommit.commands.TableScan;
+import io.filecommit.read.TableScan;
 import io.filecommit.delta.actions.AddFile;
 import java.util.List;
 import java.util.Map;

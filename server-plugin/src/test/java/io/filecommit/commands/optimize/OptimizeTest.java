@@ -1,5 +1,8 @@
-package io.filecommit.commands;
+package io.filecommit.commands.optimize;
 
+import io.filecommit.commands.DeleteCommand;
+import io.filecommit.commands.WriteIntoDelta;
+import io.filecommit.commands.WriteMode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

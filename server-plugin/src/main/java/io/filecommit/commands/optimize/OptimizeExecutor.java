@@ -1,5 +1,7 @@
-package io.filecommit.commands;
+package io.filecommit.commands.optimize;
 
+import io.filecommit.txn.CommandResult;
+import io.filecommit.read.TableScan;
 import io.filecommit.delta.Clustering;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
@@ -81,7 +83,7 @@ final class OptimizeExecutor {
    */
   static OptimizeCommand.Result run(SparkSession session, DeltaLog log, OptimisticTransaction txn, Request request,
       long start) {
-    DMLUtils.requireStrictReads(session, "OPTIMIZE");
+    TableScan.requireStrictReads(session, "OPTIMIZE");
     Snapshot snapshot = txn.snapshot();
     TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), txn.table());
     List<AddFile> candidates = snapshot.allFiles().stream().filter(request.candidates()).toList();

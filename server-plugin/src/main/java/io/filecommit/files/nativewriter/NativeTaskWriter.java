@@ -1,5 +1,6 @@
-package io.filecommit.files;
+package io.filecommit.files.nativewriter;
 
+import io.filecommit.delta.PartitionPaths;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
@@ -44,7 +45,7 @@ import scala.Option;
  * The task side of {@link NativeParquetWriter}: writes one Spark task's rows as Parquet files with
  * DuckDB's Parquet writer ({@link DuckDbParquetFiles}, straight to the committer's file name) or
  * Apache Arrow's native dataset writer ({@code org.apache.arrow.dataset.file.DatasetFileWriter},
- * Arrow C++'s Parquet writer), through the job's {@link DelayedCommitProtocol} exactly as Spark's
+ * Arrow C++'s Parquet writer), through the job's {@code DelayedCommitProtocol} of the files package exactly as Spark's
  * {@code FileFormatWriter.executeTask} does (setupTask, newTaskTempFile per file, commitTask or
  * abortTask).
  *
@@ -63,6 +64,9 @@ import scala.Option;
  * <p>Arrow's dataset writer refuses a non-empty directory, so each of its files is written alone into a hidden
  * directory next to its final place ({@code _filecommit_native-<uuid>}) and renamed to the name the
  * committer handed out; the hidden directory is removed in every outcome.
+ *
+ * <p>Over 400 lines: one task's whole life (row and columnar input, an open file per partition
+ * directory, both engines' files, abort) in one place.
  */
 final class NativeTaskWriter implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -89,7 +93,7 @@ final class NativeTaskWriter implements Serializable {
   static final String SNAPPY_EXTENSION = "-c000.snappy.parquet";
   static final String SNAPPY_PARTITIONED_EXTENSION = ".c000.snappy.parquet";
 
-  private final DelayedCommitProtocol committer;
+  private final org.apache.spark.internal.io.FileCommitProtocol committer;
   private final SerializableConfiguration conf;
   private final StructType schema;
   private final int[] partitionOrdinals;
@@ -97,7 +101,7 @@ final class NativeTaskWriter implements Serializable {
   private final String timeZone;
   private final String jobTrackerId;
 
-  NativeTaskWriter(DelayedCommitProtocol committer, Configuration conf, StructType schema,
+  NativeTaskWriter(org.apache.spark.internal.io.FileCommitProtocol committer, Configuration conf, StructType schema,
       List<Integer> partitionOrdinals, String timeZone, String jobTrackerId) {
     this.committer = committer;
     this.conf = new SerializableConfiguration(conf);

@@ -1,4 +1,4 @@
-package io.filecommit.files;
+package io.filecommit.files.nativewriter;
 
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseFixedWidthVector;

@@ -1,4 +1,4 @@
-package io.filecommit.commands;
+package io.filecommit.commands.optimize;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,4 +1,4 @@
-package io.filecommit.commands;
+package io.filecommit.commands.optimize;
 
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.conf.FileCommitConf;

@@ -1,4 +1,4 @@
-package io.filecommit.commands;
+package io.filecommit.commands.optimize;
 
 import io.filecommit.schema.SchemaUtils;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.filecommit.commands;
+package io.filecommit.commands.optimize;
 
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;

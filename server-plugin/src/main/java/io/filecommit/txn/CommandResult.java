@@ -1,10 +1,8 @@
-package io.filecommit.commands;
+package io.filecommit.txn;
 
 import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.RemoveFile;
-import io.filecommit.txn.RowMetrics;
-import io.filecommit.txn.StagedCommit;
 import java.util.List;
 
 /**
@@ -80,8 +78,11 @@ public record CommandResult(
   /**
    * {rows, bytes} of added files: rows from the statistics' {@code numRecords} (0 for a file
    * without a trustworthy count), bytes from {@code size}.
+   *
+   * @param adds the added files
+   * @return a two-element array: rows, then bytes
    */
-  static long[] rowsAndBytes(List<AddFile> adds) {
+  public static long[] rowsAndBytes(List<AddFile> adds) {
     long rows = 0;
     long bytes = 0;
     for (AddFile a : adds) {

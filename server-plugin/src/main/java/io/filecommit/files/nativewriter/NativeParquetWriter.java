@@ -1,4 +1,4 @@
-package io.filecommit.files;
+package io.filecommit.files.nativewriter;
 
 import io.filecommit.conf.FileCommitConf;
 import java.lang.reflect.Method;
@@ -44,8 +44,8 @@ import scala.runtime.BoxedUnit;
  * ({@link DuckDbParquetFiles}, snappy) when {@code org.duckdb:duckdb_jdbc} and {@code
  * org.apache.arrow:arrow-c-data} load, else Apache Arrow's dataset writer ({@code
  * org.apache.arrow:arrow-dataset}, {@code DatasetFileWriter}, uncompressed), behind the same commit protocol
- * ({@link DelayedCommitProtocol}: file names, task commit with footer statistics, abort) as
- * {@link ParquetJobWriter}. The job mirrors Spark's {@code FileFormatWriter.write}: one SQL
+ * ({@code DelayedCommitProtocol} of the files package: file names, task commit with footer statistics, abort) as
+ * the files package's {@code ParquetJobWriter}. The job mirrors Spark's {@code FileFormatWriter.write}: one SQL
  * execution, {@code runJob} over the plan's rows, {@code onTaskCommit} per finished task, then
  * {@code commitJob}; on failure {@code abortJob}.
  *
@@ -278,7 +278,7 @@ public final class NativeParquetWriter {
    *     committer's {@code abortJob} has run by then
    */
   public static void write(SparkSession session, Dataset<Row> data, String outputPath, List<String> partitionColumns,
-      DelayedCommitProtocol committer, String description) {
+      org.apache.spark.internal.io.FileCommitProtocol committer, String description) {
     QueryExecution qe = data.queryExecution();
     StructType schema = qe.analyzed().schema();
     List<Integer> partitionOrdinals = new ArrayList<>();
@@ -328,7 +328,7 @@ public final class NativeParquetWriter {
       committer.commitJob(job, CollectionConverters.asScala(messages).toSeq());
       NATIVE_WRITES.incrementAndGet();
     } catch (RuntimeException | Error e) {
-      ParquetJobWriter.awaitTasks(session, tag);
+      TaggedJobs.awaitTasks(session, tag);
       committer.abortJob(job);
       throw e;
     } finally {

@@ -1,4 +1,4 @@
-package io.filecommit.files;
+package io.filecommit.files.nativewriter;
 
 import java.util.ArrayList;
 import java.util.Arrays;

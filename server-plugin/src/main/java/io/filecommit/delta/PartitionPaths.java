@@ -1,4 +1,4 @@
-package io.filecommit.files;
+package io.filecommit.delta;
 
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -121,8 +121,13 @@ public final class PartitionPaths {
     }
   }
 
-  /** Joins non-empty relative path parts with {@code /}. */
-  static String join(List<String> parts) {
+  /**
+   * Joins non-empty relative path parts with {@code /}.
+   *
+   * @param parts relative path parts; empty ones are skipped
+   * @return the joined relative path, "" when every part is empty
+   */
+  public static String join(List<String> parts) {
     StringBuilder sb = new StringBuilder();
     for (String p : parts) {
       if (p == null || p.isEmpty()) {

@@ -1,4 +1,4 @@
-package io.filecommit.files;
+package io.filecommit.files.nativewriter;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
