@@ -1,7 +1,6 @@
 package io.filecommit.files;
 
 import io.filecommit.files.nativewriter.TaggedJobs;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -78,7 +77,6 @@ public final class ParquetJobWriter {
       session.sparkContext().removeJobTag(tag);
     }
   }
-
 
   private static void run(SparkSession session, QueryExecution qe, scala.collection.immutable.Seq<Attribute> output,
       List<Attribute> partitionAttrs, FileCommitProtocol committer, FileFormatWriter.OutputSpec spec,
