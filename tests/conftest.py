@@ -7,6 +7,7 @@ import os
 import uuid
 
 import pytest
+from foreign_tables import clone, foreign  # noqa: F401 - the fixtures of tables other writers made
 
 
 def shared_mode() -> bool:
@@ -287,3 +288,14 @@ def made(delta_spark, tmp_path_factory, request):
     return make_fixture_tables(delta_spark, tmp_path_factory, request, request.module.FIXTURES,
                                request.module.__name__.removeprefix("test_"))
 
+
+
+@pytest.fixture
+def twin(made, tmp_path, request):
+    """``twin(name)``: two fresh copies of the module's fixture table ``name`` (``made``): (ours,
+    Delta's, version), so that filecommit and Delta run the same change on the same files.
+    Parametrized indirectly with ``"s3"`` (``pytest.mark.parametrize("twin", ["local", "s3"],
+    indirect=True)``), ours is an ``s3a://`` copy in the session's MinIO bucket."""
+    from helpers import twin_copier
+
+    return twin_copier(made, tmp_path, getattr(request, "param", "local"))

@@ -15,7 +15,7 @@ import re
 import pandas as pd
 import pytest
 from delta_tables import log_file_names
-from helpers import data_files, dv_id, log_actions, log_state, sql_steps, twin_copier, values_sql
+from helpers import data_files, dv_id, log_actions, log_state, sql_steps, values_sql
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -43,12 +43,6 @@ FIXTURES = {
         _CREATE + "TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')",
         f"INSERT INTO {{table}} VALUES {values_sql(ROWS[:60])}"),
 }
-
-
-@pytest.fixture
-def twin(made, tmp_path):
-    """``twin(name)``: two fresh copies of fixture ``name``: (ours, Delta's, version)."""
-    return twin_copier(made, tmp_path)
 
 
 def delta_rs_rows(path) -> pd.DataFrame:

@@ -19,9 +19,7 @@ from __future__ import annotations
 import faults
 import pytest
 from delta_tables import commit_versions
-from helpers import data_files, error_class
-from pyspark.errors import PySparkException
-from test_faults import (
+from fault_checks import (
     APP,
     COMMANDS,
     STATE_UNKNOWN,
@@ -30,6 +28,8 @@ from test_faults import (
     make_table,
     txn_commits,
 )
+from helpers import data_files, error_class
+from pyspark.errors import PySparkException
 
 from filecommit import errors
 

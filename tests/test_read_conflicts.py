@@ -21,9 +21,9 @@ import os
 
 import pytest
 from delta_tables import commit_versions
+from fault_checks import check_log
 from helpers import data_files, error_class, log_actions, race_held_commit
 from pyspark.errors import PySparkException
-from test_faults import check_log
 
 import filecommit
 from filecommit import errors

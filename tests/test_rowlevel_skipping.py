@@ -16,9 +16,9 @@ import os
 
 import pytest
 from delta_tables import log_file_names
-from helpers import canonical, data_files, log_state, twin_copier
+from helpers import canonical, data_files, log_state
 from pyspark.errors import PySparkException
-from test_rowlevel import assert_same_as_delta, delta_metrics, delta_runs, removed_paths
+from rowlevel_tables import assert_same_as_delta, delta_metrics, delta_runs, removed_paths
 
 import filecommit
 
@@ -49,11 +49,6 @@ FIXTURES = {
                 "TBLPROPERTIES (" + CDF + ", 'delta.enableDeletionVectors' = 'true')"},
         {"sql": "INSERT INTO {table} VALUES " + ", ".join(f"({i}, {i * 10}, '{'ab'[i % 2]}')" for i in range(1, 41))}],
 }
-
-
-@pytest.fixture
-def twin(made, tmp_path):
-    return twin_copier(made, tmp_path)
 
 
 def _stats(add):
