@@ -20,8 +20,9 @@ real process crashes:
   response). The points are drawn from ``FILECOMMIT_CRASH_SEED`` (random unless set; printed).
 * While the server is dead the tables are frozen: every table is checked then (before the restart,
   so before the writers resume), and once more at the end after the writers stopped, with
-  independent readers only (``crash_check.py``: raw ``_delta_log`` JSON, pyarrow, delta-rs; at
-  the end also Spark + Delta through the ``delta_spark`` fixture), against the journals.
+  independent readers only (``crash_check.py``: raw ``_delta_log`` JSON, pyarrow, delta-rs; at the
+  end also Spark + Delta through the ``delta_spark`` fixture), against the journals
+  (``crash_journals.py``).
 
 ``FILECOMMIT_CRASH_STOP_ON_FAILURE=1`` stops at the first failed check (the tables stay as they
 were at that crash, under the printed work dir). The summary line printed at the end (run pytest
@@ -41,15 +42,8 @@ import sys
 import time
 
 import pytest
-from crash_check import (
-    KEY_COLUMNS,
-    check_main_rows,
-    check_shared_rows,
-    check_table,
-    check_txn_versions,
-    commit_versions,
-    read_journals,
-)
+from crash_check import check_table, commit_versions
+from crash_journals import KEY_COLUMNS, check_main_rows, check_shared_rows, check_txn_versions, read_journals
 from crash_server import ConnectServer
 from crash_writer import shared_app_id
 from helpers import stress_size
