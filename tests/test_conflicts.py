@@ -158,6 +158,7 @@ def _overwrite_a_while_appending(spark, table_path, ids, part):
     return {"o": o, "a": a}, errors
 
 
+@pytest.mark.refused_in_shared_mode("slows the write job with reflect('java.lang.Thread', 'sleep', ...)")
 def test_overwrite_of_one_partition_and_append_to_another_both_land(spark, table_path):
     filecommit.write(_id_part_df(spark, [1, 2], "A").union(_id_part_df(spark, [3, 4], "B")), table_path,
                      partition_by=["part"])
@@ -169,6 +170,7 @@ def test_overwrite_of_one_partition_and_append_to_another_both_land(spark, table
     assert sorted(zip(got["id"].astype(int), got["part"])) == [(3, "B"), (4, "B"), (5, "B"), (10, "A"), (11, "A")]
 
 
+@pytest.mark.refused_in_shared_mode("slows the write job with reflect('java.lang.Thread', 'sleep', ...)")
 @pytest.mark.parametrize("isolation", ["Serializable", "WriteSerializable"])
 def test_overwrite_concurrent_with_append_to_the_same_partition(spark, table_path, isolation):
     filecommit.write(_id_part_df(spark, [1, 2], "A").union(_id_part_df(spark, [3], "B")), table_path,
@@ -287,6 +289,7 @@ def _ab_table(spark, table_path):
     filecommit.write(rows.repartition(1), table_path, partition_by=["part"])
 
 
+@pytest.mark.refused_in_shared_mode("slows the write job with a Python UDF")
 @pytest.mark.parametrize("delete, condition, left", [
     # The delete rewrites the file: a new file in the partition the update read (Delta checks this first).
     ("id = 4", "DELTA_CONCURRENT_APPEND", (1, 2, 3, 5, 6, 7, 8)),
@@ -308,6 +311,7 @@ def test_update_concurrent_with_a_delete_in_the_same_file_fails_without_debris(s
     assert _data_files(table_path) == sorted(before + added_by_delete), "no debris of the failed update"
 
 
+@pytest.mark.refused_in_shared_mode("slows the write job with a Python UDF")
 def test_updates_and_deletes_of_different_partitions_both_land(spark, table_path):
     _ab_table(spark, table_path)
     out, errors = _update_a_while_deleting(spark, table_path, "part = 'B' AND id > 6")

@@ -13,7 +13,8 @@ Conventions for writers of pages:
 - A ```` ```text title="Output" ```` block right after a Python block is that block's printed
   output, compared with doctest's rules (``...`` matches anything, whitespace normalized).
 - ``<!-- skip: next "reason" -->`` before a block marks it as not runnable here (an operator's
-  session, an endless loop); keep these few: the test counts them.
+  session, an endless loop); keep these few: the test counts them. ``<!-- skip: next
+  if(SHARED_MODE, reason="...") -->`` skips it only against a server in shared mode.
 """
 
 from __future__ import annotations
@@ -75,7 +76,10 @@ SYBIL = Sybil(
 
 def run_page(page: Path) -> tuple[int, int]:
     """Evaluate the page's examples in order; (blocks run, blocks skipped)."""
+    from conftest import shared_mode
+
     document = SYBIL.parse(page)
+    document.namespace["SHARED_MODE"] = shared_mode()  # for <!-- skip: next if(SHARED_MODE, reason=...) -->
     ran = skipped = 0
     for example in document:
         evaluator = example.region.evaluator

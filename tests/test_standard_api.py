@@ -239,6 +239,7 @@ def test_contract_errors_are_typed_too(spark, table_path):
     assert type(e.value).__name__ == "UnsupportedOperationException"
 
 
+@pytest.mark.refused_in_shared_mode("slows the write job with reflect('java.lang.Thread', 'sleep', ...)")
 def test_conflict_arrives_as_deltas_conflict_type(spark, plain, table_path):
     """A format("delta") overwrite that loses the race to an append into the partition it read
     (Serializable) fails with DELTA_CONCURRENT_APPEND, committing nothing: a Java
