@@ -137,7 +137,7 @@ class StagingSafetyTest {
     OptimisticTransaction t = new OptimisticTransaction(spark, log());
     t.stageInstead(new StageRequest(3_600_000));
     t.commit(List.of(new AddFile(name, Map.of("part", "a"), 4, 1, true, null, Map.of())), APPEND);
-    return t.staged();
+    return (StagedCommit) t.staged();
   }
 
   private StagedPublish.Outcome publish(StagedCommit s) {

@@ -74,7 +74,7 @@ class StagingTest {
     t.stageInstead(new StageRequest(3_600_000));
     t.commit(List.of(new AddFile(name, Map.of("part", "a"), 4, 1, true, null, Map.of())), APPEND);
     assertTrue(t.committed(), "a staged transaction hands its files to the staged commit");
-    return t.staged();
+    return (StagedCommit) t.staged();
   }
 
   private StagedPublish.Outcome publish(StagedCommit... staged) {
@@ -213,7 +213,7 @@ class StagingTest {
     OptimisticTransaction t = new OptimisticTransaction(spark, log());
     t.stageInstead(new StageRequest(1));
     t.commit(List.of(new AddFile("a.parquet", Map.of("part", "a"), 4, 1, true, null, Map.of())), APPEND);
-    StagedCommit s = t.staged();
+    StagedCommit s = (StagedCommit) t.staged();
     FileCommitException e = assertThrows(FileCommitException.class,
         () -> StagedPublish.publish(new OptimisticTransaction(spark, log()), List.of(s), System.currentTimeMillis() + 5));
     assertEquals("FILECOMMIT_STAGED_COMMIT_EXPIRED", e.getCondition());
@@ -231,7 +231,7 @@ class StagingTest {
     OptimisticTransaction t = new OptimisticTransaction(spark, log());
     t.stageInstead(new StageRequest(3_600_000));
     t.commit(List.of(new AddFile("a.parquet", Map.of("part", "a"), 4, 1, true, null, Map.of())), APPEND);
-    StagedCommit a = t.staged();
+    StagedCommit a = (StagedCommit) t.staged();
     // Another server stages b.parquet with a commit that has already expired: this server has not
     // listed it, and its own record is due in an hour, so the background round leaves the table alone.
     StagedCommit b = new StagedCommit("other-" + a.id(), a.tablePath(), a.readVersion(), a.createdTime(),
