@@ -1,4 +1,4 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.actions.Actions;
@@ -7,6 +7,12 @@ import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
+import io.filecommit.txn.CommitLoop;
+import io.filecommit.txn.ConflictChecker;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.OptimisticTransaction;
+import io.filecommit.txn.TransactionId;
+import io.filecommit.txn.WinningCommitSummary;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -1,4 +1,4 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -14,6 +14,10 @@ import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.txn.CommitStager;
+import io.filecommit.txn.ConflictChecker;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.OptimisticTransaction;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,6 +1,10 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import io.filecommit.delta.actions.FileAction;
+import io.filecommit.txn.CommitStager;
+import io.filecommit.txn.ConflictChecker;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.OptimisticTransaction;
 import java.util.List;
 
 /**
