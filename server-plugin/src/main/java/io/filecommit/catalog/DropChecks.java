@@ -3,7 +3,7 @@ package io.filecommit.catalog;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.errors.ClientExceptions;
 import io.filecommit.errors.ErrorClass;
-import io.filecommit.txn.PendingStagedCommits;
+import io.filecommit.txn.staging.PendingStagedCommits;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.catalog.CatalogTableType;
 import org.apache.spark.sql.classic.SparkSession;

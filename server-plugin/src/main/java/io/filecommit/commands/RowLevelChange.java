@@ -1,7 +1,5 @@
 package io.filecommit.commands;
 
-import io.filecommit.txn.CommandResult;
-import io.filecommit.read.TableScan;
 import io.filecommit.commands.optimize.AutoCompact;
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
@@ -16,14 +14,16 @@ import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.files.TransactionalWrite;
+import io.filecommit.read.TableScan;
 import io.filecommit.schema.PartitionPredicates;
 import io.filecommit.schema.SchemaEvolution;
 import io.filecommit.schema.SchemaUtils;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
 import io.filecommit.txn.RowMetrics;
-import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
+import io.filecommit.txn.staging.StageRequest;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;

@@ -1,17 +1,17 @@
 package io.filecommit.commands;
 
-import io.filecommit.txn.CommandResult;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
 import io.filecommit.txn.RowMetrics;
-import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
+import io.filecommit.txn.staging.StageRequest;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

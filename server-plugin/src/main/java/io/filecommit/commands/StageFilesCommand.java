@@ -1,10 +1,9 @@
 package io.filecommit.commands;
 
-import io.filecommit.txn.CommandResult;
-import io.filecommit.read.TableScan;
 import io.filecommit.constraints.Constraints;
 import io.filecommit.delta.ColumnMapping;
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.PartitionPaths;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
@@ -13,13 +12,14 @@ import io.filecommit.delta.actions.Metadata;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.ParquetStats;
-import io.filecommit.delta.PartitionPaths;
+import io.filecommit.read.TableScan;
 import io.filecommit.schema.SchemaUtils;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
 import io.filecommit.txn.RowMetrics;
-import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
+import io.filecommit.txn.staging.StageRequest;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;

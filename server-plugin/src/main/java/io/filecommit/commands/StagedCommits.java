@@ -1,7 +1,5 @@
 package io.filecommit.commands;
 
-import io.filecommit.txn.CommandResult;
-import io.filecommit.read.TableScan;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableFeatures;
@@ -11,12 +9,14 @@ import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.read.TableScan;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.txn.OptimisticTransaction;
 import io.filecommit.txn.RowMetrics;
-import io.filecommit.txn.StagedCommit;
-import io.filecommit.txn.StagedPublish;
-import io.filecommit.txn.StagingStore;
 import io.filecommit.txn.TransactionId;
+import io.filecommit.txn.staging.StagedCommit;
+import io.filecommit.txn.staging.StagedPublish;
+import io.filecommit.txn.staging.StagingStore;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -29,11 +29,11 @@ import org.apache.spark.sql.classic.SparkSession;
 
 /**
  * Write, audit, publish: what a client does with staged commits after staging them (a table
- * command run with a {@link io.filecommit.txn.StageRequest}, or {@link StageFilesCommand}). Delta
- * commits in the call that writes; here the commit's actions wait in {@link StagingStore} until
- * they are published ({@link StagedPublish}: one version, Delta's conflict rules since each staged
- * commit's read version), read for an audit, or aborted (files deleted). Every entry point first
- * sweeps the table's expired staged commits.
+ * command run with a {@link io.filecommit.txn.staging.StageRequest}, or {@link
+ * StageFilesCommand}). Delta commits in the call that writes; here the commit's actions wait in
+ * {@link StagingStore} until they are published ({@link StagedPublish}: one version, Delta's
+ * conflict rules since each staged commit's read version), read for an audit, or aborted (files
+ * deleted). Every entry point first sweeps the table's expired staged commits.
  */
 public final class StagedCommits {
   private StagedCommits() {}

@@ -1,14 +1,14 @@
 package io.filecommit.commands;
 
-import io.filecommit.txn.CommandResult;
-import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.IdentityColumns;
+import io.filecommit.delta.actions.AddFile;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.RowMetrics;
-import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
+import io.filecommit.txn.staging.StageRequest;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

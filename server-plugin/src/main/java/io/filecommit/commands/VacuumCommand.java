@@ -1,7 +1,7 @@
 package io.filecommit.commands;
 
-import io.filecommit.delta.DeltaLog;
 import io.filecommit.conf.FileCommitConf;
+import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.KernelInternals;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
@@ -15,7 +15,7 @@ import io.filecommit.errors.DeltaErrors;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.txn.InFlightWrites;
 import io.filecommit.txn.RetentionFloor;
-import io.filecommit.txn.StagedFiles;
+import io.filecommit.txn.staging.StagedFiles;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -23,8 +23,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.classic.SparkSession;

@@ -1,6 +1,5 @@
 package io.filecommit.commands;
 
-import io.filecommit.txn.CommandResult;
 import io.filecommit.commands.optimize.AutoCompact;
 import io.filecommit.delta.Clustering;
 import io.filecommit.delta.DeltaLog;
@@ -19,11 +18,12 @@ import io.filecommit.files.TransactionalWrite;
 import io.filecommit.schema.PartitionPredicates;
 import io.filecommit.schema.SchemaEvolution;
 import io.filecommit.schema.SchemaUtils;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
 import io.filecommit.txn.RowMetrics;
-import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
+import io.filecommit.txn.staging.StageRequest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;

@@ -107,7 +107,7 @@ public final class ResponseStream {
     // Staged: nothing is committed yet, whatever the command's own result says.
     StagedCommit.Builder b = StagedCommit.newBuilder().setTablePath(result.tablePath())
         .setReadVersion(result.version()).setSummary(summary.toBuilder().setCommitted(false));
-    io.filecommit.txn.StagedCommit s = result.staged();
+    io.filecommit.txn.CommitStager.Staged s = result.staged();
     if (s != null) {
       b.setId(s.id()).setReadVersion(s.readVersion()).setCreatedTime(s.createdTime())
           .setExpirationTime(s.expirationTime()).setOperation(s.operation());

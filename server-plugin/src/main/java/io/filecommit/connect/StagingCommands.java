@@ -1,6 +1,5 @@
 package io.filecommit.connect;
 
-import io.filecommit.txn.CommandResult;
 import io.filecommit.commands.StageFilesCommand;
 import io.filecommit.commands.StagedCommits;
 import io.filecommit.conf.FileCommitConf;
@@ -15,8 +14,9 @@ import io.filecommit.proto.v1.ReadStagedCommand;
 import io.filecommit.proto.v1.ReadStagedSummary;
 import io.filecommit.proto.v1.Stage;
 import io.filecommit.proto.v1.StagingResponse;
-import io.filecommit.txn.StageRequest;
-import io.filecommit.txn.StagedCommit;
+import io.filecommit.txn.CommandResult;
+import io.filecommit.txn.staging.StageRequest;
+import io.filecommit.txn.staging.StagedCommit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

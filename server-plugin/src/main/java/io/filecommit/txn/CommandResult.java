@@ -37,7 +37,7 @@ public record CommandResult(
     long durationMs,
     int attempts,
     RowMetrics rowMetrics,
-    StagedCommit staged) {
+    CommitStager.Staged staged) {
 
   /**
    * A result without a staged commit.

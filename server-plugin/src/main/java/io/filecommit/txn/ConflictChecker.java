@@ -34,10 +34,15 @@ import org.apache.spark.sql.classic.SparkSession;
  *
  * A blind append reads nothing, so it passes everything but 1, 2 and 6: it lands through
  * concurrent appends and compactions ({@code remove} + {@code add} with {@code dataChange=false}).
+ *
+ * <p>Public for its records only, which a publish of staged commits builds (one {@link Reader}
+ * per staged commit); the rules run inside {@link OptimisticTransaction}.
  */
-final class ConflictChecker {
+public final class ConflictChecker {
   /**
-   * What the transaction read and writes.
+   * What the transaction read and writes (Delta's {@code CurrentTransactionInfo}: {@code
+   * readPredicates}, {@code readFiles}, {@code readWholeTable}, {@code readAppIds}; the isolation
+   * level, which Delta passes beside it).
    *
    * @param metadataChanged whether it commits protocol or metadata
    * @param readWholeTable whether it read every file (overwrite)
@@ -48,16 +53,17 @@ final class ConflictChecker {
    * @param txns appId -> txn version of the {@code txn} actions it commits
    * @param isolationLevel {@code Serializable} or {@code WriteSerializable}
    */
-  record ReadState(boolean metadataChanged, boolean readWholeTable, List<ReadPredicate> readPredicates,
+  public record ReadState(boolean metadataChanged, boolean readWholeTable, List<ReadPredicate> readPredicates,
       Set<String> readFiles, Set<String> removedFiles, Map<String, Long> txns, String isolationLevel) {}
 
   /**
-   * A predicate over partition columns that a transaction read.
+   * A predicate over partition columns that a transaction read (Delta's {@code
+   * DeltaTableReadPredicate}).
    *
    * @param predicate the predicate
    * @param alias the table's name in it ({@code t.col}), or null
    */
-  record ReadPredicate(Column predicate, String alias) {}
+  public record ReadPredicate(Column predicate, String alias) {}
 
   /**
    * What one transaction that takes part in a commit read: its read version and what it read. A
@@ -66,7 +72,7 @@ final class ConflictChecker {
    * @param readVersion the version it read (-1: the table did not exist)
    * @param state what it read and removes
    */
-  record Reader(long readVersion, ConflictChecker.ReadState state) {}
+  public record Reader(long readVersion, ConflictChecker.ReadState state) {}
 
   private final SparkSession session;
   private final Metadata metadata;
@@ -199,5 +205,35 @@ final class ConflictChecker {
             + d.domain() + " was committed", version, table, d.domain());
       }
     }
+  }
+
+  /**
+   * Whether a concurrent commit already published the staged commits being published (their ids
+   * in its {@code commitInfo.operationParameters.stagedCommits}, {@link
+   * WinningCommitSummary#stagedCommitIds}).
+   *
+   * @param winner the concurrent commit
+   * @param stagedIds ids of the staged commits being published (empty for a plain commit)
+   * @param table the table path, for messages
+   * @return true when it published exactly them (nothing more must be committed)
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED}
+   *     when it published some of them together with others
+   */
+  static boolean publishedBy(WinningCommitSummary winner, Set<String> stagedIds, String table) {
+    if (stagedIds.isEmpty()) {
+      return false;
+    }
+    Set<String> theirs = winner.stagedCommitIds();
+    if (theirs.equals(stagedIds)) {
+      return true;
+    }
+    for (String id : stagedIds) {
+      if (theirs.contains(id)) {
+        throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Staged commit " + id + " of " + table
+            + " was published by version " + winner.version() + " together with other staged commits "
+            + theirs + "; nothing was committed", Map.of("stagedId", id, "version", Long.toString(winner.version())));
+      }
+    }
+    return false;
   }
 }

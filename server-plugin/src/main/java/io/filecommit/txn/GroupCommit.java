@@ -43,11 +43,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *       FILECOMMIT_COMMIT_STATE_UNKNOWN} and keeps its files.
  * </ul>
  *
- * A group of one member commits exactly as an ungrouped transaction ({@link
- * OptimisticTransaction#commitLoop}). A group of several writes one {@code commitInfo}: operation
- * {@code WRITE}, mode {@code Append}, the members' metrics summed, parameter {@value
- * #GROUPED_PARAMETER} = JSON array of the members' own transaction ids, {@code isBlindAppend=true},
- * {@code readVersion} = the lowest read version of the members.
+ * A group of one member commits exactly as an ungrouped transaction ({@link CommitLoop}). A group
+ * of several writes one {@code commitInfo}: operation {@code WRITE}, mode {@code Append}, the
+ * members' metrics summed, parameter {@value #GROUPED_PARAMETER} = JSON array of the members' own
+ * transaction ids, {@code isBlindAppend=true}, {@code readVersion} = the lowest read version of the
+ * members.
  */
 final class GroupCommit {
   /** commitInfo parameter of a grouped commit: JSON array of the members' transaction ids. */
@@ -120,7 +120,7 @@ final class GroupCommit {
   static Long commitIfGroupable(OptimisticTransaction txn, List<? extends FileAction> actions, Operation operation,
       ConflictChecker.ReadState state) {
     if (!(operation instanceof Operation.Write w) || !w.isBlindAppend() || !txn.snapshot().exists()
-        || txn.stagedMetadata() != null || txn.stagedProtocol() != null || !CommitActions.onlyAdds(actions)
+        || txn.newMetadata() != null || txn.newProtocol() != null || !CommitActions.onlyAdds(actions)
         || state.readWholeTable() || !state.readPredicates().isEmpty() || !state.readFiles().isEmpty()
         || state.metadataChanged() || RowTracking.assigns(txn.protocol(), txn.metadata())) {
       return null; // a group's one commit would need row IDs assigned across members: committed alone
@@ -279,8 +279,8 @@ final class GroupCommit {
     if (group.size() == 1) {
       Member m = group.get(0);
       try {
-        m.version = m.txn.commitLoop(m.actions, m.operation,
-            List.of(new ConflictChecker.Reader(m.readVersion, m.state)), Set.of());
+        m.version = new CommitLoop(m.txn, List.of(new ConflictChecker.Reader(m.readVersion, m.state)), Set.of())
+            .run(m.actions, m.operation);
         m.committed = m.txn.committed();
       } catch (Throwable e) {
         // the transaction's own publisher knows whether the outcome is unknown; Errors too

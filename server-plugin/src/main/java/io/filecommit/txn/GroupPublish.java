@@ -85,7 +85,7 @@ final class GroupPublish {
     // versions in between), not after the members' older read versions: a lost race saved.
     long read = live.stream().mapToLong(m -> m.readVersion).max().orElseThrow();
     long version = Math.max(read, log.latestKnownVersion(read)) + 1;
-    for (int attempt = 1; attempt <= OptimisticTransaction.MAX_COMMIT_ATTEMPTS; attempt++) {
+    for (int attempt = 1; attempt <= CommitLoop.MAX_COMMIT_ATTEMPTS; attempt++) {
       for (Member m : live) {
         m.attempts = attempt;
       }
@@ -118,7 +118,7 @@ final class GroupPublish {
       LogPublisher.backoff(attempt);
     }
     failAll(DeltaErrors.conflict(ErrorClass.DELTA_CONCURRENT_TRANSACTION, "gave up after "
-        + OptimisticTransaction.MAX_COMMIT_ATTEMPTS + " attempts without a conflict-free version", version, table,
+        + CommitLoop.MAX_COMMIT_ATTEMPTS + " attempts without a conflict-free version", version, table,
         "RETRIES"), false);
   }
 

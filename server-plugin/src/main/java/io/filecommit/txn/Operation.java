@@ -426,11 +426,9 @@ public sealed interface Operation {
   }
 
   /**
-   * A publish of staged commits  /**
-   * A publish of staged commits: the operation the staged commits recorded, with the parameter
-   * {@value WinningCommitSummary#STAGED_COMMITS_PARAMETER} naming them. Several staged commits of one
-   * operation keep its name and parameters (of the first) and sum their numeric metrics; of several
-   * operations the name joins theirs with {@code " + "}.
+   * A publish of staged commits as one commit: the operation the staged commits recorded, with the
+   * parameter {@value WinningCommitSummary#STAGED_COMMITS_PARAMETER} naming them (built by the
+   * staging sub-package's publish, which merges the operations of several staged commits).
    *
    * @param name {@code commitInfo.operation}
    * @param parameters {@code commitInfo.operationParameters}
@@ -438,25 +436,5 @@ public sealed interface Operation {
    * @param isBlindAppend whether every staged commit was a blind append
    */
   record Published(String name, Map<String, String> parameters, Map<String, String> metrics, boolean isBlindAppend)
-      implements Operation {
-    /** The operation of publishing {@code staged} as one commit. */
-    static Published of(List<StagedCommit> staged) {
-      List<String> names = staged.stream().map(StagedCommit::operation).distinct().toList();
-      Map<String, String> params = new LinkedHashMap<>(names.size() == 1 ? staged.get(0).operationParameters() : Map.of());
-      params.put(WinningCommitSummary.STAGED_COMMITS_PARAMETER,
-          Actions.MAPPER.valueToTree(staged.stream().map(StagedCommit::id).toList()).toString());
-      Map<String, String> metrics = new LinkedHashMap<>();
-      for (StagedCommit c : staged) {
-        c.operationMetrics().forEach((k, v) -> metrics.merge(k, v, (a, b) -> {
-          try {
-            return Long.toString(Long.parseLong(a) + Long.parseLong(b));
-          } catch (NumberFormatException e) {
-            return a;
-          }
-        }));
-      }
-      return new Published(String.join(" + ", names), params, metrics,
-          staged.stream().allMatch(StagedCommit::blindAppend));
-    }
-  }
+      implements Operation {}
 }

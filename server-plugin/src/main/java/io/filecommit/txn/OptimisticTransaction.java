@@ -5,7 +5,6 @@ import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
-import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.DomainMetadata;
 import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
@@ -30,9 +29,10 @@ import org.apache.spark.sql.functions;
 /**
  * One optimistic transaction on a Delta table (protocol "Optimistic Concurrency Control"; Delta's
  * {@code OptimisticTransaction}): reads a snapshot, may change metadata, records what it read, and
- * commits actions as the next version. Version {@code readVersion + 1} is created only if absent;
- * when another writer took it, the winning commit is read and judged by the {@link
- * ConflictChecker}: no conflict -> retry at the next version; a conflict -> a typed error.
+ * commits actions as the next version ({@link CommitLoop}). Version {@code readVersion + 1} is
+ * created only if absent; when another writer took it, the winning commit is read and judged by the
+ * {@link ConflictChecker}: no conflict -> retry at the next version; a conflict -> a typed error.
+ * A transaction given a {@link CommitStager} hands it the commit instead ({@link #stageInstead}).
  *
  * <p>A commit's outcome is read from the log, never guessed from an exception ({@link
  * LogPublisher}); the commit carries this transaction's {@code commitInfo.txnId}.
@@ -41,9 +41,6 @@ import org.apache.spark.sql.functions;
  * while the transaction has not committed. Not thread-safe: one transaction per command.
  */
 public final class OptimisticTransaction {
-  /** Upper bound of commit attempts before giving up. */
-  static final int MAX_COMMIT_ATTEMPTS = 200;
-
   private final SparkSession session;
   private final DeltaLog deltaLog;
   private final Snapshot snapshot;
@@ -55,18 +52,17 @@ public final class OptimisticTransaction {
   private int attempts;
   private boolean committed;
   private boolean groupOutcomeUnknown;
-  private final LogPublisher publisher;
-  private StageRequest stage;
-  private StagedCommit staged;
+  /** Publishes this transaction's commits and reads their outcome ({@link CommitLoop}). */
+  final LogPublisher publisher;
+  private CommitStager stager;
+  private CommitStager.Staged staged;
   private final ReadSet reads = new ReadSet();
-  private final Map<String, Long> txns = new LinkedHashMap<>();
+  /** appId -> version of the {@code txn} actions it commits, in the order set ({@link CommitLoop}). */
+  final Map<String, Long> txns = new LinkedHashMap<>();
   private final List<Runnable> cleanups = new ArrayList<>();
-  /** In-commit timestamp of the newest commit seen, while a commit loop runs. */
-  private long lastTimestamp;
-  private boolean duplicateOfStaged;
-  private RowTracking rowTracking;
   private IdentityValues identityValues;
-  private final List<DomainMetadata> domains = new ArrayList<>();
+  /** The domain metadata it commits ({@link CommitLoop}). */
+  final List<DomainMetadata> domains = new ArrayList<>();
   private final Set<PostCommitHook> hooks = new java.util.LinkedHashSet<>();
 
   /**
@@ -83,33 +79,39 @@ public final class OptimisticTransaction {
   }
 
   /**
-   * Makes {@link #commit} store the commit as a staged commit instead of publishing it: the files
+   * Makes {@link #commit} hand the commit to {@code stager} instead of publishing it: the files
    * stay where they were written, nothing reaches {@code _delta_log} until the staged commit is
-   * published ({@link StagedPublish}).
+   * published.
    *
-   * @param request how long the staged commit lives
+   * @param stager where the commit goes (a staging request of the staging sub-package)
    */
-  public void stageInstead(StageRequest request) {
-    this.stage = Objects.requireNonNull(request, "request");
+  public void stageInstead(CommitStager stager) {
+    this.stager = Objects.requireNonNull(stager, "stager");
   }
 
   /** {@return the staged commit {@link #commit} stored, or null when it was not staged} */
-  public StagedCommit staged() {
+  public CommitStager.Staged staged() {
     return staged;
   }
 
-  /** The metadata this transaction commits, or null. */
-  Metadata stagedMetadata() {
+  /** {@return the metadata this transaction commits, or null (Delta's {@code newMetadata})} */
+  public Metadata newMetadata() {
     return newMetadata;
   }
 
-  /** The protocol this transaction commits, or null. */
-  Protocol stagedProtocol() {
+  /** {@return the protocol this transaction commits, or null (Delta's {@code newProtocol})} */
+  public Protocol newProtocol() {
     return newProtocol;
   }
 
-  /** Sets the metadata and protocol of staged commits being published (checked when staged). */
-  void setStagedMetadata(Metadata metadata, Protocol protocol) {
+  /**
+   * Sets the metadata and protocol that staged commits being published commit, without the checks
+   * of {@link #updateMetadata} (they ran when the commits were staged); Delta has no such step.
+   *
+   * @param metadata the metadata a staged commit commits, or null
+   * @param protocol the protocol it commits, or null
+   */
+  public void setStagedMetadata(Metadata metadata, Protocol protocol) {
     newMetadata = metadata;
     newProtocol = protocol;
   }
@@ -336,20 +338,18 @@ public final class OptimisticTransaction {
     }
     ConflictChecker.ReadState state = reads.state(newMetadata != null || newProtocol != null || !domains.isEmpty(),
         actions, txns, TableConfig.ISOLATION_LEVEL.fromMetadata(metadata()));
-    if (stage != null && !domains.isEmpty()) {
+    if (stager != null && !domains.isEmpty()) {
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("A commit that writes domain metadata ("
           + domains.get(0).domain() + ") cannot be staged; commit it directly", Map.of("operation", "stage"));
     }
-    if (stage != null) {
-      PendingStagedCommits.checkRoom(deltaLog);
-      staged = StagedCommit.of(this, stage, state, operation, actions);
-      StagingStore.write(deltaLog, staged);
+    if (stager != null) {
+      staged = stager.stage(this, state, operation, actions);
       committed = true;
       return snapshot.version();
     }
     Long grouped = GroupCommit.commitIfGroupable(this, actions, operation, state);
-    long version = grouped != null ? grouped
-        : commitLoop(actions, operation, List.of(new ConflictChecker.Reader(snapshot.version(), state)), Set.of());
+    long version = grouped != null ? grouped : new CommitLoop(this,
+        List.of(new ConflictChecker.Reader(snapshot.version(), state)), Set.of()).run(actions, operation);
     if (committed) {
       PostCommitHooks.runAll(hooks, new PostCommitHook.Committed(session, deltaLog, version, metadata(), actions));
     }
@@ -376,119 +376,15 @@ public final class OptimisticTransaction {
     this.groupOutcomeUnknown = outcomeUnknown;
   }
 
-  /**
-   * Commits the actions at the first free version, after judging every version some reader did not
-   * see: those before the snapshot (a staged commit read older), those after it this server knows
-   * ({@link DeltaLog#latestKnownVersion}: a lost race saved) and those that win a race.
-   *
-   * @param stagedIds ids of the staged commits published, empty for a plain commit
-   */
-  long commitLoop(List<? extends FileAction> actions, Operation operation, List<ConflictChecker.Reader> readers,
-      Set<String> stagedIds) {
-    Metadata md = newMetadata;
-    Protocol pr = newProtocol;
-    Metadata effective = metadata();
-    boolean ict = TableConfig.IN_COMMIT_TIMESTAMPS.fromMetadata(effective);
-    lastTimestamp = ict && snapshot.exists() ? snapshot.timestamp() : Long.MIN_VALUE;
-    boolean blind = operation.isBlindAppend() && md == null && pr == null && CommitActions.onlyAdds(actions);
-    String isolation = TableConfig.ISOLATION_LEVEL.fromMetadata(effective);
-    committed = false;
-    attempts = 0;
-    rowTracking = RowTracking.start(deltaLog, snapshot, pr != null ? pr : protocol(), effective);
-    long firstRead = readers.stream().mapToLong(ConflictChecker.Reader::readVersion).min().orElse(snapshot.version());
-    long known = Math.max(snapshot.version(), snapshot.exists() ? deltaLog.latestKnownVersion(snapshot.version()) : -1);
-    for (long v = firstRead + 1; v <= known; v++) {
-      List<Action> seen = publisher.readOutcome(v, null);
-      if (seen == null) {
-        throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Version " + v + " of " + table() + ", read by a "
-            + "staged commit of version " + firstRead + ", is no longer in the log (cleaned up): its conflicts "
-            + "cannot be checked; nothing was committed", Map.of("version", Long.toString(v), "table", table()));
-      }
-      if (judge(WinningCommitSummary.of(v, seen), seen, readers, stagedIds, effective, false)) {
-        return v;
-      }
-    }
-    long version = known + 1;
-    for (attempts = 1; attempts <= MAX_COMMIT_ATTEMPTS; attempts++) {
-      long now = System.currentTimeMillis();
-      Long inCommit = null;
-      if (ict) {
-        // Protocol "In-Commit Timestamps": commitInfo first, strictly greater than the previous one.
-        inCommit = Math.max(now, lastTimestamp + 1);
-        now = inCommit;
-      }
-      List<Action> lines = CommitActions.lines(CommitActions.commitInfo(this, operation, inCommit, now, isolation, blind),
-          pr, md, List.copyOf(domains), txns, now, rowTracking.assign(actions, version));
-      List<Action> winning = publisher.publish(version, lines);
-      if (winning == null) {
-        committed = true;
-        PostCommitHooks.run(deltaLog, version, pr, md, md != null ? md : effective, txns);
-        return version;
-      }
-      WinningCommitSummary winner = WinningCommitSummary.of(version, winning);
-      boolean createdOurTable = false;
-      if (!snapshot.exists() && version == 0) {
-        // Two writers created the table at once. The same table (an append of ours would have
-        // made the same one): ours continues as a blind append on theirs, after the conflict
-        // check (its txn may be ours). Another table: ours cannot go on.
-        createdOurTable = operation.isBlindAppend() && winner.createdSameTable(md, pr);
-        if (!createdOurTable) {
-          throw DeltaErrors.conflict(ErrorClass.DELTA_PROTOCOL_CHANGED, "another writer created the Delta table",
-              0, table(), "CREATE");
-        }
-      }
-      if (judge(winner, winning, readers, stagedIds, effective, createdOurTable)) {
-        return version;
-      }
-      if (createdOurTable) {
-        md = null;
-        pr = null;
-        blind = CommitActions.onlyAdds(actions);
-      }
-      version++;
-      LogPublisher.backoff(attempts);
-    }
-    throw DeltaErrors.conflict(ErrorClass.DELTA_CONCURRENT_TRANSACTION, "gave up after " + MAX_COMMIT_ATTEMPTS
-        + " attempts without a conflict-free version", version, table(), "RETRIES");
+  /** Records the state of a {@link CommitLoop} of this transaction: whether it landed, after how many attempts. */
+  void loopOutcome(boolean committed, int attempts) {
+    this.committed = committed;
+    this.attempts = attempts;
   }
 
-  /** {@return whether the last commit loop found its staged commits already published} */
-  boolean duplicateOfStaged() {
-    return duplicateOfStaged;
-  }
-
-  /** appId -> version of the {@code txn} actions this transaction commits. */
-  Map<String, Long> transactions() {
+  /** {@return a copy of appId -> version of the {@code txn} actions it commits ({@link #setTransaction})} */
+  public Map<String, Long> transactions() {
     return Map.copyOf(txns);
-  }
-
-  /**
-   * Judges one commit that holds a version this transaction's readers did not see.
-   *
-   * @return true when that commit already applied this transaction (its {@code txn}, or the same
-   *     staged commits): nothing more must be committed
-   * @throws io.filecommit.errors.FileCommitException with a conflict's class; {@code
-   *     FILECOMMIT_STAGED_COMMIT_PUBLISHED} when it published some of the staged commits
-   */
-  private boolean judge(WinningCommitSummary winner, List<Action> actions, List<ConflictChecker.Reader> readers,
-      Set<String> stagedIds, Metadata effective, boolean createdOurTable) {
-    rowTracking.saw(actions);
-    ConflictChecker.checkDomains(domains, actions, winner.version(), table());
-    if (winner.inCommitTimestamp() != null) {
-      lastTimestamp = Math.max(lastTimestamp, winner.inCommitTimestamp());
-    }
-    if (StagedPublish.publishedBy(winner, stagedIds, table())) {
-      duplicateOfStaged = true;
-      return true;
-    }
-    boolean duplicate = false;
-    for (ConflictChecker.Reader r : readers) {
-      if (r.readVersion() < winner.version()
-          && new ConflictChecker(session, effective, r.state(), winner, table()).check(createdOurTable)) {
-        duplicate = true;
-      }
-    }
-    return duplicate;
   }
 
   /** Records every active file as read and checked against the constraints added (Delta's ADD CONSTRAINT scan). */

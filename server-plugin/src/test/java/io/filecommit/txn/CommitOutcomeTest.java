@@ -35,17 +35,20 @@ import org.junit.jupiter.api.io.TempDir;
  * detectIdempotentSelfCommit}): LogStores that fail at each step of a commit, and what the
  * transaction reports and keeps.
  */
-class CommitOutcomeTest {
+public class CommitOutcomeTest {
   private static SparkSession spark;
 
   @TempDir
   Path tmp;
 
-  /** Commit-file writes that still fail (or lose their answer), for the faulty store below. */
-  static final AtomicInteger FAIL_BEFORE = new AtomicInteger();
-  static final AtomicInteger LOSE_ANSWER = new AtomicInteger();
+  /**
+   * Commit-file writes that still fail (or lose their answer), for the faulty store below; public
+   * for the staging tests, which publish through the same store.
+   */
+  public static final AtomicInteger FAIL_BEFORE = new AtomicInteger();
+  public static final AtomicInteger LOSE_ANSWER = new AtomicInteger();
   static final AtomicInteger ANSWER_EXISTS = new AtomicInteger();
-  static final AtomicInteger FAIL_READ = new AtomicInteger();
+  public static final AtomicInteger FAIL_READ = new AtomicInteger();
   /** Commit writes that throw {@link #ERROR} before writing / after the commit landed. */
   static final AtomicInteger ERROR_BEFORE = new AtomicInteger();
   static final AtomicInteger ERROR_AFTER = new AtomicInteger();

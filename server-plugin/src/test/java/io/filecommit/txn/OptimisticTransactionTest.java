@@ -1,6 +1,5 @@
 package io.filecommit.txn;
 
-import io.filecommit.testing.SparkTestSession;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -11,14 +10,16 @@ import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddFile;
-import io.filecommit.delta.actions.DomainMetadata;
 import io.filecommit.delta.actions.CommitInfo;
+import io.filecommit.delta.actions.DomainMetadata;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
-import io.filecommit.files.TransactionalWrite;
-import io.filecommit.schema.SchemaUtils;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.FileCommitException;
+import io.filecommit.files.TransactionalWrite;
+import io.filecommit.schema.SchemaUtils;
+import io.filecommit.testing.SparkTestSession;
+import io.filecommit.txn.staging.StageRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

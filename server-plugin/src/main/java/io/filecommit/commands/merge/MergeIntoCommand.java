@@ -1,21 +1,21 @@
 package io.filecommit.commands.merge;
 
-import io.filecommit.txn.CommandResult;
 import io.filecommit.commands.DMLUtils;
 import io.filecommit.commands.RowLevelChange;
 import io.filecommit.commands.RowLevelOutput;
-import io.filecommit.read.TableScan;
+import io.filecommit.delta.IdentityColumns;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.errors.DeltaErrors;
-import io.filecommit.delta.IdentityColumns;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.read.TableScan;
 import io.filecommit.schema.SchemaEvolution;
 import io.filecommit.schema.SchemaUtils;
+import io.filecommit.txn.CommandResult;
 import io.filecommit.txn.Operation;
 import io.filecommit.txn.RowMetrics;
-import io.filecommit.txn.StageRequest;
 import io.filecommit.txn.TransactionId;
+import io.filecommit.txn.staging.StageRequest;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;

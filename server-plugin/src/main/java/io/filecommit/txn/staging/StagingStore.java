@@ -1,4 +1,4 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.LogProbe;
@@ -7,6 +7,7 @@ import io.filecommit.delta.actions.AddCDCFile;
 import io.filecommit.delta.actions.AddFile;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
+import io.filecommit.txn.WinningCommitSummary;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -1,4 +1,4 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -11,6 +11,8 @@ import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.storage.HardLinkLocalLogStore;
 import io.filecommit.errors.FileCommitException;
 import io.filecommit.testing.SparkTestSession;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.OptimisticTransaction;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -137,7 +139,7 @@ class StagingSafetyTest {
     OptimisticTransaction t = new OptimisticTransaction(spark, log());
     t.stageInstead(new StageRequest(3_600_000));
     t.commit(List.of(new AddFile(name, Map.of("part", "a"), 4, 1, true, null, Map.of())), APPEND);
-    return t.staged();
+    return (StagedCommit) t.staged();
   }
 
   private StagedPublish.Outcome publish(StagedCommit s) {

@@ -1,4 +1,4 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import io.filecommit.delta.DeltaLog;
 import java.util.List;

@@ -1,14 +1,22 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import io.filecommit.delta.IdentityColumns;
+import io.filecommit.delta.actions.Actions;
 import io.filecommit.delta.actions.FileAction;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.errors.FileCommitException;
+import io.filecommit.txn.CommitLoop;
+import io.filecommit.txn.ConflictChecker;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.OptimisticTransaction;
+import io.filecommit.txn.TransactionId;
+import io.filecommit.txn.WinningCommitSummary;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -89,11 +97,12 @@ public final class StagedPublish {
       actions.addAll(c.actions());
     }
     List<Path> markers = StagingStore.beginPublish(txn.deltaLog(), ids);
+    CommitLoop loop = new CommitLoop(txn, readers, new LinkedHashSet<>(ids));
     long version;
     try {
       // Under the marker no abort deletes them, and VACUUM keeps the files of staged records.
       StagedFiles.checkExist(txn.deltaLog(), staged);
-      version = txn.commitLoop(actions, Operation.Published.of(staged), readers, new LinkedHashSet<>(ids));
+      version = loop.run(actions, operation(staged));
     } catch (FileCommitException e) {
       if (!ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.name().equals(e.getCondition())) {
         StagingStore.endPublish(txn.deltaLog(), markers, ids, -1);
@@ -103,7 +112,7 @@ public final class StagedPublish {
       decideFromLog(txn, staged, markers, t);
       throw t;
     }
-    boolean holdsThem = txn.committed() || txn.duplicateOfStaged();
+    boolean holdsThem = txn.committed() || loop.duplicateOfStaged();
     StagingStore.endPublish(txn.deltaLog(), markers, ids, holdsThem ? version : -1);
     return new Outcome(version, txn.committed(), txn.attempts());
   }
@@ -215,30 +224,28 @@ public final class StagedPublish {
   }
 
   /**
-   * Whether a concurrent commit already published the staged commits being published.
-   *
-   * @param winner the concurrent commit
-   * @param stagedIds ids of the staged commits being published (empty for a plain commit)
-   * @param table the table path, for messages
-   * @return true when it published exactly them (nothing more must be committed)
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED}
-   *     when it published some of them together with others
+   * The operation of publishing {@code staged} as one commit: the operation the staged commits
+   * recorded, with the parameter {@value WinningCommitSummary#STAGED_COMMITS_PARAMETER} naming
+   * them. Several staged commits of one operation keep its name and parameters (of the first) and
+   * sum their numeric metrics; of several operations the name joins theirs with {@code " + "}.
    */
-  static boolean publishedBy(WinningCommitSummary winner, Set<String> stagedIds, String table) {
-    if (stagedIds.isEmpty()) {
-      return false;
+  private static Operation.Published operation(List<StagedCommit> staged) {
+    List<String> names = staged.stream().map(StagedCommit::operation).distinct().toList();
+    Map<String, String> params =
+        new LinkedHashMap<>(names.size() == 1 ? staged.get(0).operationParameters() : Map.of());
+    params.put(WinningCommitSummary.STAGED_COMMITS_PARAMETER,
+        Actions.MAPPER.valueToTree(staged.stream().map(StagedCommit::id).toList()).toString());
+    Map<String, String> metrics = new LinkedHashMap<>();
+    for (StagedCommit c : staged) {
+      c.operationMetrics().forEach((k, v) -> metrics.merge(k, v, (a, b) -> {
+        try {
+          return Long.toString(Long.parseLong(a) + Long.parseLong(b));
+        } catch (NumberFormatException e) {
+          return a;
+        }
+      }));
     }
-    Set<String> theirs = winner.stagedCommitIds();
-    if (theirs.equals(stagedIds)) {
-      return true;
-    }
-    for (String id : stagedIds) {
-      if (theirs.contains(id)) {
-        throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Staged commit " + id + " of " + table
-            + " was published by version " + winner.version() + " together with other staged commits "
-            + theirs + "; nothing was committed", Map.of("stagedId", id, "version", Long.toString(winner.version())));
-      }
-    }
-    return false;
+    return new Operation.Published(String.join(" + ", names), params, metrics,
+        staged.stream().allMatch(StagedCommit::blindAppend));
   }
 }

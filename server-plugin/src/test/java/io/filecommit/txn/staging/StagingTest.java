@@ -1,4 +1,4 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,6 +10,9 @@ import io.filecommit.delta.actions.AddFile;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.errors.FileCommitException;
 import io.filecommit.testing.SparkTestSession;
+import io.filecommit.txn.CommitOutcomeTest;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.OptimisticTransaction;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,7 +77,7 @@ class StagingTest {
     t.stageInstead(new StageRequest(3_600_000));
     t.commit(List.of(new AddFile(name, Map.of("part", "a"), 4, 1, true, null, Map.of())), APPEND);
     assertTrue(t.committed(), "a staged transaction hands its files to the staged commit");
-    return t.staged();
+    return (StagedCommit) t.staged();
   }
 
   private StagedPublish.Outcome publish(StagedCommit... staged) {
@@ -213,7 +216,7 @@ class StagingTest {
     OptimisticTransaction t = new OptimisticTransaction(spark, log());
     t.stageInstead(new StageRequest(1));
     t.commit(List.of(new AddFile("a.parquet", Map.of("part", "a"), 4, 1, true, null, Map.of())), APPEND);
-    StagedCommit s = t.staged();
+    StagedCommit s = (StagedCommit) t.staged();
     FileCommitException e = assertThrows(FileCommitException.class,
         () -> StagedPublish.publish(new OptimisticTransaction(spark, log()), List.of(s), System.currentTimeMillis() + 5));
     assertEquals("FILECOMMIT_STAGED_COMMIT_EXPIRED", e.getCondition());
@@ -231,7 +234,7 @@ class StagingTest {
     OptimisticTransaction t = new OptimisticTransaction(spark, log());
     t.stageInstead(new StageRequest(3_600_000));
     t.commit(List.of(new AddFile("a.parquet", Map.of("part", "a"), 4, 1, true, null, Map.of())), APPEND);
-    StagedCommit a = t.staged();
+    StagedCommit a = (StagedCommit) t.staged();
     // Another server stages b.parquet with a commit that has already expired: this server has not
     // listed it, and its own record is due in an hour, so the background round leaves the table alone.
     StagedCommit b = new StagedCommit("other-" + a.id(), a.tablePath(), a.readVersion(), a.createdTime(),

@@ -1,4 +1,4 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import io.filecommit.conf.FileCommitConf;
 import io.filecommit.delta.DeltaLog;

@@ -1,4 +1,4 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -14,6 +14,10 @@ import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.txn.CommitStager;
+import io.filecommit.txn.ConflictChecker;
+import io.filecommit.txn.Operation;
+import io.filecommit.txn.OptimisticTransaction;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -63,7 +67,7 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
     String operation, Map<String, String> operationParameters, Map<String, String> operationMetrics,
     boolean blindAppend, String isolationLevel, boolean readWholeTable, List<Predicate> readPredicates,
     Set<String> readFiles, Map<String, Long> txns, List<String> writtenFiles, Protocol protocol, Metadata metadata,
-    List<FileAction> actions, String stagedBy) {
+    List<FileAction> actions, String stagedBy) implements CommitStager.Staged {
 
   /**
    * A partition predicate the transaction read.
@@ -184,7 +188,7 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
     return new StagedCommit(UUID.randomUUID().toString(), txn.table(), snapshot.version(), now,
         now + request.expiresAfterMs(), op.name(), Map.copyOf(op.parameters()), Map.copyOf(op.metrics()),
         op.isBlindAppend(), state.isolationLevel(), wholeTable, predicates, readFiles, state.txns(),
-        written.stream().distinct().toList(), txn.stagedProtocol(), txn.stagedMetadata(), List.copyOf(actions),
+        written.stream().distinct().toList(), txn.newProtocol(), txn.newMetadata(), List.copyOf(actions),
         io.filecommit.security.Principals.of(txn.session()).map(io.filecommit.security.Principal::name).orElse(null));
   }
 

@@ -1,4 +1,4 @@
-package io.filecommit.txn;
+package io.filecommit.txn.staging;
 
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.KernelInternals;
@@ -9,6 +9,7 @@ import io.filecommit.delta.actions.CommitInfo;
 import io.filecommit.delta.actions.DeletionVectorDescriptor;
 import io.filecommit.delta.actions.FileAction;
 import io.filecommit.errors.ErrorClass;
+import io.filecommit.txn.WinningCommitSummary;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
