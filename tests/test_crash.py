@@ -13,7 +13,7 @@ real process crashes:
   at the start and after every 4th kill (the first write on a new path). Every row carries
   ``writer, seq, attempt, row``. Each writer journals durably (fsync) what it is about to send
   and what came back; after a connection error it waits for the server and retries the same op.
-* The controller kills the server ``FILECOMMIT_CRASH_KILLS`` times (5 in ``make test``, 20 in ``make
+* The controller kills the server ``FILECOMMIT_CRASH_KILLS`` times (3 in ``make test``, 20 in ``make
   test-stress``: ``helpers.stress_size``), each time once
   writes flow again after the restart, half the time 1-6 s later, half the time the moment a new
   commit file of the main table appears (its writer most likely has no answer yet: a lost
@@ -53,7 +53,7 @@ import filecommit
 pytestmark = [pytest.mark.slow, pytest.mark.stress]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KILLS = stress_size("FILECOMMIT_CRASH_KILLS", 5, 20)
+KILLS = stress_size("FILECOMMIT_CRASH_KILLS", 3, 20)
 WRITERS = int(os.environ.get("FILECOMMIT_CRASH_WRITERS", "3"))
 FRESH_EVERY = 4          # a fresh shared-txn table at the start and after every 4th kill (2, 6, 10, ...)
 ON_COMMIT = 0.5          # share of kills made when a new main-table commit file appears
