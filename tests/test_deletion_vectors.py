@@ -45,7 +45,7 @@ FIXTURES = {
 }
 
 
-def delta_rs_rows(path) -> pd.DataFrame:
+def delta_rs_query(path) -> pd.DataFrame:
     """The table as delta-rs reads it, deletion vectors applied (DataFusion scan), sorted by id."""
     import pyarrow as pa
     from deltalake import DeltaTable, QueryBuilder
@@ -54,7 +54,7 @@ def delta_rs_rows(path) -> pd.DataFrame:
     return pa.table(got).to_pandas().sort_values("id").reset_index(drop=True)
 
 
-def spark_delta_rows(delta_spark, path, cdf_version=None):
+def spark_delta_table_and_feed(delta_spark, path, cdf_version=None):
     reads = [{"path": path, "kind": "table"}]
     if cdf_version is not None:
         reads.append({"path": path, "kind": "cdf", "startingVersion": cdf_version, "endingVersion": cdf_version})
@@ -169,7 +169,7 @@ def _newly_marked(path, state_before, version):
 
 def test_update_with_current_timestamp_rewrites_exactly_the_rows_it_marks(spark, delta_spark, twin):
     ours, _, v0 = twin("dv_cdf")
-    before = delta_rs_rows(ours)
+    before = delta_rs_query(ours)
     state = log_state(ours)["active"]
     r = filecommit.update(spark, ours, set={"v": "-v - 1"}, condition=MOVING)
     assert r.committed and r.version == v0 + 1
@@ -181,8 +181,8 @@ def test_update_with_current_timestamp_rewrites_exactly_the_rows_it_marks(spark,
     assert _newly_marked(ours, state, v0 + 1) == n == written
 
     for reader, (table, feed) in {
-        "delta-rs": (delta_rs_rows(ours), None),
-        "Spark + Delta": spark_delta_rows(delta_spark, ours, v0 + 1),
+        "delta-rs": (delta_rs_query(ours), None),
+        "Spark + Delta": spark_delta_table_and_feed(delta_spark, ours, v0 + 1),
     }.items():
         assert len(table) == len(before), f"{reader}: row count changed"
         assert table["id"].is_unique and set(table["id"]) == set(before["id"]), f"{reader}: each id exactly once"
@@ -198,13 +198,13 @@ def test_update_with_current_timestamp_rewrites_exactly_the_rows_it_marks(spark,
 
 def test_delete_with_current_timestamp_writes_a_change_row_for_exactly_the_rows_it_marks(spark, delta_spark, twin):
     ours, _, v0 = twin("dv_cdf")
-    before = delta_rs_rows(ours)
+    before = delta_rs_query(ours)
     r = filecommit.delete(spark, ours, MOVING)
     assert r.committed and r.cdc_files
-    table, feed = spark_delta_rows(delta_spark, ours, v0 + 1)
+    table, feed = spark_delta_table_and_feed(delta_spark, ours, v0 + 1)
     gone = set(before["id"]) - set(table["id"])
     assert len(gone) == r.metrics.num_deleted_rows == len(before) - len(table) > 0
-    assert set(delta_rs_rows(ours)["id"]) == set(table["id"])
+    assert set(delta_rs_query(ours)["id"]) == set(table["id"])
     assert (feed["_change_type"] == "delete").all()
     assert sorted(feed["id"]) == sorted(gone), "the delete change rows are the deleted rows"
 
@@ -231,9 +231,9 @@ def test_dv_files_carry_the_commands_token_and_readers_agree(spark, delta_spark,
     for statement in ("DELETE FROM {table} WHERE id % 4 = 1 OR v > 5900",
                       "UPDATE {table} SET v = v + 1 WHERE id % 5 = 0"):
         assert delta_spark.read_one({"kind": "sql", "sql": statement, "path": theirs})["ok"]
-    expected = spark_delta_rows(delta_spark, theirs)
-    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, ours), expected, check_dtype=False)
-    pd.testing.assert_frame_equal(delta_rs_rows(ours), expected, check_dtype=False)
+    expected = spark_delta_table_and_feed(delta_spark, theirs)
+    pd.testing.assert_frame_equal(spark_delta_table_and_feed(delta_spark, ours), expected, check_dtype=False)
+    pd.testing.assert_frame_equal(delta_rs_query(ours), expected, check_dtype=False)
     assert max(log_actions(ours)) == v0 + 2
 
 
@@ -270,5 +270,5 @@ def test_tables_that_filecommit_makes_take_deletion_vectors_by_property(spark, d
         assert not [f for f in r.remove_files if f.path not in {a.path for a in r.add_files}], \
             "a DV delete keeps the files and marks rows"
         expect = sorted(i for i, _v, _p in rows if i % 5 != 0)
-        assert sorted(delta_rs_rows(path)["id"].tolist()) == expect
-        assert sorted(spark_delta_rows(delta_spark, path)["id"].tolist()) == expect
+        assert sorted(delta_rs_query(path)["id"].tolist()) == expect
+        assert sorted(spark_delta_table_and_feed(delta_spark, path)["id"].tolist()) == expect
