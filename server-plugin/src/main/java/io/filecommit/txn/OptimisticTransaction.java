@@ -337,7 +337,7 @@ public final class OptimisticTransaction {
     ConflictChecker.ReadState state = reads.state(newMetadata != null || newProtocol != null || !domains.isEmpty(),
         actions, txns, TableConfig.ISOLATION_LEVEL.fromMetadata(metadata()));
     if (stage != null && !domains.isEmpty()) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("A commit that writes domain metadata ("
+      throw ErrorClass.FILECOMMIT_CANNOT_STAGE.error("A commit that writes domain metadata ("
           + domains.get(0).domain() + ") cannot be staged; commit it directly", Map.of("operation", "stage"));
     }
     if (stage != null) {
