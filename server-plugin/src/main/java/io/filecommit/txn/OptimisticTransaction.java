@@ -232,8 +232,8 @@ public final class OptimisticTransaction {
    * @param id the application transaction
    * @return true when the table's latest version for the app id is already >= the version: the
    *     caller must not write
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
-   *     empty app id or a negative version
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} for an empty app
+   *     id or a negative version
    */
   public boolean setTransaction(TransactionId id) {
     id.check();
