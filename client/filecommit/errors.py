@@ -269,7 +269,8 @@ DELTA_TIMESTAMP_INVALID = "DELTA_TIMESTAMP_INVALID"
 """SQLSTATE 42816. A read's timestamp option that is not a timestamp or date string."""
 
 DELTA_ONEOF_IN_TIMETRAVEL = "DELTA_ONEOF_IN_TIMETRAVEL"
-"""SQLSTATE 42601. A read with both ``versionAsOf`` and ``timestampAsOf``."""
+"""SQLSTATE 42601. A read with both ``versionAsOf`` and ``timestampAsOf``, or a restore command
+with neither or both of version and timestamp."""
 
 DELTA_NO_START_FOR_CDC_READ = "DELTA_NO_START_FOR_CDC_READ"
 """SQLSTATE 42601. A ``readChangeFeed`` read without ``startingVersion`` or ``startingTimestamp``."""

@@ -131,8 +131,8 @@ public enum ErrorClass {
   DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION("42816"),
   /** A timestamp option that is not a timestamp. */
   DELTA_TIMESTAMP_INVALID("42816"),
-  /** Both {@code versionAsOf} and {@code timestampAsOf}. */
-  DELTA_ONEOF_IN_TIMETRAVEL("42601"),
+  /** Both {@code versionAsOf} and {@code timestampAsOf}, or a RESTORE with neither or both. */
+  DELTA_ONEOF_IN_TIMETRAVEL("42601", ClientExceptionType.ILLEGAL_ARGUMENT),
   /** A change feed read without {@code startingVersion} or {@code startingTimestamp}. */
   DELTA_NO_START_FOR_CDC_READ("42601"),
   /** A change feed range that ends before it starts. */
