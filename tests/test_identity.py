@@ -400,7 +400,7 @@ def test_change_data_write_needs_the_identity_values(spark, delta_spark, tmp_pat
     lacking = spark.createDataFrame([("c", None), ("c", "insert")], "v string, _change_type string")
     with pytest.raises(PySparkException) as e:
         filecommit.write(lacking, path, change_data=True)
-    assert e.value.getCondition() == "FILECOMMIT_UNSUPPORTED_OPERATION", e.value
+    assert e.value.getCondition() == "DELTA_COLUMN_NOT_FOUND_IN_SCHEMA", e.value
     assert sorted(log_actions(path)) == before, "nothing committed"
     given = spark.createDataFrame([(7, "c", None), (7, "c", "insert")], "id long, v string, _change_type string")
     filecommit.write(given, path, change_data=True)

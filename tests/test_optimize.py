@@ -179,7 +179,7 @@ def test_optimize_refuses_what_delta_refuses(spark, made, tmp_path):
         ({"where": ["part = 'a'", "id > 3"]}, filecommit.errors.DELTA_NON_PARTITION_COLUMN_REFERENCE),
         ({"zorder_by": ["part"]}, filecommit.errors.DELTA_ZORDERING_ON_PARTITION_COLUMN),
         ({"zorder_by": ["nope"]}, filecommit.errors.DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST),
-        ({"where": "part = "}, filecommit.errors.FILECOMMIT_INVALID_ARGUMENT),
+        ({"where": "part = "}, filecommit.errors.DELTA_FAILED_RECOGNIZE_PREDICATE),
     ]
     for kwargs, condition in cases:
         with pytest.raises(PySparkException) as e:

@@ -181,10 +181,10 @@ def test_bad_input_is_refused_before_anything_is_written(spark, table_path):
     raw.input.CopyFrom(_connect.relation_of(df))
     with pytest.raises(PySparkException, match="Batch id must be >= 0, got -4") as e:
         list(_connect.execute_extension_command(spark, raw))
-    assert e.value.getCondition() == "FILECOMMIT_INVALID_ARGUMENT"
+    assert e.value.getCondition() == "FILECOMMIT_INVALID_BATCH_ID"
     with pytest.raises(PySparkException, match="Batch id 3 would leave a gap .* first batch id is 0") as e:
         filecommit.write_batch(df, table_path, batch_id=3)
-    assert e.value.getCondition() == "FILECOMMIT_INVALID_ARGUMENT"
+    assert e.value.getCondition() == "FILECOMMIT_INVALID_BATCH_ID"
     with pytest.raises(PySparkException, match="Partition column 'month' is not in the data") as e:
         filecommit.write_batch(df, table_path, batch_id=0, partition_by=["month"])
     assert e.value.getCondition() == "DELTA_PARTITION_COLUMN_NOT_FOUND"

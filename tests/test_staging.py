@@ -252,7 +252,7 @@ def test_abort_and_expiry_leave_no_file(spark, delta_spark, table_path):
     assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_NOT_FOUND
     with pytest.raises(PySparkException) as e:
         filecommit.write(staging_df(spark, [(1, "x", 1)]), path, stage=filecommit.Stage(expires_after_ms=10**12))
-    assert error_class(e) == filecommit.errors.FILECOMMIT_INVALID_ARGUMENT
+    assert error_class(e) == filecommit.errors.FILECOMMIT_INVALID_STAGE_EXPIRY
 
 
 def test_staged_commit_survives_a_server_restart(spark, delta_spark, tmp_path):

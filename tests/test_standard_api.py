@@ -199,7 +199,7 @@ def test_failures_carry_classes_and_pyspark_types(plain, table_path, tmp_path):
     df = _schema_df(plain, [(1, "a", "x")])
     with pytest.raises(IllegalArgumentException) as e:
         df.write.format("delta").save()
-    assert error_class(e) == "FILECOMMIT_INVALID_ARGUMENT"
+    assert error_class(e) == "INVALID_EMPTY_LOCATION"
     with pytest.raises(AnalysisException) as e:
         df.write.format("delta").save("/proc/filecommit_outside_roots")
     assert error_class(e) == "FILECOMMIT_PATH_NOT_ALLOWED"

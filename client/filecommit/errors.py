@@ -100,6 +100,11 @@ DELTA_CONSTRAINT_DOES_NOT_EXIST = "DELTA_CONSTRAINT_DOES_NOT_EXIST"
 """SQLSTATE 42704. ALTER TABLE DROP CONSTRAINT (without IF EXISTS) of a constraint the table does
 not have."""
 
+DELTA_ADD_CONSTRAINTS = "DELTA_ADD_CONSTRAINTS"
+"""SQLSTATE 0A000. A write's table properties add a CHECK constraint (``delta.constraints.<name>``) to
+an existing table whose rows the write does not check: use ALTER TABLE ADD CONSTRAINT or
+``set_table_properties``, which check them (Delta refuses constraints there too)."""
+
 DELTA_UNRECOGNIZED_INVARIANT = "DELTA_UNRECOGNIZED_INVARIANT"
 """SQLSTATE 56038. A column invariant (``delta.invariants`` field metadata) of an unknown form."""
 
@@ -135,6 +140,7 @@ TABLE_RULES = frozenset({
     DELTA_NEW_CHECK_CONSTRAINT_VIOLATION,
     DELTA_CONSTRAINT_ALREADY_EXISTS,
     DELTA_CONSTRAINT_DOES_NOT_EXIST,
+    DELTA_ADD_CONSTRAINTS,
     DELTA_UNRECOGNIZED_INVARIANT,
     DELTA_INVALID_GENERATED_COLUMN_REFERENCES,
     DELTA_UNSUPPORTED_EXPRESSION_GENERATED_COLUMN,
@@ -162,6 +168,22 @@ DELTA_MISSING_DELTA_TABLE = "DELTA_MISSING_DELTA_TABLE"
 """SQLSTATE 42P01. The path holds no Delta table (DELETE / UPDATE / MERGE) or something else,
 such as a batch-id file sink."""
 
+INVALID_EMPTY_LOCATION = "INVALID_EMPTY_LOCATION"
+"""SQLSTATE 42K05. A blank table or sink path, or a ``format("delta")`` read or save without one
+(Spark's class; ``getMessageParameters()["location"]`` is what was sent)."""
+
+DELTA_TABLE_ONLY_OPERATION = "DELTA_TABLE_ONLY_OPERATION"
+"""SQLSTATE 0AKDD. ``CREATE TABLE ... AS SELECT`` or ``REPLACE TABLE`` through the server's catalog
+for a provider other than ``delta``, or REPLACE of a table that is not a Delta table."""
+
+SCHEMA_NOT_FOUND = "SCHEMA_NOT_FOUND"
+"""SQLSTATE 42704. A new table named in a schema (database) the session catalog does not have
+(Spark's class)."""
+
+INVALID_SCHEMA_OR_RELATION_NAME = "INVALID_SCHEMA_OR_RELATION_NAME"
+"""SQLSTATE 42602. A ``table=`` name or a ``table_changes`` table name that does not parse as a
+table name, or a staged commit ``view_name`` that is not a plain identifier (Spark's class)."""
+
 DELTA_METADATA_MISMATCH = "DELTA_METADATA_MISMATCH"
 """SQLSTATE 42KDG. The data's schema does not match the table's (use ``overwriteSchema`` with mode
 "overwrite" to replace it)."""
@@ -183,6 +205,10 @@ DELTA_INVALID_PARTITION_COLUMN = "DELTA_INVALID_PARTITION_COLUMN"
 DELTA_INVALID_PARTITION_COLUMN_TYPE = "DELTA_INVALID_PARTITION_COLUMN_TYPE"
 """SQLSTATE 42996. A partition column of a complex type (struct, array, map)."""
 
+DELTA_OPERATION_NOT_ALLOWED = "DELTA_OPERATION_NOT_ALLOWED"
+"""SQLSTATE 0AKDC. ``CREATE TABLE ... PARTITIONED BY`` an expression (``bucket``, ``years``, ...):
+Delta tables are partitioned by columns only."""
+
 DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION = "DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION"
 """SQLSTATE 428FT. Every column is a partition column."""
 
@@ -195,6 +221,10 @@ DELTA_DUPLICATE_COLUMNS_FOUND = "DELTA_DUPLICATE_COLUMNS_FOUND"
 DELTA_COLUMN_NOT_FOUND_IN_SCHEMA = "DELTA_COLUMN_NOT_FOUND_IN_SCHEMA"
 """SQLSTATE 42703. A column the write needs is absent, e.g. ``_change_type`` with
 ``change_data=True``."""
+
+DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION = "DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION"
+"""SQLSTATE 0AKDC. A nested field where the server takes top-level columns only: an UPDATE or MERGE
+assignment to ``s.x``, a clustering column ``s.x``; parameters ``operation`` and ``fieldName``."""
 
 DELTA_REPLACE_WHERE_MISMATCH = "DELTA_REPLACE_WHERE_MISMATCH"
 """SQLSTATE 44000. Written rows do not satisfy the ``replaceWhere`` predicate."""
@@ -219,6 +249,11 @@ CANNOT_MODIFY_STATIC_CONFIG = "CANNOT_MODIFY_STATIC_CONFIG"
 """SQLSTATE 46110. A client session set a server-owned setting such as ``spark.delta.logStore.*``
 (Spark's class; set it in the server's configuration instead)."""
 
+INVALID_CONF_VALUE = "INVALID_CONF_VALUE"
+"""SQLSTATE 22022. A server setting (``spark.filecommit.*``) whose value is not of its type, e.g.
+not a whole number: an operator error; ``getMessageParameters()["confName"]`` names it (Spark's
+class)."""
+
 DELTA_VERSION_NOT_FOUND = "DELTA_VERSION_NOT_FOUND"
 """SQLSTATE 22003. A read (``versionAsOf``, a change feed range) of a version that is not in the
 log: after the latest, or older than the earliest one still recreatable after log clean-up."""
@@ -234,7 +269,8 @@ DELTA_TIMESTAMP_INVALID = "DELTA_TIMESTAMP_INVALID"
 """SQLSTATE 42816. A read's timestamp option that is not a timestamp or date string."""
 
 DELTA_ONEOF_IN_TIMETRAVEL = "DELTA_ONEOF_IN_TIMETRAVEL"
-"""SQLSTATE 42601. A read with both ``versionAsOf`` and ``timestampAsOf``."""
+"""SQLSTATE 42601. A read with both ``versionAsOf`` and ``timestampAsOf``, or a restore command
+with neither or both of version and timestamp."""
 
 DELTA_NO_START_FOR_CDC_READ = "DELTA_NO_START_FOR_CDC_READ"
 """SQLSTATE 42601. A ``readChangeFeed`` read without ``startingVersion`` or ``startingTimestamp``."""
@@ -251,9 +287,29 @@ DELTA_LOG_FILE_NOT_FOUND = "DELTA_LOG_FILE_NOT_FOUND"
 DELTA_MISSING_CHANGE_DATA = "DELTA_MISSING_CHANGE_DATA"
 """SQLSTATE KD002. A change feed range with a version at which ``delta.enableChangeDataFeed`` was
 not on (before it was enabled, or after it was disabled)."""
+
+INCORRECT_NUMBER_OF_ARGUMENTS = "INCORRECT_NUMBER_OF_ARGUMENTS"
+"""SQLSTATE 42605. ``table_changes`` with fewer than 2 or more than 3 arguments (Delta's class)."""
+
+DELTA_UNSUPPORTED_EXPRESSION = "DELTA_UNSUPPORTED_EXPRESSION"
+"""SQLSTATE 0A000. ``table_changes`` with a null table name."""
+
+DELTA_CDC_READ_NULL_RANGE_BOUNDARY = "DELTA_CDC_READ_NULL_RANGE_BOUNDARY"
+"""SQLSTATE 22004. ``table_changes`` with a null start or end."""
+
+DELTA_CDC_NON_CONSTANT_ARGUMENT = "DELTA_CDC_NON_CONSTANT_ARGUMENT"
+"""SQLSTATE 42K0H. ``table_changes`` with an argument that is not a constant, e.g. ``rand()``."""
+
+INVALID_LIMIT_LIKE_EXPRESSION = "INVALID_LIMIT_LIKE_EXPRESSION"
+"""SQLSTATE 42K0E. ``DESCRIBE HISTORY ... LIMIT`` with a negative number (Spark's class)."""
+
 DELTA_NON_PARTITION_COLUMN_REFERENCE = "DELTA_NON_PARTITION_COLUMN_REFERENCE"
 """SQLSTATE 42P10. ``optimize(where=...)`` with a predicate on a column that is not a partition
 column (Delta's OPTIMIZE takes partition predicates only). Nothing was committed."""
+
+DELTA_FAILED_RECOGNIZE_PREDICATE = "DELTA_FAILED_RECOGNIZE_PREDICATE"
+"""SQLSTATE 42601. ``optimize(where=...)`` (or ``OPTIMIZE ... WHERE``) with a predicate that is
+blank, does not parse or does not resolve against the table's columns."""
 
 DELTA_ZORDERING_ON_PARTITION_COLUMN = "DELTA_ZORDERING_ON_PARTITION_COLUMN"
 """SQLSTATE 42P10. ``optimize(zorder_by=...)`` naming a partition column."""
@@ -286,6 +342,10 @@ DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT = "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHO
 ``delta.deletedFileRetentionDuration`` or below the server's retention floor
 (``spark.filecommit.retention.minimum``); nothing was deleted.
 ``getMessageParameters()["configuredRetentionHours"]`` is the least retention allowed."""
+
+DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE = "DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE"
+"""SQLSTATE 22003. ``vacuum`` (or ``VACUUM ... RETAIN``) with a negative retention; nothing was
+deleted."""
 
 DELTA_INVALID_AUTO_COMPACT_TYPE = "DELTA_INVALID_AUTO_COMPACT_TYPE"
 """SQLSTATE 22023. A ``delta.autoOptimize.autoCompact`` table property other than true / false."""
@@ -417,6 +477,20 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_INVALID_AUTO_COMPACT_TYPE,
     DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION,
     DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT,
+    DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE,
+    INVALID_EMPTY_LOCATION,
+    DELTA_TABLE_ONLY_OPERATION,
+    SCHEMA_NOT_FOUND,
+    INVALID_SCHEMA_OR_RELATION_NAME,
+    DELTA_OPERATION_NOT_ALLOWED,
+    DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION,
+    INVALID_CONF_VALUE,
+    INCORRECT_NUMBER_OF_ARGUMENTS,
+    DELTA_UNSUPPORTED_EXPRESSION,
+    DELTA_CDC_READ_NULL_RANGE_BOUNDARY,
+    DELTA_CDC_NON_CONSTANT_ARGUMENT,
+    INVALID_LIMIT_LIKE_EXPRESSION,
+    DELTA_FAILED_RECOGNIZE_PREDICATE,
 })
 """The path, the data's schema, partitioning, options or properties do not fit the table."""
 
@@ -474,8 +548,8 @@ FILECOMMIT_INVALID_CHANGE_TYPE = "FILECOMMIT_INVALID_CHANGE_TYPE"
 or delete (``change_data=True``)."""
 
 FILECOMMIT_INVALID_ARGUMENT = "FILECOMMIT_INVALID_ARGUMENT"
-"""SQLSTATE 22023. A command argument the server refuses (a batch id leaving a gap, a sink path
-that is a file, ...); the message names it."""
+"""SQLSTATE 22023. An invalid command argument no more specific class describes; the message names
+it."""
 
 FILECOMMIT_MALFORMED_COMMAND = "FILECOMMIT_MALFORMED_COMMAND"
 """SQLSTATE 22023. A command that cannot be parsed or lacks a required part (a client of another
@@ -483,6 +557,33 @@ contract version)."""
 
 FILECOMMIT_RELATIVE_PATH = "FILECOMMIT_RELATIVE_PATH"
 """SQLSTATE 42501. A relative path and no ``spark.filecommit.allowedRoots`` to resolve it against."""
+
+FILECOMMIT_TIME_TRAVEL_WRITE = "FILECOMMIT_TIME_TRAVEL_WRITE"
+"""SQLSTATE 0A000. A time-travel version (``t@v1``, ``VERSION AS OF``, ``TIMESTAMP AS OF``) given
+as the target of a statement that writes: DELETE, UPDATE, MERGE, OPTIMIZE, VACUUM, RESTORE, ALTER
+TABLE; nothing ran. The parameter ``operation`` names the statement."""
+
+FILECOMMIT_FEATURE_ONLY_ON_NEW_TABLE = "FILECOMMIT_FEATURE_ONLY_ON_NEW_TABLE"
+"""SQLSTATE 0A000. ``delta.enableInCommitTimestamps`` or ``delta.enableRowTracking`` switched on for
+an existing table: the server enables them only when a table is created (parameter ``property``);
+nothing was committed."""
+
+FILECOMMIT_INVALID_BATCH_ID = "FILECOMMIT_INVALID_BATCH_ID"
+"""SQLSTATE 22023. ``write_batch`` with a batch id that is negative or would leave a gap after the
+sink log's latest batch (the next id is the latest + 1); parameter ``batchId``."""
+
+FILECOMMIT_PATH_NOT_A_DIRECTORY = "FILECOMMIT_PATH_NOT_A_DIRECTORY"
+"""SQLSTATE 22023. A sink path that is a file, not a directory; nothing was written."""
+
+FILECOMMIT_DUPLICATE_MERGE_ALIAS = "FILECOMMIT_DUPLICATE_MERGE_ALIAS"
+"""SQLSTATE 42712. MERGE whose source alias equals its target alias (case-insensitive)."""
+
+FILECOMMIT_INVALID_TARGET_FILE_SIZE = "FILECOMMIT_INVALID_TARGET_FILE_SIZE"
+"""SQLSTATE 22023. ``optimize(target_file_size=...)`` not above 0 bytes."""
+
+FILECOMMIT_TOO_MANY_ZORDER_COLUMNS = "FILECOMMIT_TOO_MANY_ZORDER_COLUMNS"
+"""SQLSTATE 54000. ``optimize(zorder_by=...)`` with more than 63 columns (the Z-order curve
+interleaves at most 63)."""
 
 FILECOMMIT_PATH_NOT_ALLOWED = "FILECOMMIT_PATH_NOT_ALLOWED"
 """SQLSTATE 42501. A path outside the server's ``spark.filecommit.allowedRoots``."""
@@ -508,9 +609,10 @@ FILECOMMIT_LOGSTORE_UNAVAILABLE = "FILECOMMIT_LOGSTORE_UNAVAILABLE"
 """SQLSTATE 0A000. The configured LogStore class (``spark.delta.logStore.*``) cannot be used."""
 
 FILECOMMIT_UNSUPPORTED_OPERATION = "FILECOMMIT_UNSUPPORTED_OPERATION"
-"""SQLSTATE 0A000. Something filecommit does not do (named in the message and the parameter
-``operation``), e.g. a Delta SQL statement it does not run (CONVERT TO DELTA, GENERATE) or a
-time-travel version given to a statement that writes."""
+"""SQLSTATE 0A000. Something filecommit does not do that no more specific class describes (named
+in the message and the parameter ``operation``), e.g. a Delta SQL statement it does not run
+(CONVERT TO DELTA, GENERATE, REORG TABLE, VACUUM LITE) or an ALTER TABLE change other than
+properties, constraints, clustering and new columns."""
 
 FILECOMMIT_COMMIT_STATE_UNKNOWN = "FILECOMMIT_COMMIT_STATE_UNKNOWN"
 """SQLSTATE 40003. The commit's outcome could not be read from the log; every written file was
@@ -563,6 +665,18 @@ FILECOMMIT_INVALID_STAGED_FILE = "FILECOMMIT_INVALID_STAGED_FILE"
 root, in ``_delta_log`` / ``_change_data``, already in the table, given twice, not Parquet, or
 without the table's partition values. Nothing was staged."""
 
+FILECOMMIT_INVALID_STAGED_COMMIT_IDS = "FILECOMMIT_INVALID_STAGED_COMMIT_IDS"
+"""SQLSTATE 22023. Staged commit ids to publish, abort or read that are none, or repeat one;
+nothing was done."""
+
+FILECOMMIT_INVALID_STAGE_EXPIRY = "FILECOMMIT_INVALID_STAGE_EXPIRY"
+"""SQLSTATE 22023. A staged commit expiry not above 0 or beyond the server's
+``spark.filecommit.staging.expiration`` (parameter ``maxMs``); nothing was staged."""
+
+FILECOMMIT_CANNOT_STAGE = "FILECOMMIT_CANNOT_STAGE"
+"""SQLSTATE 0A000. A commit the server cannot stage: one that writes domain metadata (a clustered
+table's clustering, ...), or ``stage_files`` into a column-mapped table. Commit it directly."""
+
 FILECOMMIT_RESTORE_MISSING_FILES = "FILECOMMIT_RESTORE_MISSING_FILES"
 """SQLSTATE 42K03. ``restore`` to a version whose data files are gone (vacuumed or deleted);
 nothing was committed. The message names up to 100 of them."""
@@ -605,6 +719,16 @@ FILECOMMIT = frozenset({
     FILECOMMIT_INVALID_STAGED_FILE,
     FILECOMMIT_RETENTION_BELOW_MINIMUM,
     FILECOMMIT_RESTORE_MISSING_FILES,
+    FILECOMMIT_TIME_TRAVEL_WRITE,
+    FILECOMMIT_FEATURE_ONLY_ON_NEW_TABLE,
+    FILECOMMIT_INVALID_BATCH_ID,
+    FILECOMMIT_PATH_NOT_A_DIRECTORY,
+    FILECOMMIT_DUPLICATE_MERGE_ALIAS,
+    FILECOMMIT_INVALID_TARGET_FILE_SIZE,
+    FILECOMMIT_TOO_MANY_ZORDER_COLUMNS,
+    FILECOMMIT_INVALID_STAGED_COMMIT_IDS,
+    FILECOMMIT_INVALID_STAGE_EXPIRY,
+    FILECOMMIT_CANNOT_STAGE,
 })
 """filecommit's own conditions (``FILECOMMIT_*``)."""
 

@@ -59,7 +59,8 @@ def vacuum(
         pyspark.errors.PySparkTypeError, pyspark.errors.PySparkValueError: invalid arguments.
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass):
             ``DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT``, ``DELTA_MISSING_DELTA_TABLE``,
-            ``FILECOMMIT_INVALID_ARGUMENT`` (negative retention), ``DELTA_UNSUPPORTED_FEATURES_FOR_WRITE``.
+            ``DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE`` (negative retention),
+            ``DELTA_UNSUPPORTED_FEATURES_FOR_WRITE``.
     """
     path, table = _checks.path_or_table(path, table)
     command = pb.VacuumCommand(path=path, table=table, dry_run=_checks.flag("dry_run", dry_run))
@@ -149,7 +150,8 @@ def optimize(
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass):
             ``DELTA_NON_PARTITION_COLUMN_REFERENCE``, ``DELTA_ZORDERING_ON_PARTITION_COLUMN``,
             ``DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST``, ``DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS``,
-            ``DELTA_MISSING_DELTA_TABLE``, ``FILECOMMIT_INVALID_ARGUMENT``,
+            ``DELTA_MISSING_DELTA_TABLE``, ``DELTA_FAILED_RECOGNIZE_PREDICATE`` (a predicate that does
+            not parse or resolve), ``FILECOMMIT_TOO_MANY_ZORDER_COLUMNS``,
             ``DELTA_UNSUPPORTED_FEATURES_FOR_WRITE``, ``DELTA_CONCURRENT_DELETE_READ``.
     """
     path, table = _checks.path_or_table(path, table)

@@ -110,9 +110,9 @@ def write_batch(
             :func:`build_write_batch_command`), before anything is sent.
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass): bad input
             found by the server, before anything is written, ``e.getCondition()`` a class of
-            :mod:`filecommit.errors`: ``FILECOMMIT_INVALID_ARGUMENT`` (a batch id that leaves a gap,
-            a path that is a file), ``DELTA_PARTITION_COLUMN_NOT_FOUND``, ``DELTA_ILLEGAL_OPTION``
-            (an invalid retention).
+            :mod:`filecommit.errors`: ``FILECOMMIT_INVALID_BATCH_ID`` (a batch id that leaves a gap),
+            ``FILECOMMIT_PATH_NOT_A_DIRECTORY`` (a path that is a file),
+            ``DELTA_PARTITION_COLUMN_NOT_FOUND``, ``DELTA_ILLEGAL_OPTION`` (an invalid retention).
         pyspark.errors.exceptions.connect.SparkConnectGrpcException: ``Race while writing batch
             <id>: ...`` when another writer committed the same batch id first; this call's files
             were deleted and calling again returns ``committed=False``.

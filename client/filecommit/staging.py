@@ -226,7 +226,8 @@ def stage_files(
     Raises:
         pyspark.errors.exceptions.connect.SparkConnectGrpcException (or a subclass):
             ``FILECOMMIT_INVALID_STAGED_FILE``, ``PATH_NOT_FOUND``, ``DELTA_METADATA_MISMATCH``,
-            ``DELTA_TABLE_NOT_FOUND``, the table's constraint classes. Nothing is staged then.
+            ``DELTA_TABLE_NOT_FOUND``, ``FILECOMMIT_CANNOT_STAGE`` (a column-mapped table), the table's
+            constraint classes. Nothing is staged then.
     """
     path, table = _checks.path_or_table(path, table)
     items = []

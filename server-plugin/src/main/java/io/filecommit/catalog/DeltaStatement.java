@@ -51,9 +51,17 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
   /** The statements; {@code REFUSED}: a statement of Delta's this server does not run ({@link #refused}). */
   enum Kind { OPTIMIZE, VACUUM, RESTORE, HISTORY, DETAIL, REFUSED }
 
+  /** How {@link #refused} ends for a statement refused for its time-travel target. */
+  static final String ON_TIME_TRAVEL = " on a time-travel version";
+
   /** A refused statement: {@code what} names it (e.g. {@code CONVERT TO DELTA}). */
   private static DeltaStatement refuse(String what) {
     return new DeltaStatement(Kind.REFUSED, null, null, null, List.of(), null, false, null, null, null, what);
+  }
+
+  /** {@return whether this statement is refused for its time-travel target, not as a statement} */
+  boolean refusedTimeTravel() {
+    return refused != null && refused.endsWith(ON_TIME_TRAVEL);
   }
 
   /** The statement's target for plans and messages: the name or the quoted path. */
@@ -100,12 +108,12 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
     if ((c.accept("DELETE") && c.accept("FROM")) || c.accept("UPDATE") || (c.accept("MERGE") && c.accept("INTO"))) {
       String what = c.tokens.get(0).text().toUpperCase(java.util.Locale.ROOT);
       name(c);
-      return timeTravel(c) ? refuse(what + " on a time-travel version") : null;
+      return timeTravel(c) ? refuse(what + ON_TIME_TRAVEL) : null;
     }
     if (c.accept("OPTIMIZE")) {
       Target t = target(c);
       if (timeTravel(c)) {
-        return refuse("OPTIMIZE on a time-travel version");
+        return refuse("OPTIMIZE" + ON_TIME_TRAVEL);
       }
       if (c.accept("FULL")) {
         return refuse("OPTIMIZE FULL");
@@ -144,7 +152,7 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
     if (c.accept("VACUUM")) {
       Target t = target(c);
       if (timeTravel(c)) {
-        return refuse("VACUUM on a time-travel version");
+        return refuse("VACUUM" + ON_TIME_TRAVEL);
       }
       Double hours = null;
       boolean dry = false;
@@ -170,7 +178,7 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
       c.accept("TABLE");
       Target t = target(c);
       if (c.peekIs("@")) {
-        return refuse("RESTORE on a time-travel version");
+        return refuse("RESTORE" + ON_TIME_TRAVEL);
       }
       c.accept("TO");
       c.accept("FOR");

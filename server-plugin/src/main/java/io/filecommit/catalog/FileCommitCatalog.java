@@ -234,9 +234,9 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
   public StagedTable stageCreate(Identifier ident, Column[] columns, Transform[] partitions,
       Map<String, String> properties) throws TableAlreadyExistsException, NoSuchNamespaceException {
     if (!ours(properties.get(TableCatalog.PROP_PROVIDER))) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("CREATE TABLE AS SELECT through this catalog is "
+      throw ErrorClass.DELTA_TABLE_ONLY_OPERATION.error("CREATE TABLE AS SELECT through this catalog is "
           + "supported for Delta tables only (USING delta), not for provider " + properties.get(TableCatalog.PROP_PROVIDER),
-          Map.of("operation", "CREATE TABLE AS SELECT"));
+          Map.of("operation", "CREATE TABLE AS SELECT", "tableName", ident.toString()));
     }
     return stage(ident, columns, partitions, properties, TableCreation.Kind.CREATE);
   }
@@ -259,9 +259,9 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
   private StagedTable stageOrRefuse(Identifier ident, Column[] columns, Transform[] partitions,
       Map<String, String> properties, TableCreation.Kind kind) {
     if (!ours(properties.get(TableCatalog.PROP_PROVIDER))) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("REPLACE TABLE is supported for Delta tables only "
+      throw ErrorClass.DELTA_TABLE_ONLY_OPERATION.error("REPLACE TABLE is supported for Delta tables only "
           + "(USING delta), not for provider " + properties.get(TableCatalog.PROP_PROVIDER),
-          Map.of("operation", "REPLACE TABLE"));
+          Map.of("operation", "REPLACE TABLE", "tableName", ident.toString()));
     }
     try {
       return stage(ident, columns, partitions, properties, kind);
@@ -313,7 +313,7 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
         continue;
       }
       if (!"identity".equals(t.name()) || t.references().length != 1) {
-        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Delta tables are partitioned by columns only, not by "
+        throw ErrorClass.DELTA_OPERATION_NOT_ALLOWED.error("Delta tables are partitioned by columns only, not by "
             + t.describe(), Map.of("operation", "PARTITIONED BY " + t.describe()));
       }
       partitionBy.add(String.join(".", t.references()[0].fieldNames()));
@@ -330,8 +330,8 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     try {
       String l = locationOf(super.loadTable(ident));
       if (l == null) {
-        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error(ident + " is not a Delta table: REPLACE needs one",
-            Map.of("operation", "REPLACE TABLE"));
+        throw ErrorClass.DELTA_TABLE_ONLY_OPERATION.error(ident + " is not a Delta table: REPLACE needs one",
+            Map.of("operation", "REPLACE TABLE", "tableName", ident.toString()));
       }
       return l;
     } catch (NoSuchTableException e) {
@@ -370,8 +370,8 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     try {
       super.createTable(ident, new Column[0], new Transform[0], props);
     } catch (NoSuchNamespaceException e) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("No such schema for table " + ident + ": "
-          + e.getMessage());
+      throw ErrorClass.SCHEMA_NOT_FOUND.error("No such schema for table " + ident + ": " + e.getMessage(),
+          Map.of("schemaName", String.join(".", ident.namespace())));
     }
   }
 

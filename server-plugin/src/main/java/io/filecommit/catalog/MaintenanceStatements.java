@@ -61,10 +61,11 @@ import org.apache.spark.sql.types.StructType;
  * through the session's catalog when the statement runs ({@code TABLE_OR_VIEW_NOT_FOUND} when it
  * does not exist, {@code DELTA_MISSING_DELTA_TABLE} when it is not a Delta table); a path must lie
  * under the server's allowed roots. Every error is raised as the client's type ({@link Guard}).
- * A refused statement ({@link DeltaStatement.Kind#REFUSED}) and OPTIMIZE / VACUUM / RESTORE of a
- * time-travel name ({@code `t@v1`}) fail when run with {@code FILECOMMIT_UNSUPPORTED_OPERATION}
- * (parameter {@code operation} naming it; {@code DELTA_OPTIMIZE_FULL_NOT_SUPPORTED} for OPTIMIZE
- * FULL), before anything is read or committed.
+ * A refused statement ({@link DeltaStatement.Kind#REFUSED}) fails when run with {@code
+ * FILECOMMIT_UNSUPPORTED_OPERATION} (parameter {@code operation} naming it; {@code
+ * DELTA_OPTIMIZE_FULL_NOT_SUPPORTED} for OPTIMIZE FULL), and one whose target is a time-travel
+ * version, or OPTIMIZE / VACUUM / RESTORE of a time-travel name ({@code `t@v1`}), with {@code
+ * FILECOMMIT_TIME_TRAVEL_WRITE}, before anything is read or committed.
  *
  * <p>Over 400 lines: the run of each maintenance statement (OPTIMIZE, VACUUM, RESTORE, DESCRIBE
  * HISTORY / DETAIL, constraints, CLUSTER BY); each is short, and they share the name resolution
@@ -201,9 +202,11 @@ final class MaintenanceStatements {
       case HISTORY -> node(text, HISTORY, () -> history(session, s));
       case DETAIL -> node(text, DETAIL, () -> detail(session, s));
       case REFUSED -> node(s.refused(), VACUUM, () -> Guard.errors(() -> {
-        throw (s.refused().equals("OPTIMIZE FULL") ? ErrorClass.DELTA_OPTIMIZE_FULL_NOT_SUPPORTED
-            : ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION).error(s.refused() + " is not supported by this server; "
-            + "nothing was run or committed", Map.of("operation", s.refused()));
+        ErrorClass c = s.refused().equals("OPTIMIZE FULL") ? ErrorClass.DELTA_OPTIMIZE_FULL_NOT_SUPPORTED
+            : s.refusedTimeTravel() ? ErrorClass.FILECOMMIT_TIME_TRAVEL_WRITE
+            : ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION;
+        throw c.error(s.refused() + " is not supported by this server; nothing was run or committed",
+            Map.of("operation", s.refused()));
       }));
     };
   }
@@ -283,8 +286,8 @@ final class MaintenanceStatements {
   private static List<Row> history(SparkSession session, DeltaStatement s) {
     return Guard.errors(() -> {
       if (s.limit() != null && s.limit() < 0) {
-        throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("DESCRIBE HISTORY LIMIT must be >= 0, got " + s.limit(),
-            Map.of("limit", String.valueOf(s.limit())));
+        throw ErrorClass.INVALID_LIMIT_LIKE_EXPRESSION.error("DESCRIBE HISTORY LIMIT must be >= 0, got " + s.limit(),
+            Map.of("limit", String.valueOf(s.limit()), "name", "limit", "v", String.valueOf(s.limit())));
       }
       Located t = locate(session, s);
       Dataset<Row> h = session.baseRelationToDataFrame(
@@ -347,8 +350,9 @@ final class MaintenanceStatements {
     }
     Located l = locate(session, s.table(), needed);
     if (l.timeTravel && s.kind() != DeltaStatement.Kind.HISTORY && s.kind() != DeltaStatement.Kind.DETAIL) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error(s.kind() + " on a time-travel version of " + s.target()
-          + "; nothing was run or committed", Map.of("operation", s.kind() + " on a time-travel version"));
+      throw ErrorClass.FILECOMMIT_TIME_TRAVEL_WRITE.error(s.kind() + " on a time-travel version of " + s.target()
+          + "; nothing was run or committed", Map.of("operation", s.kind() + DeltaStatement.ON_TIME_TRAVEL,
+          "table", s.target()));
     }
     return l;
   }

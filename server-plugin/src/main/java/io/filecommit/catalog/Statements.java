@@ -152,8 +152,8 @@ final class Statements {
     Column cond = a.condition().isEmpty() ? null : column(a.condition().get(), target, source, TARGET);
     if (a instanceof DeleteAction) {
       if (delete == null) {
-        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("MERGE: DELETE in a WHEN NOT MATCHED clause",
-            Map.of("operation", "MERGE"));
+        throw ErrorClass.DELTA_MERGE_MISSING_WHEN.error("MERGE: DELETE in a WHEN NOT MATCHED clause, which can "
+            + "only insert", Map.of("operation", "MERGE"));
       }
       return new MergeClause(delete, cond, Map.of(), false);
     }
@@ -169,8 +169,8 @@ final class Statements {
 
   private static void refuseTimeTravel(FileCommitTable t, String what) {
     if (!t.readOptions().isEmpty()) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error(what + " on a time-travel version of " + t.name(),
-          Map.of("operation", what));
+      throw ErrorClass.FILECOMMIT_TIME_TRAVEL_WRITE.error(what + " on a time-travel version of " + t.name(),
+          Map.of("operation", what, "table", t.name()));
     }
   }
 
@@ -179,8 +179,9 @@ final class Statements {
     Map<String, Column> out = new LinkedHashMap<>();
     for (Assignment a : scala.jdk.javaapi.CollectionConverters.asJava(given)) {
       if (!(a.key() instanceof Attribute key)) {
-        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Assignment to a nested field (" + a.key().sql()
-            + ") of a Delta table", Map.of("operation", "UPDATE"));
+        throw ErrorClass.DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION.error("Assignment to a nested field ("
+            + a.key().sql() + ") of a Delta table: filecommit assigns top-level columns only",
+            Map.of("operation", targetQualifier == null ? "UPDATE" : "MERGE", "fieldName", a.key().sql()));
       }
       out.put(key.name(), column(a.value(), target, source, targetQualifier));
     }

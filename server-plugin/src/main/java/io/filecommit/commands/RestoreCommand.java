@@ -67,8 +67,9 @@ public final class RestoreCommand {
    * @param version the version to restore (>= 0, before the latest), or null
    * @param timestamp a timestamp or date string: the latest version committed at or before it, or null
    * @return the commit and Delta's RESTORE metrics
-   * @throws FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} (blank path, not exactly one of
-   *     version and timestamp), {@code DELTA_MISSING_DELTA_TABLE}, {@code DELTA_TIMESTAMP_INVALID},
+   * @throws FileCommitException {@code INVALID_EMPTY_LOCATION} (blank path), {@code
+   *     DELTA_ONEOF_IN_TIMETRAVEL} (not exactly one of version and timestamp), {@code
+   *     DELTA_MISSING_DELTA_TABLE}, {@code DELTA_TIMESTAMP_INVALID},
    *     {@code DELTA_CANNOT_RESTORE_TABLE_VERSION}, {@code DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER},
    *     {@code DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER}, {@code FILECOMMIT_RESTORE_MISSING_FILES},
    *     {@code DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION},
@@ -80,7 +81,7 @@ public final class RestoreCommand {
       throw DeltaErrors.blankPath(path);
     }
     if ((version == null) == (timestamp == null)) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("RESTORE needs exactly one of version and timestamp, got "
+      throw ErrorClass.DELTA_ONEOF_IN_TIMETRAVEL.error("RESTORE needs exactly one of version and timestamp, got "
           + "version=" + version + ", timestamp=" + timestamp);
     }
     DeltaLog log = DeltaLog.forTable(session, path);

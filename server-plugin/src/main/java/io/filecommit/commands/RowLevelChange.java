@@ -121,8 +121,8 @@ public final class RowLevelChange {
    *     append-only tables)
    * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return the change; {@link #skipped()} when {@code txnId} was already applied
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
-   *     empty path, {@code DELTA_MISSING_DELTA_TABLE} when there is no table, {@code
+   * @throws io.filecommit.errors.FileCommitException {@code INVALID_EMPTY_LOCATION} for an empty
+   *     path, {@code DELTA_MISSING_DELTA_TABLE} when there is no table, {@code
    *     DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}
    */
   public static RowLevelChange open(SparkSession session, String path, String operation, TransactionId txnId,

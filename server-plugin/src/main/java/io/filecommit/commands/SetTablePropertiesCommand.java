@@ -38,8 +38,8 @@ public final class SetTablePropertiesCommand {
    * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return the commit (no file actions); {@code committed=false} when nothing changed (and no
    *     {@code txnId}) or the {@code txnId} was already applied
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for a
-   *     blank path, {@code DELTA_TABLE_NOT_FOUND} without a table, the classes of {@link
+   * @throws io.filecommit.errors.FileCommitException {@code INVALID_EMPTY_LOCATION} for a blank
+   *     path, {@code DELTA_TABLE_NOT_FOUND} without a table, the classes of {@link
    *     TableConfig#validate}, {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, {@code
    *     DELTA_NEW_CHECK_CONSTRAINT_VIOLATION} and the expression classes for a CHECK constraint,
    *     conflict classes

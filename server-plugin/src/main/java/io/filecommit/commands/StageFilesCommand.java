@@ -78,8 +78,8 @@ public final class StageFilesCommand {
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_STAGED_FILE} (outside
    *     the root, in the log, already in the table, repeated, not Parquet, bad partition values),
    *     {@code PATH_NOT_FOUND}, {@code DELTA_METADATA_MISMATCH} (footer schema), {@code
-   *     DELTA_TABLE_NOT_FOUND}, {@code FILECOMMIT_UNSUPPORTED_OPERATION} (column mapping), the
-   *     table's rule classes
+   *     DELTA_TABLE_NOT_FOUND}, {@code FILECOMMIT_CANNOT_STAGE} (column mapping), {@code
+   *     FILECOMMIT_MALFORMED_COMMAND} (no files), the table's rule classes
    */
   public static CommandResult run(SparkSession session, String path, List<StagedFile> files, TransactionId txnId,
       StageRequest stage) {
@@ -88,7 +88,7 @@ public final class StageFilesCommand {
       throw DeltaErrors.blankPath(path);
     }
     if (files.isEmpty()) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("No files given to stage for " + path);
+      throw DeltaErrors.malformed("No files given to stage for " + path);
     }
     DeltaLog log = DeltaLog.forTable(session, path);
     OptimisticTransaction txn = new OptimisticTransaction(session, log);
@@ -101,8 +101,9 @@ public final class StageFilesCommand {
     Metadata md = snapshot.metadata();
     TableFeatures.checkWritable(snapshot.protocol(), md, table);
     if (ColumnMapping.enabled(md)) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Staging files written elsewhere into the column-mapped "
-          + "table " + table + " is not supported: their columns would need the table's physical names");
+      throw ErrorClass.FILECOMMIT_CANNOT_STAGE.error("Staging files written elsewhere into the column-mapped "
+          + "table " + table + " is not supported: their columns would need the table's physical names",
+          Map.of("operation", "stage_files", "table", table));
     }
     if (txnId != null && txn.setTransaction(txnId)) {
       return CommandResult.nothingCommitted(snapshot.version(), table, start, 0);

@@ -47,8 +47,8 @@ public final class StagedCommits {
    * @param txnId the publish's application transaction, or null
    * @return the commit: its version and the staged commits' actions; {@code committed=false} when
    *     they were already published (that version) or the txn was already applied
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} (no or
-   *     repeated ids), the classes of {@link StagingStore#load} and {@link StagedPublish#publish}
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_STAGED_COMMIT_IDS} (no
+   *     or repeated ids), the classes of {@link StagingStore#load} and {@link StagedPublish#publish}
    */
   public static CommandResult publish(SparkSession session, String path, List<String> ids, TransactionId txnId) {
     long start = System.currentTimeMillis();
@@ -196,10 +196,12 @@ public final class StagedCommits {
       throw DeltaErrors.blankPath(path);
     }
     if (ids.isEmpty()) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("No staged commit ids given for " + path);
+      throw ErrorClass.FILECOMMIT_INVALID_STAGED_COMMIT_IDS.error("No staged commit ids given for " + path,
+          java.util.Map.of("stagedIds", ""));
     }
     if (new HashSet<>(ids).size() != ids.size()) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Staged commit ids repeat: " + ids);
+      throw ErrorClass.FILECOMMIT_INVALID_STAGED_COMMIT_IDS.error("Staged commit ids repeat: " + ids,
+          java.util.Map.of("stagedIds", String.join(", ", ids)));
     }
     DeltaLog log = DeltaLog.forTable(session, path);
     StagingStore.sweepIfDue(log, System.currentTimeMillis());

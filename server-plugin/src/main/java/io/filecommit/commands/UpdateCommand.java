@@ -1,7 +1,11 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.IdentityColumns;
+<<<<<<< HEAD
 import io.filecommit.delta.actions.AddFile;
+=======
+import io.filecommit.errors.DeltaErrors;
+>>>>>>> errors
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.txn.CommandResult;
@@ -55,7 +59,7 @@ public final class UpdateCommand {
    * @param stage when not null, the commit is staged ({@link CommandResult#staged()}), not published
    * @return what was committed; {@code committed=false} when {@code txnId} was already applied or
    *     no row matched (and no {@code txnId} was given); row metrics: updated and copied rows
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} without
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_MALFORMED_COMMAND} without
    *     assignments, {@code DELTA_MERGE_UNRESOLVED_EXPRESSION} for an unknown or twice-assigned
    *     column, {@code DELTA_MISSING_DELTA_TABLE}, {@code DELTA_CANNOT_MODIFY_APPEND_ONLY}, {@code
    *     INVALID_NON_DETERMINISTIC_EXPRESSIONS} for a non-deterministic condition or value, the
@@ -66,7 +70,7 @@ public final class UpdateCommand {
       Column condition, Map<String, String> options, TransactionId txnId,
       StageRequest stage) {
     if (assignments.isEmpty()) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("UPDATE of " + path + " needs at least one assignment");
+      throw DeltaErrors.malformed("UPDATE of " + path + " needs at least one assignment");
     }
     RowLevelChange change = RowLevelChange.open(session, path, "UPDATE", txnId, true, stage);
     if (change.skipped()) {

@@ -71,7 +71,7 @@ public final class VacuumCommand {
    * @param dryRun only list the files
    * @return the files
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_MISSING_DELTA_TABLE}, {@code
-   *     FILECOMMIT_INVALID_ARGUMENT} (negative retention), {@code
+   *     DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE} (negative retention), {@code
    *     DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT} (parameter {@code configuredRetentionHours}), {@code
    *     DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}
    */
@@ -98,7 +98,8 @@ public final class VacuumCommand {
     TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), table);
     long configured = TableConfig.intervalMs(TableConfig.DELETED_FILE_RETENTION.fromMetadata(snapshot.metadata()));
     if (retentionHours != null && (retentionHours < 0 || retentionHours.isNaN())) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("VACUUM retention must be >= 0 hours, got " + retentionHours);
+      throw ErrorClass.DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE.error("VACUUM retention must be >= 0 hours, got "
+          + retentionHours, java.util.Map.of("retentionHours", String.valueOf(retentionHours)));
     }
     long floor = RetentionFloor.ms(session);
     long retention = retentionHours == null ? Math.max(configured, floor) : (long) (retentionHours * 3_600_000L);

@@ -201,9 +201,9 @@ public final class WriteIntoDelta {
           if (SchemaUtils.findField(dataSchema, i.name()).isEmpty()) {
             // protocol "Identity Columns" + "Change Data Files": a change record must carry the value
             // of its row, and a generated value of a table row cannot be tied to a separate record
-            throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("change_data=True on " + table + " needs the "
+            throw ErrorClass.DELTA_COLUMN_NOT_FOUND_IN_SCHEMA.error("change_data=True on " + table + " needs the "
                 + "identity column " + i.name() + " in the input: the change records would carry no value for it",
-                Map.of("operation", "change_data write without identity column " + i.name()));
+                Map.of("columnName", i.name(), "tableSchema", dataSchema.simpleString()));
           }
         }
         checkChangeTypes(data, changeTypeField.get().name());

@@ -107,16 +107,17 @@ public final class FileCommitConf {
      * A whole-number setting of this server's static configuration.
      *
      * @return the number
-     * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} naming
-     *     the key (parameter {@code key}) when the value is not a whole number
+     * @throws io.filecommit.errors.FileCommitException {@code INVALID_CONF_VALUE} naming the key
+     *     (parameters {@code key} and Spark's {@code confName}, {@code confValue}) when the value is
+     *     not a whole number
      */
     public long longValue() {
       String v = serverValue();
       try {
         return Long.parseLong(v.trim());
       } catch (NumberFormatException | NullPointerException e) {
-        throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Server setting " + key + " must be a whole number, got '"
-            + v + "'", Map.of("key", key));
+        throw ErrorClass.INVALID_CONF_VALUE.error("Server setting " + key + " must be a whole number, got '"
+            + v + "'", Map.of("key", key, "confName", key, "confValue", String.valueOf(v)));
       }
     }
 

@@ -60,7 +60,7 @@ public final class AllowedRoots {
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_RELATIVE_PATH} for a
    *     relative path without roots, {@code FILECOMMIT_PATH_NOT_ALLOWED} for a path outside every
    *     root; both name the path
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for a blank path
+   * @throws io.filecommit.errors.FileCommitException {@code INVALID_EMPTY_LOCATION} for a blank path
    */
   public static String resolve(String path, List<String> roots, Configuration conf) {
     if (path == null || path.isBlank()) {

@@ -38,7 +38,7 @@ final class StagingCommands {
   /**
    * The stage request of a command, or null when it is not staged.
    *
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_STAGE_EXPIRY} for an
    *     expiry <= 0 or beyond the server's
    */
   static StageRequest stage(boolean present, Stage stage, SparkConnectPlanner planner) {
@@ -51,8 +51,9 @@ final class StagingCommands {
     }
     long ms = stage.getExpiresAfterMs();
     if (ms <= 0 || ms > max) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Stage.expires_after_ms must be in (0, " + max
-          + "] (the server's " + FileCommitConf.STAGING_EXPIRATION.key() + "), got " + ms, Map.of("value", Long.toString(ms)));
+      throw ErrorClass.FILECOMMIT_INVALID_STAGE_EXPIRY.error("Stage.expires_after_ms must be in (0, " + max
+          + "] (the server's " + FileCommitConf.STAGING_EXPIRATION.key() + "), got " + ms,
+          Map.of("value", Long.toString(ms), "maxMs", Long.toString(max)));
     }
     return new StageRequest(ms);
   }
@@ -80,15 +81,15 @@ final class StagingCommands {
   /**
    * Runs a {@code ReadStagedCommand}: registers the rows as a temporary view of the session.
    *
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for a view
-   *     name that is not a plain identifier
+   * @throws io.filecommit.errors.FileCommitException {@code INVALID_SCHEMA_OR_RELATION_NAME} for a
+   *     view name that is not a plain identifier
    */
   static StagingResponse read(ReadStagedCommand cmd, SparkConnectPlanner planner) {
     String view = cmd.getViewName().isEmpty()
         ? "filecommit_staged_" + UUID.randomUUID().toString().replace("-", "") : cmd.getViewName();
     if (!view.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("view_name must be a plain identifier "
-          + "([A-Za-z_][A-Za-z0-9_]*), got '" + view + "'", Map.of("value", view));
+      throw ErrorClass.INVALID_SCHEMA_OR_RELATION_NAME.error("view_name must be a plain identifier "
+          + "([A-Za-z_][A-Za-z0-9_]*), got '" + view + "'", Map.of("value", view, "name", view));
     }
     StagedCommits.read(planner.session(), CommandInput.path(cmd.getPath(), cmd.getTable(), planner, io.filecommit.security.Privilege.WRITE), cmd.getStagedIdsList(),
         cmd.getTableAfter()).createOrReplaceTempView(view);

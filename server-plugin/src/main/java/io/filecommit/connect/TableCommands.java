@@ -49,9 +49,9 @@ final class TableCommands {
    * @param table the command's table name ("" when it gives a path)
    * @param planner the session's planner
    * @return the path to use (not yet checked against the allowed roots)
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} when both
-   *     or neither are given, {@code DELTA_TABLE_NOT_FOUND} for an unknown name or a table that
-   *     is not a Delta table
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_MALFORMED_COMMAND} when both
+   *     are given, {@code INVALID_SCHEMA_OR_RELATION_NAME} for a name that does not parse, {@code
+   *     DELTA_TABLE_NOT_FOUND} for an unknown name or a table that is not a Delta table
    */
   static String tablePath(String path, String table, SparkConnectPlanner planner) {
     return tablePath(path, table, planner.session());
@@ -96,15 +96,16 @@ final class TableCommands {
    */
   static Named named(String path, String table, org.apache.spark.sql.classic.SparkSession session, boolean parquet) {
     if (path != null && !path.isEmpty()) {
-      throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Give either a path or a table name, not "
-          + "both (path '" + path + "', table '" + table + "')");
+      throw io.filecommit.errors.DeltaErrors.malformed("Give either a path or a table name, not both (path '" + path
+          + "', table '" + table + "')");
     }
     java.util.List<String> parts;
     try {
       parts = scala.jdk.javaapi.CollectionConverters.asJava(session.sessionState().sqlParser()
           .parseMultipartIdentifier(table));
     } catch (org.apache.spark.sql.catalyst.parser.ParseException e) {
-      throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Not a table name: '" + table + "'");
+      throw io.filecommit.errors.ErrorClass.INVALID_SCHEMA_OR_RELATION_NAME.error("Not a table name: '" + table + "'",
+          java.util.Map.of("name", table));
     }
     String name = parts.get(parts.size() - 1);
     String[] ns = parts.subList(0, parts.size() - 1).toArray(new String[0]);

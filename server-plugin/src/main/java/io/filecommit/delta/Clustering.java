@@ -61,9 +61,10 @@ public final class Clustering {
    * @param log the table's log
    * @param snapshot an existing snapshot
    * @return the columns; empty when the table is not clustered or has no clustering columns
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_UNSUPPORTED_OPERATION} for a
-   *     nested or unknown clustering column, {@code FILECOMMIT_LOG_READ_FAILED} for an unreadable
-   *     domain
+   * @throws io.filecommit.errors.FileCommitException {@code
+   *     DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION} for a nested clustering column, {@code
+   *     DELTA_COLUMN_NOT_FOUND_IN_SCHEMA} for one the schema lacks, {@code
+   *     FILECOMMIT_LOG_READ_FAILED} for an unreadable domain
    */
   public static List<String> columns(DeltaLog log, Snapshot snapshot) {
     if (!snapshot.exists() || !clustered(snapshot.protocol())) {
@@ -88,8 +89,8 @@ public final class Clustering {
    *
    * @param property a JSON array of names, or null
    * @return the names; null when {@code property} is null
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} when it
-   *     is not a JSON array of strings
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} when it is not a
+   *     JSON array of strings
    */
   public static List<String> fromProperty(String property) {
     if (property == null) {
@@ -108,8 +109,8 @@ public final class Clustering {
         out.add(c.asText());
       }
     } catch (IOException e) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Table property " + PROPERTY + " must be a JSON array of "
-          + "column names, got '" + property + "': " + e.getMessage());
+      throw ErrorClass.DELTA_ILLEGAL_OPTION.error("Table property " + PROPERTY + " must be a JSON array of "
+          + "column names, got '" + property + "': " + e.getMessage(), Map.of("name", PROPERTY, "input", property));
     }
     return out;
   }
@@ -128,8 +129,8 @@ public final class Clustering {
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS},
    *     {@code DELTA_CLUSTER_BY_WITH_PARTITIONED_BY}, {@code DELTA_COLUMN_NOT_FOUND_IN_SCHEMA},
    *     {@code DELTA_DUPLICATE_COLUMNS_FOUND}, {@code DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED},
-   *     {@code DELTA_CLUSTERING_COLUMN_MISSING_STATS}; {@code FILECOMMIT_UNSUPPORTED_OPERATION} for a
-   *     nested column
+   *     {@code DELTA_CLUSTERING_COLUMN_MISSING_STATS}; {@code
+   *     DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION} for a nested column
    */
   public static io.filecommit.delta.actions.DomainMetadata domain(Metadata md, List<String> columns) {
     if (columns.size() > MAX_COLUMNS) {
@@ -157,9 +158,9 @@ public final class Clustering {
       }
       if (field == null) {
         if (c != null && c.contains(".")) {
-          throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("The clustering column " + c
+          throw ErrorClass.DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION.error("The clustering column " + c
               + " is nested or unknown; filecommit clusters by top-level columns only",
-              Map.of("operation", "CLUSTER BY " + c));
+              Map.of("operation", "CLUSTER BY", "fieldName", c));
         }
         throw ErrorClass.DELTA_COLUMN_NOT_FOUND_IN_SCHEMA.error("Clustering column " + c + " is not in the table "
             + "schema " + md.schema().simpleString(), Map.of("columnName", String.valueOf(c),
@@ -294,8 +295,9 @@ public final class Clustering {
     }
     for (JsonNode path : cols) {
       if (path.size() != 1) {
-        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("The clustering column " + path
-            + " is nested; filecommit clusters by top-level columns only");
+        throw ErrorClass.DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION.error("The clustering column " + path
+            + " is nested; filecommit clusters by top-level columns only",
+            Map.of("operation", "CLUSTER BY", "fieldName", path.toString()));
       }
       String physical = path.get(0).asText();
       String name = null;
@@ -305,8 +307,9 @@ public final class Clustering {
         }
       }
       if (name == null) {
-        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("The clustering column " + physical
-            + " is not a column of the table schema");
+        throw ErrorClass.DELTA_COLUMN_NOT_FOUND_IN_SCHEMA.error("The clustering column " + physical
+            + " is not a column of the table schema " + md.schema().simpleString(),
+            Map.of("columnName", physical, "tableSchema", md.schema().simpleString()));
       }
       out.add(name);
     }

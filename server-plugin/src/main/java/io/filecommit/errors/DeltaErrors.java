@@ -13,10 +13,11 @@ public final class DeltaErrors {
    * A blank table or sink path.
    *
    * @param path what the client sent (may be null)
-   * @return {@code FILECOMMIT_INVALID_ARGUMENT}
+   * @return {@code INVALID_EMPTY_LOCATION} with Spark's parameter {@code location}
    */
   public static FileCommitException blankPath(String path) {
-    return ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Table path must not be empty, got '" + path + "'");
+    return ErrorClass.INVALID_EMPTY_LOCATION.error("Table path must not be empty, got '" + path + "'",
+        Map.of("location", String.valueOf(path)));
   }
 
   /**

@@ -8,7 +8,10 @@ import java.util.Map;
  * {@code delta-error-classes.json}), Spark's where Spark has one ({@code error-conditions.json});
  * conditions neither has a class for are {@code FILECOMMIT_*}
  * with a standard SQLSTATE. Clients match on the class ({@code getCondition()} in pyspark), never
- * on message text.
+ * on message text. {@link #FILECOMMIT_INVALID_ARGUMENT} and {@link #FILECOMMIT_UNSUPPORTED_OPERATION}
+ * are for what no more specific class describes.
+ *
+ * <p>Over 400 lines: one catalogue, a constant with its one-line meaning per class.
  */
 public enum ErrorClass {
   // Concurrency (protocol "Conflict detection"), SQLSTATE class 2D: transaction conflicts.
@@ -48,6 +51,8 @@ public enum ErrorClass {
   DELTA_CONSTRAINT_ALREADY_EXISTS("42710"),
   /** ALTER TABLE DROP CONSTRAINT (without IF EXISTS) of a constraint the table does not have. */
   DELTA_CONSTRAINT_DOES_NOT_EXIST("42704"),
+  /** A CHECK constraint added by a command that does not check the table's rows (a write's table properties). */
+  DELTA_ADD_CONSTRAINTS("0A000", ClientExceptionType.ANALYSIS),
   /** A column invariant ({@code delta.invariants}) of a form filecommit does not know. */
   DELTA_UNRECOGNIZED_INVARIANT("56038"),
   /** A generation expression that references a column the table does not have. */
@@ -72,6 +77,14 @@ public enum ErrorClass {
   DELTA_TABLE_NOT_FOUND("42P01"),
   /** The path holds something that is not a Delta table (a file sink). */
   DELTA_MISSING_DELTA_TABLE("42P01"),
+  /** A blank table or sink path, or a read without one (Spark's class). */
+  INVALID_EMPTY_LOCATION("42K05", ClientExceptionType.ILLEGAL_ARGUMENT),
+  /** CREATE TABLE AS SELECT or REPLACE TABLE through the catalog of a table that is not (or would not be) Delta. */
+  DELTA_TABLE_ONLY_OPERATION("0AKDD", ClientExceptionType.ANALYSIS),
+  /** A table name in a schema (database) the session catalog does not have (Spark's class). */
+  SCHEMA_NOT_FOUND("42704"),
+  /** A table name that does not parse, or a view name that is not a plain identifier (Spark's class). */
+  INVALID_SCHEMA_OR_RELATION_NAME("42602"),
   /** The data's schema does not match the table's. */
   DELTA_METADATA_MISMATCH("42KDG"),
   /** mergeSchema cannot merge a field: incompatible types, or a widening the table does not allow. */
@@ -84,6 +97,8 @@ public enum ErrorClass {
   DELTA_INVALID_PARTITION_COLUMN("42996"),
   /** A partition column of a complex type. */
   DELTA_INVALID_PARTITION_COLUMN_TYPE("42996"),
+  /** A table partitioned by an expression (a transform such as {@code bucket} or {@code years}), not a column. */
+  DELTA_OPERATION_NOT_ALLOWED("0AKDC", ClientExceptionType.ANALYSIS),
   /** Every column is a partition column. */
   DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION("428FT"),
   /** A column name with one of {@code " ,;{}()\n\t="}. */
@@ -92,6 +107,8 @@ public enum ErrorClass {
   DELTA_DUPLICATE_COLUMNS_FOUND("42711"),
   /** A column that is needed but absent. */
   DELTA_COLUMN_NOT_FOUND_IN_SCHEMA("42703"),
+  /** A nested field where filecommit takes top-level columns only: an UPDATE assignment, a clustering column. */
+  DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION("0AKDC", ClientExceptionType.ANALYSIS),
   /** Written rows that do not satisfy the replaceWhere predicate. */
   DELTA_REPLACE_WHERE_MISMATCH("44000", ClientExceptionType.ANALYSIS),
   /** An invalid writer option or option combination. */
@@ -114,8 +131,8 @@ public enum ErrorClass {
   DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION("42816"),
   /** A timestamp option that is not a timestamp. */
   DELTA_TIMESTAMP_INVALID("42816"),
-  /** Both {@code versionAsOf} and {@code timestampAsOf}. */
-  DELTA_ONEOF_IN_TIMETRAVEL("42601"),
+  /** Both {@code versionAsOf} and {@code timestampAsOf}, or a RESTORE with neither or both. */
+  DELTA_ONEOF_IN_TIMETRAVEL("42601", ClientExceptionType.ILLEGAL_ARGUMENT),
   /** A change feed read without {@code startingVersion} or {@code startingTimestamp}. */
   DELTA_NO_START_FOR_CDC_READ("42601"),
   /** A change feed range that ends before it starts. */
@@ -126,16 +143,37 @@ public enum ErrorClass {
   DELTA_LOG_FILE_NOT_FOUND("42K03", ClientExceptionType.RUNTIME),
   /** A change feed range with a version at which the feed was not enabled. */
   DELTA_MISSING_CHANGE_DATA("KD002", ClientExceptionType.ANALYSIS),
+  /** {@code table_changes} with fewer than 2 or more than 3 arguments (Delta's class). */
+  INCORRECT_NUMBER_OF_ARGUMENTS("42605"),
+  /** {@code table_changes} with a null table name (Delta's class for an argument of an unsupported type). */
+  DELTA_UNSUPPORTED_EXPRESSION("0A000", ClientExceptionType.ANALYSIS),
+  /** {@code table_changes} with a null start or end. */
+  DELTA_CDC_READ_NULL_RANGE_BOUNDARY("22004", ClientExceptionType.ILLEGAL_ARGUMENT),
+  /** {@code table_changes} with an argument that is not a constant. */
+  DELTA_CDC_NON_CONSTANT_ARGUMENT("42K0H"),
+  /** DESCRIBE HISTORY with a negative LIMIT (Spark's class). */
+  INVALID_LIMIT_LIKE_EXPRESSION("42K0E"),
 
   // filecommit's own conditions.
   /** A {@code _change_type} value outside insert, update_preimage, update_postimage, delete. */
   FILECOMMIT_INVALID_CHANGE_TYPE("22023"),
-  /** An invalid argument of a command (batch id, app id, path, ...). */
+  /** An invalid argument of a command that no more specific class describes. */
   FILECOMMIT_INVALID_ARGUMENT("22023"),
   /** A command that cannot be parsed or lacks a required part. */
   FILECOMMIT_MALFORMED_COMMAND("22023"),
   /** A relative path without an allowed root to resolve it against. */
   FILECOMMIT_RELATIVE_PATH("42501"),
+  /**
+   * A time-travel version ({@code t@v1}, {@code VERSION AS OF}, {@code TIMESTAMP AS OF}) as the
+   * target of a statement that writes: DELETE, UPDATE, MERGE, OPTIMIZE, VACUUM, RESTORE, ALTER TABLE.
+   */
+  FILECOMMIT_TIME_TRAVEL_WRITE("0A000"),
+  /** A feature filecommit switches on for new tables only (in-commit timestamps, row tracking) enabled on an existing one. */
+  FILECOMMIT_FEATURE_ONLY_ON_NEW_TABLE("0A000"),
+  /** A sink batch id that is negative or would leave a gap after the sink log's latest batch. */
+  FILECOMMIT_INVALID_BATCH_ID("22023"),
+  /** A sink path that is a file, not a directory. */
+  FILECOMMIT_PATH_NOT_A_DIRECTORY("22023"),
   // Row-level changes (DELETE, UPDATE, MERGE).
   /** MERGE: a target row matched by several source rows while a MATCHED clause could change it. */
   DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE("21506", ClientExceptionType.UNSUPPORTED_OPERATION),
@@ -149,6 +187,8 @@ public enum ErrorClass {
   DELTA_MERGE_MISSING_WHEN("42601"),
   /** UPDATE / MERGE: an assignment to a column the table does not have, or to one column twice. */
   DELTA_MERGE_UNRESOLVED_EXPRESSION("42601"),
+  /** MERGE: a source alias equal to the target alias (case-insensitive). */
+  FILECOMMIT_DUPLICATE_MERGE_ALIAS("42712"),
 
   /** A path outside {@code spark.filecommit.allowedRoots}. */
   FILECOMMIT_PATH_NOT_ALLOWED("42501"),
@@ -182,6 +222,8 @@ public enum ErrorClass {
   FILECOMMIT_LOG_READ_FAILED("58030"),
   /** A client session set a setting the server owns (Spark's class for static configuration). */
   CANNOT_MODIFY_STATIC_CONFIG("46110", ClientExceptionType.ANALYSIS),
+  /** A server setting whose value is not of its type, e.g. not a whole number (Spark's class). */
+  INVALID_CONF_VALUE("22022", ClientExceptionType.ILLEGAL_ARGUMENT),
   /** DELETE / UPDATE: a non-deterministic condition or assignment (Spark's class). */
   INVALID_NON_DETERMINISTIC_EXPRESSIONS("42K0E"),
   /** MERGE: a non-deterministic condition or assignment (Delta's class). */
@@ -205,6 +247,12 @@ public enum ErrorClass {
   FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE("42000"),
   /** A file handed to the server to stage that it cannot commit (outside the table, not Parquet, ...). */
   FILECOMMIT_INVALID_STAGED_FILE("22023"),
+  /** Staged commit ids to publish, abort or read that are none, or repeat one. */
+  FILECOMMIT_INVALID_STAGED_COMMIT_IDS("22023"),
+  /** A staged commit expiry ({@code Stage.expires_after_ms}) not above 0 or beyond the server's {@code spark.filecommit.staging.expiration}. */
+  FILECOMMIT_INVALID_STAGE_EXPIRY("22023"),
+  /** A commit the server cannot stage: one that writes domain metadata, or files written elsewhere for a column-mapped table. */
+  FILECOMMIT_CANNOT_STAGE("0A000"),
   /** A path that does not exist (Spark's class). */
   PATH_NOT_FOUND("42K03"),
   /**
@@ -212,6 +260,8 @@ public enum ErrorClass {
    * retention floor (Delta's class for its retention check).
    */
   DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT("22003", ClientExceptionType.ILLEGAL_ARGUMENT),
+  /** VACUUM with a negative retention (Delta's class). */
+  DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE("22003", ClientExceptionType.ILLEGAL_ARGUMENT),
   /** A delta.deletedFileRetentionDuration below the server's retention floor (spark.filecommit.retention.minimum). */
   FILECOMMIT_RETENTION_BELOW_MINIMUM("22003", ClientExceptionType.ILLEGAL_ARGUMENT),
   /**
@@ -225,12 +275,18 @@ public enum ErrorClass {
   // OPTIMIZE and RESTORE (Delta's OptimizeTableCommand and RestoreTableCommand).
   /** OPTIMIZE: a WHERE predicate that references a column that is not a partition column. */
   DELTA_NON_PARTITION_COLUMN_REFERENCE("42P10"),
+  /** OPTIMIZE: a WHERE predicate that is blank, does not parse or does not resolve against the table (Delta's class). */
+  DELTA_FAILED_RECOGNIZE_PREDICATE("42601"),
+  /** OPTIMIZE with a target file size that is not above 0 bytes. */
+  FILECOMMIT_INVALID_TARGET_FILE_SIZE("22023"),
   /** OPTIMIZE ZORDER BY a partition column. */
   DELTA_ZORDERING_ON_PARTITION_COLUMN("42P10"),
   /** OPTIMIZE ZORDER BY a column the table does not have. */
   DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST("42703"),
   /** OPTIMIZE ZORDER BY a column without per-file statistics (beyond delta.dataSkippingNumIndexedCols). */
   DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS("KD00D", ClientExceptionType.ANALYSIS),
+  /** OPTIMIZE ZORDER BY more than 63 columns (the Z-order curve interleaves at most 63 of them). */
+  FILECOMMIT_TOO_MANY_ZORDER_COLUMNS("54000", ClientExceptionType.ILLEGAL_ARGUMENT),
   /** RESTORE to a version that is not before the latest or no longer recreatable. */
   DELTA_CANNOT_RESTORE_TABLE_VERSION("22003", ClientExceptionType.ANALYSIS),
   /** RESTORE to a timestamp before the earliest commit still in the log. */
@@ -277,7 +333,7 @@ public enum ErrorClass {
   DELTA_INVALID_AUTO_COMPACT_TYPE("22023"),
   /** OPTIMIZE FULL on a table without clustering columns (Delta's class). */
   DELTA_OPTIMIZE_FULL_NOT_SUPPORTED("42601"),
-  /** Something the table asks for that filecommit does not do (named in the message). */
+  /** Something filecommit does not do that no more specific class describes (parameter {@code operation} names it). */
   FILECOMMIT_UNSUPPORTED_OPERATION("0A000");
 
   private final String sqlState;
@@ -288,7 +344,10 @@ public enum ErrorClass {
     this(sqlState, ClientExceptionType.bySqlState(sqlState));
   }
 
-  /** A class Delta raises as another type than its SQLSTATE says (Delta's {@code DeltaErrors}). */
+  /**
+   * A class raised as another type than its SQLSTATE says: the type Delta (Delta's {@code
+   * DeltaErrors}) or Spark raises it as, or for a {@code FILECOMMIT_*} class the type its refusal had.
+   */
   ErrorClass(String sqlState, ClientExceptionType clientType) {
     this.sqlState = sqlState;
     this.clientType = clientType;

@@ -139,7 +139,8 @@ public class FileCommitDataSource implements DataSourceRegister, RelationProvide
     scala.jdk.javaapi.CollectionConverters.asJava(parameters).forEach((k, v) -> options.put(k.toLowerCase(Locale.ROOT), v));
     String path = options.get("path");
     if (path == null || path.isBlank()) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("A filecommit read needs the table path: load(path)");
+      throw ErrorClass.INVALID_EMPTY_LOCATION.error("A filecommit read needs the table path: load(path)",
+          Map.of("location", String.valueOf(path)));
     }
     DeltaLog log = DeltaLog.forTable(session, path);
     Snapshot latest = log.snapshot();

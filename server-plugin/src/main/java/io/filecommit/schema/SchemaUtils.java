@@ -132,8 +132,8 @@ public final class SchemaUtils {
    * @param partitionBy partition columns in directory order, matched case-insensitively
    * @param what "table" or "sink", for the message
    * @return the columns with the schema's exact names
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
-   *     empty name, {@code DELTA_PARTITION_COLUMN_NOT_FOUND}, {@code
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_PARTITION_COLUMN_NOT_FOUND} for
+   *     an empty name or one the schema lacks, {@code
    *     DELTA_INVALID_PARTITION_COLUMN_TYPE} (complex type), {@code DELTA_DUPLICATE_COLUMNS_FOUND}
    *     (given twice), {@code DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION}
    */
@@ -142,7 +142,8 @@ public final class SchemaUtils {
     Set<String> seen = new HashSet<>();
     for (String p : partitionBy) {
       if (p == null || p.isEmpty()) {
-        throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Partition column names must be non-empty, got '" + p + "'");
+        throw ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error("Partition column names must be non-empty, got '" + p
+            + "'", java.util.Map.of("columnName", String.valueOf(p)));
       }
       StructField match = findField(schema, p).orElseThrow(() -> ErrorClass.DELTA_PARTITION_COLUMN_NOT_FOUND.error(
           "Partition column '" + p + "' is not in the data; columns: " + List.of(schema.fieldNames())));

@@ -77,10 +77,12 @@ public final class BatchSinkWriter {
    */
   public static void checkArguments(String path, long batchId) {
     if (path == null || path.isBlank()) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Sink path must be a non-empty string, got '" + path + "'");
+      throw ErrorClass.INVALID_EMPTY_LOCATION.error("Sink path must be a non-empty string, got '" + path + "'",
+          Map.of("location", String.valueOf(path)));
     }
     if (batchId < 0) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Batch id must be >= 0, got " + batchId);
+      throw ErrorClass.FILECOMMIT_INVALID_BATCH_ID.error("Batch id must be >= 0, got " + batchId,
+          Map.of("batchId", Long.toString(batchId)));
     }
   }
 
@@ -126,7 +128,8 @@ public final class BatchSinkWriter {
       if (fs.exists(qualified)) {
         FileStatus st = fs.getFileStatus(qualified);
         if (!st.isDirectory()) {
-          throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Sink path " + qualified + " is a file, not a directory");
+          throw ErrorClass.FILECOMMIT_PATH_NOT_A_DIRECTORY.error("Sink path " + qualified + " is a file, not a "
+              + "directory", Map.of("path", qualified.toString()));
         }
       }
     } catch (IOException e) {
@@ -180,9 +183,10 @@ public final class BatchSinkWriter {
   }
 
   private static RuntimeException gap(long batchId, Path sink, long latest) {
-    return ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Batch id " + batchId + " would leave a gap in the sink log of " + sink
-        + ": " + (latest < 0 ? "the log is empty, so the first batch id is 0"
-            : "the latest committed batch is " + latest + ", so the next batch id is " + (latest + 1)));
+    return ErrorClass.FILECOMMIT_INVALID_BATCH_ID.error("Batch id " + batchId + " would leave a gap in the sink log of "
+        + sink + ": " + (latest < 0 ? "the log is empty, so the first batch id is 0"
+            : "the latest committed batch is " + latest + ", so the next batch id is " + (latest + 1)),
+        Map.of("batchId", Long.toString(batchId), "latestBatchId", Long.toString(latest)));
   }
 
   /**

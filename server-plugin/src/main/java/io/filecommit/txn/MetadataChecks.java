@@ -29,8 +29,8 @@ final class MetadataChecks {
    * @param readAllAndEmpty records that the transaction read every file; true when its rows were
    *     checked or there are none
    * @throws io.filecommit.errors.FileCommitException the property classes of {@link TableConfig};
-   *     {@code FILECOMMIT_UNSUPPORTED_OPERATION} for a constraint on a table with unchecked data or
-   *     in-commit timestamps switched on for an existing table
+   *     {@code DELTA_ADD_CONSTRAINTS} for a constraint on a table with unchecked data, {@code
+   *     FILECOMMIT_FEATURE_ONLY_ON_NEW_TABLE} for in-commit timestamps switched on for an existing table
    */
   static void checkProperties(SparkSession session, Snapshot snapshot, Metadata metadata, String table,
       BooleanSupplier readAllAndEmpty) {
@@ -41,13 +41,14 @@ final class MetadataChecks {
     ConstraintValidation.validateConstraintProperties(session, metadata.schema(), changed);
     if (snapshot.exists() && changed.keySet().stream().anyMatch(k -> k.startsWith(TableConfig.CONSTRAINT_PREFIX))
         && !readAllAndEmpty.getAsBoolean()) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("A CHECK constraint added to the existing table "
+      throw ErrorClass.DELTA_ADD_CONSTRAINTS.error("A CHECK constraint added to the existing table "
           + table + " by this command, whose rows it does not check; use ALTER TABLE ADD CONSTRAINT or "
           + "set_table_properties", java.util.Map.of("operation", "ADD CONSTRAINT"));
     }
     if (snapshot.exists() && TableConfig.IN_COMMIT_TIMESTAMPS.fromConfiguration(changed)) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Enabling " + TableConfig.IN_COMMIT_TIMESTAMPS
-          + " on the existing table " + table + " is not supported by filecommit; set it when the table is created");
+      throw ErrorClass.FILECOMMIT_FEATURE_ONLY_ON_NEW_TABLE.error("Enabling " + TableConfig.IN_COMMIT_TIMESTAMPS
+          + " on the existing table " + table + " is not supported by filecommit; set it when the table is created",
+          java.util.Map.of("property", TableConfig.IN_COMMIT_TIMESTAMPS.key(), "table", table));
     }
   }
 }

@@ -234,8 +234,8 @@ public final class OptimisticTransaction {
    * @param id the application transaction
    * @return true when the table's latest version for the app id is already >= the version: the
    *     caller must not write
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
-   *     empty app id or a negative version
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} for an empty app
+   *     id or a negative version
    */
   public boolean setTransaction(TransactionId id) {
     id.check();
@@ -339,7 +339,7 @@ public final class OptimisticTransaction {
     ConflictChecker.ReadState state = reads.state(newMetadata != null || newProtocol != null || !domains.isEmpty(),
         actions, txns, TableConfig.ISOLATION_LEVEL.fromMetadata(metadata()));
     if (stager != null && !domains.isEmpty()) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("A commit that writes domain metadata ("
+      throw ErrorClass.FILECOMMIT_CANNOT_STAGE.error("A commit that writes domain metadata ("
           + domains.get(0).domain() + ") cannot be staged; commit it directly", Map.of("operation", "stage"));
     }
     if (stager != null) {

@@ -154,8 +154,8 @@ final class RowTracking {
    * @param metadata the new metadata
    * @param table the table path, for messages
    * @return the metadata to commit
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_UNSUPPORTED_OPERATION} when
-   *     an existing table would switch row tracking on (its files would need row IDs first); {@code
+   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_FEATURE_ONLY_ON_NEW_TABLE}
+   *     when an existing table would switch row tracking on (its files would need row IDs first); {@code
    *     DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED} when the schema has a column named as a
    *     materialized column (its values would forge row IDs), as Delta checks
    */
@@ -165,9 +165,10 @@ final class RowTracking {
       return metadata;
     }
     if (current != null && !TableConfig.ENABLE_ROW_TRACKING.fromMetadata(current)) {
-      throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("Enabling " + TableConfig.ENABLE_ROW_TRACKING.key()
+      throw ErrorClass.FILECOMMIT_FEATURE_ONLY_ON_NEW_TABLE.error("Enabling " + TableConfig.ENABLE_ROW_TRACKING.key()
           + " on the existing table " + table + " is not supported by filecommit (its files would need row IDs "
-          + "first); set it when the table is created, or enable it with Delta's ALTER TABLE");
+          + "first); set it when the table is created, or enable it with Delta's ALTER TABLE",
+          Map.of("property", TableConfig.ENABLE_ROW_TRACKING.key(), "table", table));
     }
     Map<String, String> conf = new LinkedHashMap<>(metadata.configuration());
     Map<String, String> old = current == null ? Map.of() : current.configuration();

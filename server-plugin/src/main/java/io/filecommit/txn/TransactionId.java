@@ -11,16 +11,19 @@ public record TransactionId(String appId, long version) {
   /**
    * Checks the id before anything is written.
    *
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} for an
-   *     empty app id or a negative version
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_ILLEGAL_OPTION} for an empty app
+   *     id or a negative version (parameters {@code name}: {@code txnAppId} / {@code txnVersion},
+   *     {@code input})
    */
   void check() {
     if (appId == null || appId.isEmpty()) {
-      throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error(
-          "txn app id must be a non-empty string, got '" + appId + "'");
+      throw io.filecommit.errors.ErrorClass.DELTA_ILLEGAL_OPTION.error(
+          "txn app id must be a non-empty string, got '" + appId + "'",
+          java.util.Map.of("name", "txnAppId", "input", String.valueOf(appId)));
     }
     if (version < 0) {
-      throw io.filecommit.errors.ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("txn version must be >= 0, got " + version);
+      throw io.filecommit.errors.ErrorClass.DELTA_ILLEGAL_OPTION.error("txn version must be >= 0, got " + version,
+          java.util.Map.of("name", "txnVersion", "input", Long.toString(version)));
     }
   }
 }

@@ -82,7 +82,7 @@ class ClusteringTest {
   @Test
   void clusteringPropertyRoundTrips() {
     assertEquals(List.of("a", "b,c"), Clustering.fromProperty(Clustering.toProperty(List.of("a", "b,c"))));
-    assertEquals("FILECOMMIT_INVALID_ARGUMENT",
+    assertEquals("DELTA_ILLEGAL_OPTION",
         assertThrows(FileCommitException.class, () -> Clustering.fromProperty("a,b")).getCondition());
   }
 }

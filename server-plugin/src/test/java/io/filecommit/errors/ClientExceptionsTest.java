@@ -74,6 +74,9 @@ class ClientExceptionsTest {
     assertEquals(ClientExceptionType.ILLEGAL_ARGUMENT, type(ErrorClass.FILECOMMIT_INVALID_ARGUMENT));
     assertEquals(ClientExceptionType.UNSUPPORTED_OPERATION, type(ErrorClass.DELTA_CANNOT_MODIFY_APPEND_ONLY));
     assertEquals(ClientExceptionType.UNSUPPORTED_OPERATION, type(ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION));
+    assertEquals(ClientExceptionType.ILLEGAL_ARGUMENT, type(ErrorClass.INVALID_EMPTY_LOCATION)); // Spark's type
+    assertEquals(ClientExceptionType.ANALYSIS, type(ErrorClass.DELTA_ADD_CONSTRAINTS)); // Delta's, not by SQLSTATE
+    assertEquals(ClientExceptionType.ILLEGAL_ARGUMENT, type(ErrorClass.FILECOMMIT_TOO_MANY_ZORDER_COLUMNS));
     for (ErrorClass c : List.of(ErrorClass.DELTA_CONCURRENT_APPEND, ErrorClass.DELTA_CONCURRENT_DELETE_READ,
         ErrorClass.DELTA_CONCURRENT_DELETE_DELETE, ErrorClass.DELTA_METADATA_CHANGED, ErrorClass.DELTA_PROTOCOL_CHANGED,
         ErrorClass.DELTA_CONCURRENT_TRANSACTION)) {

@@ -353,7 +353,7 @@ class OptimisticTransactionTest {
     Map<String, String> conf = new java.util.HashMap<>(log().snapshot().metadata().configuration());
     conf.put("delta.constraints.positive", "id > 0");
     OptimisticTransaction unchecked = new OptimisticTransaction(spark, log());
-    assertEquals("FILECOMMIT_UNSUPPORTED_OPERATION", assertThrows(FileCommitException.class,
+    assertEquals("DELTA_ADD_CONSTRAINTS", assertThrows(FileCommitException.class,
         () -> unchecked.updateMetadata(unchecked.snapshot().metadata().withConfiguration(conf))).getCondition());
     OptimisticTransaction constraint = new OptimisticTransaction(spark, log());
     constraint.readAllRowsForConstraints(); // what CheckConstraintCommand does once the rows passed

@@ -97,7 +97,8 @@ public final class MergeIntoCommand {
     String s = sourceAlias == null || sourceAlias.isEmpty() ? ownAlias(source) : sourceAlias;
     String t = targetAlias == null || targetAlias.isEmpty() ? "target" : targetAlias;
     if (s.equalsIgnoreCase(t)) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("MERGE source and target aliases must differ, both are '" + s + "'");
+      throw ErrorClass.FILECOMMIT_DUPLICATE_MERGE_ALIAS.error("MERGE source and target aliases must differ, both are '"
+          + s + "'", Map.of("alias", s));
     }
     boolean hasMatched = clauses.stream().anyMatch(c -> c.kind().matched());
     boolean hasBySource = clauses.stream().anyMatch(c -> c.kind().bySource());

@@ -61,10 +61,13 @@ public final class OptimizeCommand {
    * @param targetFileSize target file size in bytes (> 0), or null for the table's / server's
    * @param zOrderBy columns to Z-order by, empty for bin-packing
    * @return the commit and its metrics; {@code committed=false} when nothing needed rewriting
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_INVALID_ARGUMENT} (blank
-   *     path, target size {@code <= 0}, unparsable predicate), {@code DELTA_MISSING_DELTA_TABLE}, {@code
-   *     DELTA_NON_PARTITION_COLUMN_REFERENCE}, {@code DELTA_ZORDERING_ON_PARTITION_COLUMN}, {@code
-   *     DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST}, {@code DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS},
+   * @throws io.filecommit.errors.FileCommitException {@code INVALID_EMPTY_LOCATION} (blank path),
+   *     {@code FILECOMMIT_INVALID_TARGET_FILE_SIZE} (target size {@code <= 0}), {@code
+   *     DELTA_FAILED_RECOGNIZE_PREDICATE} (a blank, unparsable or unresolvable predicate), {@code
+   *     DELTA_MISSING_DELTA_TABLE}, {@code DELTA_NON_PARTITION_COLUMN_REFERENCE}, {@code
+   *     DELTA_ZORDERING_ON_PARTITION_COLUMN}, {@code DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST} (also a
+   *     blank name), {@code DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS}, {@code
+   *     FILECOMMIT_TOO_MANY_ZORDER_COLUMNS},
    *     {@code DELTA_UNSUPPORTED_FEATURES_FOR_WRITE}, {@code DELTA_CONCURRENT_DELETE_READ} and the
    *     other conflict classes
    */
@@ -75,7 +78,7 @@ public final class OptimizeCommand {
       throw DeltaErrors.blankPath(path);
     }
     if (targetFileSize != null && targetFileSize <= 0) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("OPTIMIZE target file size must be > 0 bytes, got "
+      throw ErrorClass.FILECOMMIT_INVALID_TARGET_FILE_SIZE.error("OPTIMIZE target file size must be > 0 bytes, got "
           + targetFileSize, Map.of("targetFileSize", String.valueOf(targetFileSize)));
     }
     DeltaLog log = DeltaLog.forTable(session, path);
@@ -126,8 +129,8 @@ public final class OptimizeCommand {
    */
   private static Column partitionPredicate(SparkSession session, Metadata md, String where) {
     if (where == null || where.isBlank()) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("OPTIMIZE predicate must be a non-empty SQL predicate, got '"
-          + where + "'");
+      throw ErrorClass.DELTA_FAILED_RECOGNIZE_PREDICATE.error("OPTIMIZE predicate must be a non-empty SQL predicate, "
+          + "got '" + where + "'", Map.of("predicate", String.valueOf(where)));
     }
     Column predicate;
     LogicalPlan analyzed;
@@ -135,8 +138,9 @@ public final class OptimizeCommand {
       predicate = functions.expr(where);
       analyzed = session.createDataFrame(List.<Row>of(), md.schema()).filter(predicate).queryExecution().analyzed();
     } catch (Exception e) { // ParseException / AnalysisException are checked in Java's eyes
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("OPTIMIZE predicate '" + where + "' is not a valid predicate "
-          + "on the table's columns " + List.of(md.schema().fieldNames()) + ": " + e.getMessage(), e);
+      throw ErrorClass.DELTA_FAILED_RECOGNIZE_PREDICATE.error("OPTIMIZE predicate '" + where + "' is not a valid "
+          + "predicate on the table's columns " + List.of(md.schema().fieldNames()) + ": " + e.getMessage(), e,
+          Map.of("predicate", where));
     }
     if (analyzed instanceof Filter filter) {
       for (var a : scala.jdk.javaapi.CollectionConverters.asJava(filter.condition().references().toSeq())) {
@@ -171,7 +175,8 @@ public final class OptimizeCommand {
     List<String> withoutStats = new ArrayList<>();
     for (String c : zOrderBy) {
       if (c == null || c.isBlank()) {
-        throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Z-order column names must be non-empty, got '" + c + "'");
+        throw ErrorClass.DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST.error("Z-order column names must be non-empty, got '"
+            + c + "'", Map.of("columnName", String.valueOf(c)));
       }
       if (!SchemaUtils.containsIgnoreCase(withStats, c)) {
         withoutStats.add(c);
@@ -191,7 +196,8 @@ public final class OptimizeCommand {
           + TableConfig.DATA_SKIPPING_NUM_INDEXED_COLS.key() + ")", Map.of("cols", String.join(", ", withoutStats)));
     }
     if (out.size() > 63) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("At most 63 Z-order columns, got " + out.size());
+      throw ErrorClass.FILECOMMIT_TOO_MANY_ZORDER_COLUMNS.error("At most 63 Z-order columns, got " + out.size(),
+          Map.of("numColumns", Integer.toString(out.size()), "maxColumns", "63"));
     }
     return out;
   }
