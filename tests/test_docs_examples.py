@@ -13,8 +13,9 @@ Conventions for writers of pages:
 - A ```` ```text title="Output" ```` block right after a Python block is that block's printed
   output, compared with doctest's rules (``...`` matches anything, whitespace normalized).
 - ``<!-- skip: next "reason" -->`` before a block marks it as not runnable here (an operator's
-  session, an endless loop); keep these few: the test counts them. ``<!-- skip: next
-  if(SHARED_MODE, reason="...") -->`` skips it only against a server in shared mode.
+  session, an endless loop); keep these few: the test counts them. ``<!-- skip: start
+  if(SHARED_MODE, reason="...") -->`` ... ``<!-- skip: end -->`` skip blocks (and their Output) only
+  against a server in shared mode.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def run_page(page: Path) -> tuple[int, int]:
     from conftest import shared_mode
 
     document = SYBIL.parse(page)
-    document.namespace["SHARED_MODE"] = shared_mode()  # for <!-- skip: next if(SHARED_MODE, reason=...) -->
+    document.namespace["SHARED_MODE"] = shared_mode()  # for <!-- skip: start if(SHARED_MODE, reason=...) -->
     ran = skipped = 0
     for example in document:
         evaluator = example.region.evaluator
