@@ -44,5 +44,8 @@ def test_go_client_writes_deletes_and_reads_back(spark, tmp_path):
     # In a container the report must be on the shared volume too.
     report_path = os.path.join(work if container else str(tmp_path), "report.json")
     hostport, token = _address(spark)
-    report = go_contract.run(hostport, token, work, report_path, command=container)
+    # A server that authenticates principals pins each token's user id: the Go client claims the
+    # suite's principal (FILECOMMIT_TEST_PRINCIPAL) as pyspark's session does.
+    report = go_contract.run(hostport, token, work, report_path, command=container,
+                             user=os.environ.get("FILECOMMIT_TEST_PRINCIPAL"))
     go_contract.check(work, report)
