@@ -29,7 +29,7 @@
 #   SPARK_CONNECT_AUTHENTICATE_TOKEN
 #                            when set, the server requires this bearer token from every client
 #                            (Spark Connect's spark.connect.authenticate.token, read from the
-#                            environment so the secret is not on the command line); docs/operators.md
+#                            environment so the secret is not on the command line); docs/sharing.md
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

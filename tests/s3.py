@@ -3,7 +3,8 @@
 :class:`MinioServer` starts one server with its own data directory and free ports, waits until it
 answers, creates buckets, and stops it (``stop`` / ``kill`` / ``start`` again on the same data, for
 the fault tests). :func:`server_conf` is the static Connect-server conf that points Hadoop S3A at it
-(endpoint, static credentials, path-style access: the settings an operator gives, docs/operators.md).
+(endpoint, static credentials, path-style access: the settings an operator gives, docs/storage.md,
+"Object storage (S3)").
 """
 
 from __future__ import annotations

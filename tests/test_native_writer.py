@@ -1,5 +1,5 @@
 """The native Parquet write path (DuckDB's Parquet writer, snappy; server setting
-``spark.filecommit.writer.native``, docs/operators.md "Native Parquet writer") against Spark's writer.
+``spark.filecommit.writer.native``, docs/writing.md "Native Parquet writer") against Spark's writer.
 
 The same input is written twice on one server: through the native writer (an eligible write) and
 through Spark's writer (the same write with a Spark writer option, which makes it ineligible). Both

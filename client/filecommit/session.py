@@ -271,7 +271,7 @@ def local_session(
     ``-Dlog4j2.configurationFile=...`` in ``conf["spark.driver.extraJavaOptions"]``, is used as is.
 
     Tables on S3 (``s3a://bucket/prefix/table``) need Hadoop's S3A connector on the server and its
-    settings in ``conf`` (docs/operators.md, "Object storage (S3)"): the jars of ``make s3a-jars``
+    settings in ``conf`` (docs/storage.md, "Object storage (S3)"): the jars of ``make s3a-jars``
     after the plugin jar in ``spark.jars`` (``",".join([find_plugin_jar(), *glob(".build/s3a-jars/*.jar")])``),
     ``spark.hadoop.fs.s3a.endpoint`` (e.g. ``http://127.0.0.1:9000``; leave out on AWS),
     ``spark.hadoop.fs.s3a.path.style.access`` (``"true"`` for MinIO and most non-AWS stores) and
