@@ -1,11 +1,8 @@
 package io.filecommit.commands;
 
 import io.filecommit.delta.IdentityColumns;
-<<<<<<< HEAD
 import io.filecommit.delta.actions.AddFile;
-=======
 import io.filecommit.errors.DeltaErrors;
->>>>>>> errors
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.files.TransactionalWrite;
 import io.filecommit.txn.CommandResult;
