@@ -1,6 +1,5 @@
 package io.filecommit.catalog;
 
-import io.filecommit.commands.SetTablePropertiesCommand;
 import io.filecommit.connect.AllowedRoots;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.security.Privilege;
@@ -320,15 +319,5 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     if (location != null && !location.isBlank()) {
       Guard.errors(() -> AllowedRoots.allowedPath(location, session(), Privilege.OWNER));
     }
-  }
-
-  /**
-   * Sets table properties through the plugin's command.
-   *
-   * @param path the table root
-   * @param properties the properties
-   */
-  static void setProperties(String path, Map<String, String> properties) {
-    SetTablePropertiesCommand.run(session(), path, properties, null, null);
   }
 }
