@@ -1,19 +1,10 @@
 package io.filecommit.catalog;
 
-import io.filecommit.commands.SetTablePropertiesCommand;
 import io.filecommit.connect.AllowedRoots;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.security.Privilege;
-import java.time.Instant;
-import java.time.LocalDateTime;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
@@ -26,7 +17,6 @@ import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
-import org.apache.spark.sql.connector.catalog.V1Table;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.types.StructType;
 
@@ -41,9 +31,11 @@ import org.apache.spark.sql.types.StructType;
  *   <li>{@code delta.`/path`} (and {@code filecommit.`/path`}) name the table at that path; the
  *       path goes through the server's allowed roots ({@code spark.filecommit.allowedRoots}).
  *   <li>{@code name@v3} (Delta's time-travel suffix), {@code VERSION AS OF} and {@code TIMESTAMP AS
- *       OF} load the table pinned to that version or timestamp.
+ *       OF} load the table pinned to that version or timestamp. Names are resolved by {@link
+ *       TableLookup}.
  *   <li>CREATE TABLE / CTAS / REPLACE / CREATE OR REPLACE with {@code USING delta} write the table's
- *       first (or replacing) commit with the plugin's {@code WriteIntoDelta} ({@link TableCreation}),
+ *       first (or replacing) commit with the plugin's {@code WriteIntoDelta} ({@link TableCreation},
+ *       staged by {@link TableStaging}: location, partitioning or clustering, table properties),
  *       and register the name with the provider and, when {@code LOCATION} was given, the location
  *       (an external table), else the session catalog's default location (a managed table, whose
  *       files {@code DROP TABLE} deletes, as Spark does for managed tables).
@@ -58,9 +50,6 @@ import org.apache.spark.sql.types.StructType;
  * FILECOMMIT_PATH_NOT_ALLOWED}, {@code DELTA_MISSING_DELTA_TABLE}, ...
  */
 public class FileCommitCatalog extends DelegatingCatalogExtension implements StagingTableCatalog {
-  private static final Pattern VERSION_SUFFIX = Pattern.compile("^(.+)@v(\\d+)$");
-  private static final Pattern TIMESTAMP_SUFFIX = Pattern.compile("^(.+)@(\\d{17})$");
-
   /** A catalog; Spark creates it and sets the session catalog as its delegate. */
   public FileCommitCatalog() {}
 
@@ -76,15 +65,6 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
    */
   static boolean ours(String provider) {
     return provider != null && (provider.equalsIgnoreCase("delta") || provider.equalsIgnoreCase("filecommit"));
-  }
-
-  /** The table root of a path identifier ({@code delta.`/path`}), or null for a catalog name. */
-  static String pathOf(Identifier ident) {
-    String[] ns = ident.namespace();
-    if (ns.length == 1 && ours(ns[0]) && (ident.name().startsWith("/") || ident.name().contains(":/"))) {
-      return AllowedRoots.allowedPath(ident.name(), session());
-    }
-    return null;
   }
 
   /**
@@ -103,97 +83,28 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     return out;
   }
 
+  /**
+   * Loads a table ({@link TableLookup}): a {@link FileCommitTable} for {@code delta.`/path`} and a name registered
+   * with provider {@code delta} / {@code filecommit}, the session catalog's table for any other name.
+   *
+   * @param ident the name; {@code name@v3} or {@code name@20240101000000000} pins the table to that version
+   *     or timestamp
+   * @return the table
+   * @throws NoSuchTableException when there is no such name
+   */
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
-    return guarded(ident, Map.of());
+    return TableLookup.load(this, ident, Map.of());
   }
 
   @Override
   public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
-    return guarded(ident, Map.of("versionAsOf", version));
+    return TableLookup.load(this, ident, Map.of("versionAsOf", version));
   }
 
   @Override
   public Table loadTable(Identifier ident, long timestampMicros) throws NoSuchTableException {
-    return guarded(ident, Map.of("timestampAsOf", timestamp(timestampMicros)));
-  }
-
-  private Table guarded(Identifier ident, Map<String, String> readOptions) throws NoSuchTableException {
-    try {
-      return load(ident, readOptions);
-    } catch (io.filecommit.errors.FileCommitException e) {
-      throw io.filecommit.errors.ClientExceptions.rethrow(e);
-    }
-  }
-
-  /** A timestamp in microseconds since the epoch as the reader's option text, in the session time zone. */
-  private static String timestamp(long micros) {
-    Instant at = Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L);
-    return LocalDateTime.ofInstant(at, java.time.ZoneId.of(session().sessionState().conf().sessionLocalTimeZone()))
-        .toString().replace('T', ' ');
-  }
-
-  private Table load(Identifier ident, Map<String, String> readOptions) throws NoSuchTableException {
-    String path = pathOf(ident);
-    if (path != null) {
-      FileCommitTable.check(session(), null, path, Privilege.READ);
-      FileCommitTable t = new FileCommitTable(session(), path, ident, readOptions);
-      if (!t.exists()) {
-        throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error(path + " is not a Delta table (no _delta_log commits)",
-            Map.of("tableName", path));
-      }
-      return t;
-    }
-    Table table;
-    try {
-      table = super.loadTable(ident);
-    } catch (NoSuchTableException e) {
-      Matcher v = VERSION_SUFFIX.matcher(ident.name());
-      if (readOptions.isEmpty() && v.matches()) {
-        return load(Identifier.of(ident.namespace(), v.group(1)), Map.of("versionAsOf", v.group(2)));
-      }
-      Matcher ts = TIMESTAMP_SUFFIX.matcher(ident.name());
-      if (readOptions.isEmpty() && ts.matches()) {
-        String d = ts.group(2);
-        String text = d.substring(0, 4) + "-" + d.substring(4, 6) + "-" + d.substring(6, 8) + " " + d.substring(8, 10)
-            + ":" + d.substring(10, 12) + ":" + d.substring(12, 14) + "." + d.substring(14);
-        return load(Identifier.of(ident.namespace(), ts.group(1)), Map.of("timestampAsOf", text));
-      }
-      throw e;
-    }
-    String location = locationOf(table);
-    if (location == null) {
-      if (!readOptions.isEmpty()) {
-        return readOptions.containsKey("versionAsOf") ? super.loadTable(ident, readOptions.get("versionAsOf"))
-            : super.loadTable(ident);
-      }
-      return table;
-    }
-    // The location a metastore holds (another server's, or one written by Spark's V1 commands such
-    // as CREATE TABLE LIKE ... LOCATION) is checked as every path is: inside the allowed roots.
-    String allowed = AllowedRoots.allowedPath(location, session());
-    String qualified = qualified(ident);
-    FileCommitTable.check(session(), qualified, allowed, Privilege.READ);
-    return new FileCommitTable(session(), allowed, ident, qualified, readOptions);
-  }
-
-  /** The name grants name a table of this catalog by: {@code spark_catalog.db.t}, lower case. */
-  String qualified(Identifier ident) {
-    String ns = ident.namespace().length == 0 ? String.join(".", session().sessionState().catalogManager()
-        .currentNamespace()) : String.join(".", ident.namespace());
-    return (name() + "." + ns + "." + ident.name()).toLowerCase(Locale.ROOT);
-  }
-
-  /** The location of a table of ours in the session catalog, or null for any other table. */
-  static String locationOf(Table table) {
-    if (table instanceof V1Table v1 && v1.v1Table().provider().isDefined() && ours(v1.v1Table().provider().get())
-        && v1.v1Table().storage().locationUri().isDefined()) {
-      return new org.apache.hadoop.fs.Path(v1.v1Table().storage().locationUri().get()).toString();
-    }
-    if (table instanceof FileCommitTable t) {
-      return t.path();
-    }
-    return null;
+    return TableLookup.load(this, ident, Map.of("timestampAsOf", TableLookup.timestampOption(timestampMicros)));
   }
 
   @Override
@@ -209,7 +120,7 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     }
     TableCreation c = Guard.errors(() -> {
       try {
-        return stage(ident, columns, partitions, properties, TableCreation.Kind.CREATE);
+        return TableStaging.stage(this, ident, columns, partitions, properties, TableCreation.Kind.CREATE);
       } catch (TableAlreadyExistsException e) {
         throw ErrorClass.DELTA_TABLE_ALREADY_EXISTS.error("Table " + ident + " already exists",
             Map.of("tableName", ident.toString()));
@@ -238,7 +149,7 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
           + "supported for Delta tables only (USING delta), not for provider " + properties.get(TableCatalog.PROP_PROVIDER),
           Map.of("operation", "CREATE TABLE AS SELECT", "tableName", ident.toString()));
     }
-    return stage(ident, columns, partitions, properties, TableCreation.Kind.CREATE);
+    return TableStaging.stage(this, ident, columns, partitions, properties, TableCreation.Kind.CREATE);
   }
 
   @Override
@@ -247,110 +158,13 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     if (!tableExists(ident)) {
       throw new NoSuchTableException(ident);
     }
-    return stageOrRefuse(ident, columns, partitions, properties, TableCreation.Kind.REPLACE);
+    return TableStaging.replace(this, ident, columns, partitions, properties, TableCreation.Kind.REPLACE);
   }
 
   @Override
   public StagedTable stageCreateOrReplace(Identifier ident, Column[] columns, Transform[] partitions,
       Map<String, String> properties) throws NoSuchNamespaceException {
-    return stageOrRefuse(ident, columns, partitions, properties, TableCreation.Kind.CREATE_OR_REPLACE);
-  }
-
-  private StagedTable stageOrRefuse(Identifier ident, Column[] columns, Transform[] partitions,
-      Map<String, String> properties, TableCreation.Kind kind) {
-    if (!ours(properties.get(TableCatalog.PROP_PROVIDER))) {
-      throw ErrorClass.DELTA_TABLE_ONLY_OPERATION.error("REPLACE TABLE is supported for Delta tables only "
-          + "(USING delta), not for provider " + properties.get(TableCatalog.PROP_PROVIDER),
-          Map.of("operation", "REPLACE TABLE", "tableName", ident.toString()));
-    }
-    try {
-      return stage(ident, columns, partitions, properties, kind);
-    } catch (TableAlreadyExistsException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private TableCreation stage(Identifier ident, Column[] columns, Transform[] partitions,
-      Map<String, String> properties, TableCreation.Kind kind) throws TableAlreadyExistsException {
-    try {
-      return stageChecked(ident, columns, partitions, properties, kind);
-    } catch (io.filecommit.errors.FileCommitException e) {
-      throw io.filecommit.errors.ClientExceptions.rethrow(e);
-    }
-  }
-
-  private TableCreation stageChecked(Identifier ident, Column[] columns, Transform[] partitions,
-      Map<String, String> properties, TableCreation.Kind kind) throws TableAlreadyExistsException {
-    String path = pathOf(ident);
-    boolean registered = path == null && tableExists(ident);
-    if (kind == TableCreation.Kind.CREATE && registered) {
-      throw new TableAlreadyExistsException(ident);
-    }
-    String explicit = properties.get(TableCatalog.PROP_LOCATION);
-    String location;
-    if (path != null) {
-      location = path;
-    } else if (registered) {
-      location = AllowedRoots.allowedPath(existingLocation(ident), session());
-    } else if (explicit != null) {
-      location = AllowedRoots.allowedPath(explicit, session());
-    } else {
-      location = AllowedRoots.allowedPath(session().sessionState().catalog().defaultTablePath(
-          new org.apache.spark.sql.catalyst.TableIdentifier(ident.name(),
-              scala.Option.apply(ident.namespace().length == 0 ? null : ident.namespace()[ident.namespace().length - 1])))
-          .toString(), session());
-    }
-    // Creating, replacing: OWNER on the table (its name, for a registered one) or its location.
-    FileCommitTable.check(session(), registered ? qualified(ident) : null, location, Privilege.OWNER);
-    List<String> partitionBy = new ArrayList<>();
-    List<String> clusterBy = null;
-    for (Transform t : partitions) {
-      if (t instanceof org.apache.spark.sql.connector.expressions.ClusterByTransform) {
-        clusterBy = new ArrayList<>(); // CLUSTER BY (Delta's ClusterBySpec): a table property for the write
-        for (org.apache.spark.sql.connector.expressions.NamedReference r : t.references()) {
-          clusterBy.add(String.join(".", r.fieldNames()));
-        }
-        continue;
-      }
-      if (!"identity".equals(t.name()) || t.references().length != 1) {
-        throw ErrorClass.DELTA_OPERATION_NOT_ALLOWED.error("Delta tables are partitioned by columns only, not by "
-            + t.describe(), Map.of("operation", "PARTITIONED BY " + t.describe()));
-      }
-      partitionBy.add(String.join(".", t.references()[0].fieldNames()));
-    }
-    Map<String, String> props = tableProperties(properties);
-    if (clusterBy != null) {
-      props.put(io.filecommit.delta.Clustering.PROPERTY, io.filecommit.delta.Clustering.toProperty(clusterBy));
-    }
-    return new TableCreation(this, ident, path != null, registered, explicit != null, location,
-        TableCreation.declaredSchema(columns, partitionBy), partitionBy, props, kind);
-  }
-
-  private String existingLocation(Identifier ident) {
-    try {
-      String l = locationOf(super.loadTable(ident));
-      if (l == null) {
-        throw ErrorClass.DELTA_TABLE_ONLY_OPERATION.error(ident + " is not a Delta table: REPLACE needs one",
-            Map.of("operation", "REPLACE TABLE", "tableName", ident.toString()));
-      }
-      return l;
-    } catch (NoSuchTableException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  /** The table properties a CREATE gives the Delta table: its TBLPROPERTIES and OPTIONS, without Spark's reserved keys. */
-  static Map<String, String> tableProperties(Map<String, String> properties) {
-    Map<String, String> out = new LinkedHashMap<>();
-    properties.forEach((k, v) -> {
-      String key = k.toLowerCase(Locale.ROOT);
-      if (org.apache.spark.sql.connector.catalog.CatalogV2Util.TABLE_RESERVED_PROPERTIES().contains(key)
-          || key.startsWith("option.") || key.equals("is_managed_location")) {
-        return;
-      }
-      out.put(k, v);
-    });
-    return out;
+    return TableStaging.replace(this, ident, columns, partitions, properties, TableCreation.Kind.CREATE_OR_REPLACE);
   }
 
   /**
@@ -396,7 +210,7 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
 
   @Override
   public boolean dropTable(Identifier ident) {
-    if (pathOf(ident) != null) {
+    if (TableLookup.pathOf(ident) != null) {
       throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("DROP TABLE needs a table name, not a path: "
           + ident, Map.of("operation", "DROP TABLE"));
     }
@@ -416,10 +230,33 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
   /** The session catalog's own entry of a table (a {@code V1Table}), or null when there is none. */
   Table sessionEntry(Identifier ident) {
     try {
-      return super.loadTable(ident);
+      return sessionTable(ident);
     } catch (NoSuchTableException e) {
       return null;
     }
+  }
+
+  /**
+   * The session catalog's own table of a name, as it has it (a {@code V1Table}; no table of ours made of it).
+   *
+   * @param ident the name
+   * @return the table
+   * @throws NoSuchTableException when the session catalog has no such name
+   */
+  Table sessionTable(Identifier ident) throws NoSuchTableException {
+    return super.loadTable(ident);
+  }
+
+  /**
+   * The session catalog's own table of a name at a version ({@code VERSION AS OF} of a table not ours).
+   *
+   * @param ident the name
+   * @param version the version, as the statement gave it
+   * @return the table
+   * @throws NoSuchTableException when the session catalog has no such name
+   */
+  Table sessionTable(Identifier ident, String version) throws NoSuchTableException {
+    return super.loadTable(ident, version);
   }
 
   /**
@@ -482,15 +319,5 @@ public class FileCommitCatalog extends DelegatingCatalogExtension implements Sta
     if (location != null && !location.isBlank()) {
       Guard.errors(() -> AllowedRoots.allowedPath(location, session(), Privilege.OWNER));
     }
-  }
-
-  /**
-   * Sets table properties through the plugin's command.
-   *
-   * @param path the table root
-   * @param properties the properties
-   */
-  static void setProperties(String path, Map<String, String> properties) {
-    SetTablePropertiesCommand.run(session(), path, properties, null, null);
   }
 }

@@ -394,7 +394,7 @@ final class MaintenanceStatements {
     } catch (NoSuchTableException e) {
       throw sneaky(e);
     }
-    String location = FileCommitCatalog.locationOf(table);
+    String location = TableLookup.locationOf(table);
     if (location == null) {
       throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error(String.join(".", parts) + " is not a Delta table",
           Map.of("tableName", String.join(".", parts)));

@@ -1,14 +1,10 @@
 package io.filecommit.delta;
 
-import io.delta.kernel.Table;
 import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
-import io.delta.kernel.exceptions.TableNotFoundException;
-import io.delta.kernel.exceptions.UnsupportedTableFeatureException;
 import io.delta.storage.LogStore;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.Actions;
-import io.filecommit.delta.actions.CommitInfo;
 import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.Protocol;
 import io.filecommit.delta.storage.LogStores;
@@ -17,7 +13,6 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -33,8 +28,9 @@ import org.apache.hadoop.fs.Path;
  * The {@code _delta_log} of one table (protocol "Delta Log Entries"; Delta's {@code DeltaLog}): commit files published
  * put-if-absent through a delta-storage {@link LogStore} chosen by {@link LogStores}, read back as typed actions, and
  * the latest {@link Snapshot} as Delta Kernel reads it (classic, multi-part and v2 checkpoints, {@code
- * _last_checkpoint}, log compaction files). A bounded process-wide {@link SnapshotCache} spares a Kernel reload while
- * the cached version provably is the latest.
+ * _last_checkpoint}, log compaction files). Snapshots are {@link SnapshotManagement}'s (Delta's {@code
+ * SnapshotManagement}), whose bounded process-wide {@link SnapshotCache} spares a Kernel reload while the cached
+ * version provably is the latest; checkpoints and log clean-up are {@link Checkpoints}'.
  */
 public final class DeltaLog {
   private static final Pattern COMMIT = Pattern.compile("^(\\d{20})\\.json$");
@@ -47,6 +43,7 @@ public final class DeltaLog {
   private final FileSystem fs;
   private final LogStore logStore;
   private final Engine engine;
+  private final SnapshotManagement snapshots;
 
   /**
    * Opens the log of a table with the default LogStore of its scheme (nothing is created).
@@ -86,6 +83,7 @@ public final class DeltaLog {
     engineConf.set(String.format(KERNEL_LOGSTORE_KEY, scheme == null ? "file" : scheme), logStoreClass);
     io.filecommit.delta.storage.LocalPermissions.use(engineConf, fs);
     this.engine = DefaultEngine.create(engineConf);
+    this.snapshots = new SnapshotManagement(this);
   }
 
   /**
@@ -285,41 +283,11 @@ public final class DeltaLog {
    *
    * @return the snapshot; {@link Snapshot#empty()} when there is no table
    * @throws io.filecommit.errors.FileCommitException {@code DELTA_UNSUPPORTED_FEATURES_FOR_READ}
-   *     when Kernel cannot read the table's protocol, naming the features
+   *     when Kernel cannot read the table's protocol, naming the features; {@code
+   *     FILECOMMIT_LOG_READ_FAILED} on a storage failure ({@link #readFailure})
    */
   public Snapshot snapshot() {
-    String key = tablePath.toString();
-    SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
-    boolean[] probe = c == null ? new boolean[2] : LogProbe.check(this, c.version(), c.mtime());
-    if (probe[0] && probe[1]) {
-      return toSnapshot(c);
-    } else if (probe[0]) {
-      SnapshotCache.Entry forward = SnapshotCache.rollForward(this, c);
-      if (forward != null) {
-        SnapshotCache.INSTANCE.replace(key, c, forward);
-        return toSnapshot(forward);
-      }
-    }
-    io.delta.kernel.Snapshot ks;
-    try {
-      ks = Table.forPath(engine, key).getLatestSnapshot(engine);
-    } catch (TableNotFoundException e) {
-      SnapshotCache.INSTANCE.remove(key);
-      return Snapshot.empty();
-    } catch (UnsupportedTableFeatureException e) {
-      throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_READ.error(
-          "Cannot read the Delta table at " + tablePath + ": it needs reader feature(s) " + e.getUnsupportedFeatures()
-              + " that filecommit does not support", Map.of("unsupported", String.valueOf(e.getUnsupportedFeatures())));
-    } catch (RuntimeException e) {
-      throw readFailure(e);
-    }
-    long version = ks.getVersion();
-    SnapshotCache.Entry fresh = new SnapshotCache.Entry(version, commitMtime(version), KernelInternals.protocol(ks),
-        KernelInternals.metadata(ks), ks, Map.of());
-    if (fresh.mtime() >= 0) {
-      SnapshotCache.INSTANCE.put(key, fresh);
-    }
-    return toSnapshot(fresh);
+    return snapshots.latest();
   }
 
   /**
@@ -333,46 +301,7 @@ public final class DeltaLog {
    *     the version cannot be recreated
    */
   public Snapshot snapshotAsOfVersion(long version) {
-    return kernelRead(() -> Table.forPath(engine, tablePath.toString()).getSnapshotAsOfVersion(engine, version));
-  }
-
-  private Snapshot kernelRead(java.util.function.Supplier<io.delta.kernel.Snapshot> read) {
-    io.delta.kernel.Snapshot ks;
-    try {
-      ks = read.get();
-    } catch (TableNotFoundException e) {
-      throw ErrorClass.DELTA_TABLE_NOT_FOUND.error("No Delta table at " + tablePath, Map.of("table", tablePath.toString()));
-    } catch (UnsupportedTableFeatureException e) {
-      throw ErrorClass.DELTA_UNSUPPORTED_FEATURES_FOR_READ.error(
-          "Cannot read the Delta table at " + tablePath + ": it needs reader feature(s) " + e.getUnsupportedFeatures()
-              + " that filecommit does not support", Map.of("unsupported", String.valueOf(e.getUnsupportedFeatures())));
-    }
-    long version = ks.getVersion();
-    return new Snapshot(version, KernelInternals.protocol(ks), KernelInternals.metadata(ks),
-        () -> {
-          try {
-            return ScanFiles.activeFiles(ks, engine, tablePath.toString());
-          } catch (RuntimeException e) {
-            throw readFailure(e);
-          }
-        },
-        appId -> KernelInternals.latestTransactionVersion(ks, engine, appId), () -> ks.getTimestamp(engine));
-  }
-
-  private Snapshot toSnapshot(SnapshotCache.Entry c) {
-    io.delta.kernel.Snapshot kernel = c.kernel();
-    long version = c.version();
-    boolean exact = kernel.getVersion() == version;
-    return new Snapshot(version, c.protocol(), c.metadata(), () -> {
-          try {
-            return ScanFiles.activeFiles(exact ? kernel : kernelSnapshotAt(version), engine, tablePath.toString());
-          } catch (RuntimeException e) {
-            throw readFailure(e);
-          }
-        },
-        appId -> c.ownTxns().containsKey(appId) ? Optional.of(c.ownTxns().get(appId))
-            : KernelInternals.latestTransactionVersion(kernel, engine, appId),
-        () -> exact ? kernel.getTimestamp(engine) : commitTimestamp(version));
+    return snapshots.asOfVersion(version);
   }
 
   /**
@@ -388,18 +317,7 @@ public final class DeltaLog {
    * @throws UncheckedIOException when the commit file's status cannot be read
    */
   public void committed(long version, Protocol protocol, Metadata metadata, Map<String, Long> txns) {
-    String key = tablePath.toString();
-    SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
-    long mtime = LogProbe.objectStore(fs) ? LogProbe.PUBLISHED_HERE : commitMtime(version);
-    if (c == null || mtime < 0) {
-      SnapshotCache.INSTANCE.remove(key);
-    } else if (c.version() == version - 1) {
-      Map<String, Long> own = new HashMap<>(c.ownTxns());
-      own.putAll(txns);
-      SnapshotCache.INSTANCE.replace(key, c, new SnapshotCache.Entry(version, mtime,
-          protocol != null ? protocol : c.protocol(), metadata != null ? metadata : c.metadata(), c.kernel(),
-          Map.copyOf(own)));
-    }
+    snapshots.committed(version, protocol, metadata, txns);
   }
 
   /**
@@ -411,13 +329,12 @@ public final class DeltaLog {
    * @return a version after {@code after} whose commit exists, or -1
    */
   public long latestKnownVersion(long after) {
-    SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(tablePath.toString());
-    return c != null && c.version() > after && commitMtime(c.version()) == c.mtime() ? c.version() : -1;
+    return snapshots.latestKnownVersion(after);
   }
 
   /** Forgets the cached state of this table (the next snapshot asks Kernel). */
   public void invalidateCache() {
-    SnapshotCache.INSTANCE.remove(tablePath.toString());
+    snapshots.invalidate();
   }
 
   /** Modification time of commit {@code version}'s file, or -1 when it does not exist. */
@@ -450,24 +367,6 @@ public final class DeltaLog {
       }
     }
     return e instanceof RuntimeException r ? r : new IllegalStateException(e);
-  }
-
-  private io.delta.kernel.Snapshot kernelSnapshotAt(long version) {
-    try {
-      return Table.forPath(engine, tablePath.toString()).getSnapshotAsOfVersion(engine, version);
-    } catch (TableNotFoundException e) {
-      throw new UncheckedIOException(new FileNotFoundException("No Delta table at " + tablePath));
-    }
-  }
-
-  /** The commit timestamp of a version from its commitInfo (in-commit timestamp when present). */
-  private long commitTimestamp(long version) {
-    for (Action a : readCommit(version)) {
-      if (a instanceof CommitInfo ci) {
-        return ci.effectiveTimestamp();
-      }
-    }
-    return commitMtime(version);
   }
 
   /**
