@@ -58,6 +58,7 @@ def test_local_session_starts_the_server_with_the_client_interpreter(monkeypatch
 
 
 @pytest.mark.slow
+@pytest.mark.refused_in_shared_mode("writes the columns of a Python UDF")
 def test_python_udf_columns_are_written_exactly(spark, table_path):
     # pyspark.sql.functions, as a user writes it: Connect columns because the session marks the
     # process as a Connect client, although the embedded server's classic session lives here too.
@@ -101,6 +102,7 @@ def test_python_udf_columns_are_written_exactly(spark, table_path):
 
 
 @pytest.mark.slow
+@pytest.mark.refused_in_shared_mode("writes the columns of a Python UDF")
 def test_string_udf_column_is_a_plain_delta_string(spark, table_path):
     """A Python UDF's StringType result is a Delta ``"string"`` column that delta-rs reads.
 
