@@ -126,10 +126,11 @@ def _read(spark, req):
         if req.get("version") is not None:
             reader = reader.option("versionAsOf", int(req["version"]))
         out = _collected(reader.load(path))
-        from delta.tables import DeltaTable
-
-        hist = DeltaTable.forPath(spark, path).history(1).collect()
-        out["latest_version"] = hist[0]["version"] if hist else None
+        # The latest version from the snapshot the read just loaded (Delta's DeltaLog cache, emptied
+        # before each request), not from history(1): that is one more log read and query per read.
+        latest = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path) \
+            .unsafeVolatileSnapshot().version()
+        out["latest_version"] = latest if latest >= 0 else None
         out["version"] = int(req["version"]) if req.get("version") is not None else out["latest_version"]
         return out
     if kind == "cdf":
