@@ -298,34 +298,20 @@ def make_fixture_tables(delta_spark, tmp_path_factory, request, fixtures: dict, 
 
     ``fixtures`` maps a name to the steps ``tests/delta_tables.py`` runs, or to a dict with
     ``steps`` and optionally ``drop_commits_before``; returns name -> its answer (``path``,
-    ``version``, ...). A table with the same steps as one an earlier module made is not made
-    again: its answer is returned (tests change copies only). Fails the module when a table could
-    not be made."""
-    import json
+    ``version``, ...). Fails the module when a table could not be made."""
     from pathlib import Path
 
     root = Path(shared_dir(tmp_path_factory.mktemp(label)))
-    specs, out = [], {}
+    specs = []
     for n, s in fixtures.items():
         spec = dict(s) if isinstance(s, dict) else {"steps": s}
-        key = json.dumps(spec, sort_keys=True)
-        if key in _MADE:  # the same table, made for an earlier module: tests change only copies
-            out[n] = _MADE[key]
-        else:
-            specs.append({"name": n, "path": str(root / n), "_key": key, **spec})
-    wait = delta_spark.make([{k: v for k, v in spec.items() if k != "_key"} for spec in specs])
+        specs.append({"name": n, "path": str(root / n), **spec})
+    wait = delta_spark.make(specs)
     request.getfixturevalue("spark")
-    made = wait()
-    for spec in specs:
-        m = made[spec["name"]]
-        assert m["ok"], f"fixture {spec['name']} could not be made by delta-spark: {m.get('error')}"
-        out[spec["name"]] = _MADE[spec["_key"]] = m
+    out = wait()
+    for name, m in out.items():
+        assert m["ok"], f"fixture {name} could not be made by delta-spark: {m.get('error')}"
     return out
-
-
-_MADE: dict = {}
-"""Fixture tables made in this session, by their spec (``make_fixture_tables``): a module whose
-table has the same steps as an earlier module's uses that table."""
 
 
 def s3_dir() -> str:
