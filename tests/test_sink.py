@@ -361,6 +361,7 @@ def _run_available_now(spark, source, sink, checkpoint):
 
 
 @pytest.mark.slow
+@pytest.mark.refused_in_shared_mode("sets the session's commit protocol class (a setting that names a class)")
 def test_write_stream_with_our_committer_is_read_and_restarts_without_duplicates(spark, tmp_path):
     source = str(tmp_path / "in")
     sink = str(tmp_path / "out")

@@ -133,6 +133,7 @@ def test_unknown_table_name_is_refused_by_every_command(spark):
         assert e.value.getCondition() == "DELTA_TABLE_NOT_FOUND", command
 
 
+@pytest.mark.refused_in_shared_mode("creates a Parquet table by name")
 def test_write_batch_by_parquet_table_name(spark, tmp_path):
     """``write_batch(table=)``: the batch goes to the location of a Parquet table of the catalog (the
     sink's root); Spark's reader of that table lists the sink's log; a Delta table's name is refused."""
