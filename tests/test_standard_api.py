@@ -15,7 +15,7 @@ import threading
 import pytest
 from deltalake import DeltaTable
 from helpers import adds_in_log, canonical, delta_rows, error_class, log_actions, second_session
-from pyspark.errors import AnalysisException, IllegalArgumentException, PySparkException
+from pyspark.errors import AnalysisException, IllegalArgumentException
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 import filecommit
@@ -193,6 +193,8 @@ def test_concurrent_appends_all_land(plain, spark, table_path):
     assert sorted(delta_rows(table_path)["id"]) == [0.0, 1.0, 2.0, 3.0]
 
 
+@pytest.mark.refused_in_shared_mode("passes dotted settings as writer options, refused there before the plan runs "
+                                     "(FILECOMMIT_SHARED_MODE_REFUSED)")
 def test_failures_carry_classes_and_pyspark_types(plain, table_path, tmp_path):
     """Every failure of the standard API carries an error class, never INTERNAL_ERROR, and arrives
     as the pyspark type Delta's error would; nothing is written."""
@@ -203,12 +205,9 @@ def test_failures_carry_classes_and_pyspark_types(plain, table_path, tmp_path):
     with pytest.raises(AnalysisException) as e:
         df.write.format("delta").save("/proc/filecommit_outside_roots")
     assert error_class(e) == "FILECOMMIT_PATH_NOT_ALLOWED"
-    from conftest import shared_mode
-
-    # A Hadoop setting as a writer option: a shared server refuses it before the plan runs.
-    with pytest.raises(PySparkException if shared_mode() else AnalysisException) as e:
+    with pytest.raises(AnalysisException) as e:  # a Hadoop setting as a writer option
         df.write.format("delta").option("fs.file.impl", "org.example.Fs").save(table_path)
-    assert error_class(e) == ("FILECOMMIT_SHARED_MODE_REFUSED" if shared_mode() else "CANNOT_MODIFY_STATIC_CONFIG")
+    assert error_class(e) == "CANNOT_MODIFY_STATIC_CONFIG"
     with pytest.raises(AnalysisException) as e:
         df.write.format("delta").option("delta.noSuchProperty", "1").save(table_path)
     assert error_class(e) == "DELTA_UNKNOWN_CONFIGURATION"
