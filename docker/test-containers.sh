@@ -13,7 +13,7 @@
 #           parametrized over local/s3 also on s3a:// tables in the MinIO container), the Go
 #           contract test from its own container; local tables on a volume shared at the same path
 #           by host and containers
-#   crash   tests/test_container_crash.py: 3 `podman kill`s of the server container during commits
+#   crash   tests/test_container_crash.py: 2 `podman kill`s of the server container during commits
 #           from 3 clients, restarted each time; both readers check every acknowledged row
 #   memory  tests/test_container_memory.py: DELETE with deletion vectors of half of TPC-H SF1
 #           lineitem in a server with 1 GiB heap and a 2 GiB container limit (slow, not in CI)

@@ -4,13 +4,13 @@ The run of ``tests/test_crash.py`` (3 writer processes on the host committing to
 and without ``txn``, kills at random points and right after commit files appear, checks of the
 frozen tables after every kill and at the end with raw JSON, pyarrow, delta-rs and Spark + Delta
 against the writers' journals), with the server in a container (``tests/crash_container.py``):
-3 kills by ``podman kill --signal KILL``, each followed by ``podman start`` of the same container.
+2 kills by ``podman kill --signal KILL`` (one on a commit, one at random), each followed by ``podman start`` of the same container.
 Every acknowledged row must be in the tables exactly once.
 
 Runs only when ``FILECOMMIT_CONTAINER_IMAGE`` names the server image (``docker/test-containers.sh
 crash``, which also sets ``FILECOMMIT_PODMAN``, ``FILECOMMIT_PODMAN_RUN_OPTS`` and
 ``FILECOMMIT_TEST_DIR``, a host directory the container's user may write). Kills and writers:
-``FILECOMMIT_CONTAINER_CRASH_KILLS`` (default 3), ``FILECOMMIT_CRASH_WRITERS`` (default 3).
+``FILECOMMIT_CONTAINER_CRASH_KILLS`` (default 2), ``FILECOMMIT_CRASH_WRITERS`` (default 3).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from helpers import shared_dir
 from test_crash import WRITERS, Run, run_crash_test
 
 IMAGE = os.environ.get("FILECOMMIT_CONTAINER_IMAGE")
-KILLS = int(os.environ.get("FILECOMMIT_CONTAINER_CRASH_KILLS", "3"))
+KILLS = int(os.environ.get("FILECOMMIT_CONTAINER_CRASH_KILLS", "2"))
 
 pytestmark = [
     pytest.mark.slow,
