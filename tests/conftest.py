@@ -8,13 +8,7 @@ import uuid
 
 import pytest
 from foreign_tables import clone, foreign  # noqa: F401 - the fixtures of tables other writers made
-
-
-def shared_mode() -> bool:
-    """Whether the suite's server runs in shared mode (``FILECOMMIT_TEST_SERVER_CONF`` sets
-    ``spark.filecommit.server.shared=true``)."""
-    conf = json.loads(os.environ.get("FILECOMMIT_TEST_SERVER_CONF") or "{}")
-    return str(conf.get("spark.filecommit.server.shared", "false")).strip().lower() == "true"
+from helpers import shared_mode
 
 
 def pytest_runtest_setup(item):

@@ -47,6 +47,13 @@ def second_session(spark):
 on_s3 = pytest.mark.parametrize("table_path", ["local", "s3"], indirect=True)
 
 
+def shared_mode() -> bool:
+    """Whether the suite's server runs in shared mode (``FILECOMMIT_TEST_SERVER_CONF`` sets
+    ``spark.filecommit.server.shared=true``)."""
+    conf = json.loads(os.environ.get("FILECOMMIT_TEST_SERVER_CONF") or "{}")
+    return str(conf.get("spark.filecommit.server.shared", "false")).strip().lower() == "true"
+
+
 def is_s3(path: str) -> bool:
     """Whether ``path`` is an ``s3a://`` table of the session's MinIO (``tests/s3.py``)."""
     return str(path).startswith("s3a://")

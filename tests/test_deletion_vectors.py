@@ -124,7 +124,7 @@ def _source(spark):
 @pytest.mark.parametrize("fixture", ["dv_cdf", "plain"])
 @pytest.mark.parametrize("name", list(REFUSALS))
 def test_non_deterministic_changes_are_refused_before_anything_is_written(spark, delta_spark, twin, name, fixture):
-    from conftest import shared_mode
+    from helpers import shared_mode
 
     if "udf" in name and shared_mode():
         pytest.skip("refused in shared mode: a Python UDF (FILECOMMIT_SHARED_MODE_REFUSED, docs/sharing.md)")

@@ -186,7 +186,7 @@ def failing_table(spark, tmp_path_factory):
     spark.sql(f"CREATE TABLE {name} (id BIGINT, part STRING) USING DELTA PARTITIONED BY (part) LOCATION '{path}'")\
         .collect()
     spark.sql(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b')").collect()
-    from conftest import shared_mode
+    from helpers import shared_mode
 
     if shared_mode():  # a shared server refuses a managed non-Delta table (docs/sharing.md)
         return name, path, None

@@ -77,7 +77,7 @@ SYBIL = Sybil(
 
 def run_page(page: Path) -> tuple[int, int]:
     """Evaluate the page's examples in order; (blocks run, blocks skipped)."""
-    from conftest import shared_mode
+    from helpers import shared_mode
 
     document = SYBIL.parse(page)
     document.namespace["SHARED_MODE"] = shared_mode()  # for <!-- skip: start if(SHARED_MODE, reason=...) -->

@@ -69,7 +69,7 @@ def test_reads_by_path_outside_the_roots_are_refused(spark, outside, fmt):
 def test_the_reader_class_named_directly_is_refused(spark, outside, table_path):
     """``format(<class name>)`` reaches a data source class without its registered name: the base
     reader class (which the checked sources extend) refuses every read, inside the roots too."""
-    from conftest import shared_mode
+    from helpers import shared_mode
 
     # A shared server refuses a data source named by its class before the plan runs.
     refused = "FILECOMMIT_SHARED_MODE_REFUSED" if shared_mode() else None
