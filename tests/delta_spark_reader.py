@@ -87,6 +87,10 @@ def _session():
         # what Delta reads or how it checks the log.
         .config("spark.sql.codegen.wholeStage", "false")
         .config("spark.sql.adaptive.enabled", "false")
+        # At most 16 tables' DeltaLogs (and their cached states) at once; a 2 GiB heap for the
+        # 60,000-file table of test_sidecar_checkpoints next to them.
+        .config("spark.driver.extraJavaOptions", "-Ddelta.log.cacheSize=16")
+        .config("spark.driver.memory", "2g")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.sql.session.timeZone", "UTC")

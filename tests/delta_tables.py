@@ -41,9 +41,10 @@ Reads: the kinds of ``delta_spark_reader`` (``table``, ``cdf``, ``history``) and
   the read with ``DELTA_TXN_LOG_FAILED_INTEGRITY``).
 
 A failed read answers ``{"ok": false, "error": "...", "condition": <error class or null>}``.
-Delta's ``DeltaLog`` cache is kept between requests: every read calls Delta's own ``update()``
-(staleness limit 0), which lists ``_delta_log`` and loads a new snapshot when another engine has
-committed, cleaned the log or deleted and re-made the table. A request with ``"fresh": true``
+Delta's ``DeltaLog`` cache is kept between the requests of one test (:class:`DeltaSpark` marks a
+test's first request ``"fresh"``; Delta's ``delta.log.cacheSize`` bounds it too): every read calls
+Delta's own ``update()`` (staleness limit 0), which lists ``_delta_log`` and loads a new snapshot
+when another engine has committed, cleaned the log or deleted and re-made the table. A request with ``"fresh": true``
 clears the whole cache first (a new ``DeltaLog`` for every table), and ``make`` drops the table's
 entry after ``drop_commits_before``. Clearing it before every request cost about 1 s per read of a table.
 """
@@ -287,6 +288,7 @@ class DeltaSpark:
         self._start_timeout = start_timeout
         self.hello = None
         self._lock = threading.Lock()
+        self._test: str | None = None
 
     def _read_stdout(self):
         for line in self.proc.stdout:
@@ -320,6 +322,12 @@ class DeltaSpark:
         """Sends ``request`` now; returns ``wait()`` giving the answer (the caller may do other work,
         e.g. start the Spark Connect server, while Spark + Delta works)."""
         self._lock.acquire()
+        # Each test starts from an empty DeltaLog cache: its tables' snapshots are kept from one
+        # request to the next, never across tests (the worker's heap holds one test's tables).
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+        if test != self._test:
+            self._test = test
+            request = {**request, "fresh": True}
         try:
             # The pipe holds the request while the worker's Spark starts.
             self.proc.stdin.write(json.dumps(request) + "\n")
