@@ -83,7 +83,7 @@ def _session():
         # Log replay of our small tables: one partition instead of the default 50 tasks per snapshot.
         .config("spark.databricks.delta.snapshotPartitions", "1")
         # The reader's queries are small: whole-stage code generation and adaptive re-planning cost
-        # more than they save there (about 15 % of the reader's time in the suite). Neither changes
+        # more than they save there (about 15 % of the reader's time in a benchmark). Neither changes
         # what Delta reads or how it checks the log.
         .config("spark.sql.codegen.wholeStage", "false")
         .config("spark.sql.adaptive.enabled", "false")

@@ -41,12 +41,12 @@ Reads: the kinds of ``delta_spark_reader`` (``table``, ``cdf``, ``history``) and
   the read with ``DELTA_TXN_LOG_FAILED_INTEGRITY``).
 
 A failed read answers ``{"ok": false, "error": "...", "condition": <error class or null>}``.
-Delta's ``DeltaLog`` cache is kept between the requests of one test (:class:`DeltaSpark` marks a
-test's first request ``"fresh"``; Delta's ``delta.log.cacheSize`` bounds it too): every read calls
-Delta's own ``update()`` (staleness limit 0), which lists ``_delta_log`` and loads a new snapshot
-when another engine has committed, cleaned the log or deleted and re-made the table. A request with ``"fresh": true``
-clears the whole cache first (a new ``DeltaLog`` for every table), and ``make`` drops the table's
-entry after ``drop_commits_before``. Clearing it before every request cost about 1 s per read of a table.
+Delta's ``DeltaLog`` cache is kept between the requests of one test: every read calls Delta's own
+``update()`` (staleness limit 0), which lists ``_delta_log`` and loads a new snapshot when another
+engine has committed, cleaned the log or deleted and re-made the table. A request with
+``"fresh": true`` clears the whole cache first (:class:`DeltaSpark` marks each test's first request
+so; Delta's ``delta.log.cacheSize`` bounds the cache too), and ``make`` drops a table's entry after
+``drop_commits_before``. Clearing it before every request cost about 1 s per read of a table.
 """
 
 from __future__ import annotations
