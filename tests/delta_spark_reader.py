@@ -106,12 +106,18 @@ def _session():
     return spark
 
 
+_UPDATE_ARITY: list[int] = []  # DeltaLog.update's parameter count, looked up once per process
+
+
 def latest_snapshot(spark, path: str):
     """Delta's latest snapshot of ``path``: ``DeltaLog.update()`` (Scala defaults: no staleness
     accepted), which lists ``_delta_log`` and loads a new snapshot only when the log changed."""
     log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
-    arity = max(m.getParameterCount() for m in log.getClass().getMethods() if m.getName() == "update")
-    return log.update(*[getattr(log, f"update$default${i}")() for i in range(1, arity + 1)])
+    if not _UPDATE_ARITY:
+        # One py4j call per method of DeltaLog: done once, not on every read.
+        _UPDATE_ARITY.append(max(m.getParameterCount() for m in log.getClass().getMethods()
+                                 if m.getName() == "update"))
+    return log.update(*[getattr(log, f"update$default${i}")() for i in range(1, _UPDATE_ARITY[0] + 1)])
 
 
 def _plain(value):
