@@ -187,7 +187,7 @@ def _delta_rs_limitation(m):
     from deltalake import DeltaTable
 
     try:
-        got = plain_dicts_frame(DeltaTable(m["path"]).to_pandas().to_dict("records"), m["columns"])
+        got = plain_dicts_frame(DeltaTable(m["path"]).to_pyarrow_table().to_pylist(), m["columns"])
     except Exception as e:  # noqa: BLE001 - delta-rs' own limitation
         return f"cannot read it: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     if not got.equals(plain_dicts_frame(m["rows"], m["columns"])):
@@ -254,7 +254,7 @@ def _plain(v):
 
 
 def plain_dicts_frame(rows, columns):
-    df = pd.DataFrame([{c: _plain(r.get(c)) for c in columns} for r in rows], columns=columns)
+    df = pd.DataFrame([{c: _plain(r.get(c)) for c in columns} for r in rows], columns=columns, dtype=object)
     return canonical(df, columns)
 
 
@@ -264,7 +264,7 @@ def records(rows, columns):
 
 def assert_frames(got, expected, what):
     try:
-        pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+        pd.testing.assert_frame_equal(got, expected)
     except AssertionError as e:
         raise AssertionError(f"{what}:\n got:\n{got}\n expected:\n{expected}\n{e}") from None
 
@@ -294,7 +294,7 @@ def assert_delta_rs_reads(path, expected, columns, limitation=None):
         warnings.warn(f"delta-rs comparison skipped for {os.path.basename(path)}: delta-rs {limitation}",
                       stacklevel=2)
         return False
-    got = plain_dicts_frame(DeltaTable(path).to_pandas().to_dict("records"), columns)
+    got = plain_dicts_frame(DeltaTable(path).to_pyarrow_table().to_pylist(), columns)
     assert_frames(got, expected, f"delta-rs read of {path}")
     return True
 

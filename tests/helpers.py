@@ -7,6 +7,7 @@ import json
 import os
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -113,26 +114,68 @@ def read_bytes(path: str) -> bytes:
 
 
 def delta_rows(path: str, columns=None, version=None) -> pd.DataFrame:
-    """The table's rows as read by delta-rs, in canonical order."""
-    return canonical(delta_table(path, version).to_pandas(), columns)
+    """The table's rows as read by delta-rs (``DeltaTable.to_pyarrow_table``), in canonical order
+    with exact types (see ``canonical``)."""
+    return canonical(delta_table(path, version).to_pyarrow_table(), columns)
 
 
 def _null(v) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)
 
 
-def canonical(df: pd.DataFrame, columns=None) -> pd.DataFrame:
-    """Rows sorted by all columns with nulls as None and numbers as float, for exact comparison."""
+def _arrow_dtype(t):
+    """``to_pandas`` types_mapper: Arrow integers as pandas ``Int64``, floating point as ``Float64``
+    (nullable, so a null does not turn an integer column into float64)."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(t):
+        return pd.Int64Dtype()
+    if pa.types.is_floating(t):
+        return pd.Float64Dtype()
+    return None
+
+
+def _exact(col: pd.Series) -> pd.Series:
+    """One column with an exact type: any integer column as ``Int64``, any floating point column as
+    ``Float64``, everything else (strings, booleans, dates, decimals, ...) as objects with None for
+    null. An object column takes ``Int64`` when its values are all integers and ``Float64`` when
+    they are all numbers with at least one float, so rows parsed from JSON keep 1 and 1.0 apart. An
+    empty or all-null column is objects, whatever its type: a JSON reader cannot tell its type."""
+    if pd.api.types.is_bool_dtype(col) or not col.notna().any():
+        # An empty or all-null column has no value to type: objects (None) from every reader.
+        return col.astype(object).where(col.notna(), None)
+    if pd.api.types.is_integer_dtype(col):
+        return col.astype("Int64")
+    if pd.api.types.is_float_dtype(col):
+        return col.astype("Float64")
+    if col.dtype == object:
+        values = [v for v in col if not _null(v)]
+        ints = [isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values]
+        floats = [isinstance(v, (float, np.floating)) for v in values]
+        if values and all(ints):
+            return pd.Series(pd.array([None if _null(v) else int(v) for v in col], dtype="Int64"), index=col.index)
+        if values and all(i or f for i, f in zip(ints, floats)):
+            return pd.Series(pd.array([None if _null(v) else float(v) for v in col], dtype="Float64"),
+                             index=col.index)
+    return col.astype(object).where(col.notna(), None)
+
+
+def canonical(df, columns=None) -> pd.DataFrame:
+    """Rows of a pandas frame or a pyarrow Table, sorted by all columns, with exact types for exact
+    comparison (``pd.testing.assert_frame_equal``, ``DataFrame.equals``): integers as ``Int64``,
+    floating point as ``Float64`` (an int/double change is a difference; integers above 2^53 stay
+    exact), other values as objects with None for null. ``columns`` selects and orders the columns
+    (default: all, sorted by name). Build frames from rows with ``dtype=object`` (``rows_frame``,
+    ``dicts_frame``), or pandas infers float64 for an integer column with a null."""
+    import pyarrow as pa
+
+    if isinstance(df, pa.Table):
+        df = df.to_pandas(types_mapper=_arrow_dtype)
     cols = list(columns) if columns is not None else sorted(df.columns)
-    out = df[cols].copy()
-    for c in cols:
-        if pd.api.types.is_numeric_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c]):
-            out[c] = out[c].astype("float64")
-        else:
-            out[c] = out[c].astype(object).where(out[c].notna(), None)
-    # A numeric null is NaN after the cast: it sorts as a null (NaN compares false with everything,
-    # so sorting by it would keep the readers' own row order).
-    key = [out[c].map(lambda v: (_null(v), "" if _null(v) else v)) for c in cols]
+    out = pd.DataFrame({c: _exact(df[c]) for c in cols}, index=df.index)
+    # Sort keys put nulls first; a null compares false with everything, so sorting by it directly
+    # would keep the readers' own row order.
+    key = [out[c].astype(object).map(lambda v: (0, 0) if _null(v) else (1, v)) for c in cols]
     order = pd.DataFrame({i: k for i, k in enumerate(key)}).sort_values(list(range(len(cols)))).index
     return out.loc[order].reset_index(drop=True)
 
@@ -370,15 +413,14 @@ def spark_delta_rows(delta_spark, path: str, columns, version=None) -> pd.DataFr
     order; fails when it cannot read the table."""
     got = delta_spark.read_one({"path": path, "kind": "table", "version": version})
     assert got["ok"], f"Spark + Delta cannot read {path}: {got.get('error')}"
-    return canonical(pd.DataFrame([{c: r.get(c) for c in columns} for r in got["rows"]], columns=list(columns)),
-                     columns)
+    return canonical(pd.DataFrame([{c: r.get(c) for c in columns} for r in got["rows"]], columns=list(columns),
+                                  dtype=object), columns)
 
 
 def assert_both_readers(delta_spark, path: str, expected: pd.DataFrame, columns, version=None) -> None:
     """delta-rs and Spark + Delta both read ``expected`` (a canonical frame) from the table."""
-    pd.testing.assert_frame_equal(delta_rows(path, columns, version), expected, check_dtype=False)
-    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, columns, version), expected,
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(delta_rows(path, columns, version), expected)
+    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, columns, version), expected)
 
 
 def file_tree(root: str) -> dict[str, tuple[int, int]]:
@@ -443,15 +485,23 @@ def spark_delta_sql(delta_spark, path: str, stmt: str) -> list[dict]:
     return r["rows"]
 
 
+def result_frame(result: dict, columns) -> pd.DataFrame:
+    """The rows of one Spark + Delta read (the ``delta_spark`` fixture's answer: ``rows`` as value
+    lists in ``columns`` order of the read) as a canonical frame of ``columns``."""
+    return canonical(pd.DataFrame(result["rows"], columns=result["columns"], dtype=object), columns)
+
+
 def rows_frame(rows, columns) -> pd.DataFrame:
     """``rows`` (sequences of values in ``columns`` order) as a canonical frame with ``columns`` in
     that order: what ``delta_rows(path, columns)`` returns for a table holding them."""
-    return canonical(pd.DataFrame([list(r) for r in rows], columns=columns), columns)
+    return canonical(pd.DataFrame([list(r) for r in rows], columns=columns, dtype=object), columns)
 
 
 # The table of the staging tests (tests/test_staging*.py): (id long, v string, part long),
 # partitioned by part, with the change data feed on.
 STAGING_ROWS = [(i, f"v{i}", i % 3) for i in range(30)]
+# Its columns in the order of a canonical frame of it (by name).
+STAGING_COLUMNS = ["id", "part", "v"]
 
 
 def staging_df(spark, rows):
@@ -462,7 +512,7 @@ def staging_df(spark, rows):
 def staging_frame(rows) -> pd.DataFrame:
     """``(id, v, part)`` tuples as a canonical frame (columns by name: id, part, v): what
     ``delta_rows(path)`` returns for a staging table holding them."""
-    return canonical(pd.DataFrame(rows, columns=["id", "v", "part"]))
+    return canonical(pd.DataFrame(rows, columns=["id", "v", "part"], dtype=object))
 
 
 def make_staging_table(spark, path: str, rows=STAGING_ROWS, props=None) -> None:

@@ -80,12 +80,13 @@ def delta_runs(delta_spark, path, statement):
 
 
 def dicts_frame(rows, columns):
-    return canonical(pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns), columns)
+    return canonical(pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns, dtype=object),
+                     columns)
 
 
 def assert_same(got, expected, what):
     try:
-        pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+        pd.testing.assert_frame_equal(got, expected)
     except AssertionError as e:
         raise AssertionError(f"{what}:\n ours:\n{got}\n Delta's:\n{expected}\n{e}") from None
 
@@ -107,15 +108,15 @@ def assert_same_as_delta(delta_spark, ours, theirs, version, columns=COLS, cdf=T
     if cdf:
         feed = dicts_frame(got[2]["rows"], columns + ["_change_type", "_commit_version"])
         assert_same(feed, dicts_frame(got[3]["rows"], columns + ["_change_type", "_commit_version"]), "change feed")
-        assert len(feed) > 0 and set(feed["_commit_version"]) == {float(version)}
+        assert len(feed) > 0 and set(feed["_commit_version"]) == {version}
     if delta_rs:
         import pyarrow as pa
 
-        assert_same(canonical(delta_table(ours).to_pandas(), columns), dicts_frame(got[1]["rows"], columns),
+        assert_same(canonical(delta_table(ours).to_pyarrow_table(), columns), dicts_frame(got[1]["rows"], columns),
                      "delta-rs read")
         if cdf and delta_rs_cdf:
             cols = columns + ["_change_type", "_commit_version"]
-            feed = pa.table(delta_table(ours).load_cdf(starting_version=version, ending_version=version)).to_pandas()
+            feed = pa.table(delta_table(ours).load_cdf(starting_version=version, ending_version=version))
             assert_same(canonical(feed, cols), dicts_frame(got[3]["rows"], cols), "delta-rs change feed")
     return got[0]
 

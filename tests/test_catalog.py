@@ -13,7 +13,7 @@ import uuid
 import pandas as pd
 import pytest
 from deltalake import DeltaTable
-from helpers import canonical, delta_rows, error_class
+from helpers import delta_rows, error_class, result_frame, rows_frame
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 pytestmark = pytest.mark.slow
@@ -26,11 +26,11 @@ def _name(prefix="t"):
 def _spark_delta(delta_spark, path, columns):
     out = delta_spark.read([{"kind": "table", "path": path}])[0]
     assert out.get("ok", True), out
-    return canonical(pd.DataFrame(out["rows"], columns=out["columns"]), columns), out["latest_version"]
+    return result_frame(out, columns), out["latest_version"]
 
 
 def _expect(rows, columns):
-    return canonical(pd.DataFrame(rows, columns=columns), columns)
+    return rows_frame(rows, columns)
 
 
 def _both(delta_spark, path, rows, columns):

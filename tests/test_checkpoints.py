@@ -16,7 +16,7 @@ import shutil
 import pandas as pd
 import pytest
 from delta_tables import commit_versions, drop_commits_before
-from helpers import canonical, checkpoint_actions, checkpoint_versions, delta_rows, log_actions, shared_dir
+from helpers import checkpoint_actions, checkpoint_versions, delta_rows, log_actions, result_frame, rows_frame, shared_dir
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -33,7 +33,7 @@ def _row(i):
 
 
 def _expected(rows):
-    return canonical(pd.DataFrame([list(r) for r in rows], columns=COLS), COLS)
+    return rows_frame(rows, COLS)
 
 
 def _last_checkpoint(path):
@@ -50,10 +50,10 @@ def assert_readers_see(delta_spark, path, rows, version):
     expected = _expected(rows)
     r = delta_spark.read_one({"path": path, "kind": "table"})
     assert r["ok"], f"Spark + Delta cannot read {path}: {r.get('detail') or r.get('error')}"
-    got = canonical(pd.DataFrame(r["rows"], columns=r["columns"]), COLS)
-    pd.testing.assert_frame_equal(got, expected, check_dtype=False, obj="Spark + Delta read")
+    got = result_frame(r, COLS)
+    pd.testing.assert_frame_equal(got, expected, obj="Spark + Delta read")
     assert r["latest_version"] == version
-    pd.testing.assert_frame_equal(delta_rows(path, COLS), expected, check_dtype=False, obj="delta-rs read")
+    pd.testing.assert_frame_equal(delta_rows(path, COLS), expected, obj="delta-rs read")
     from deltalake import DeltaTable
 
     assert DeltaTable(path).version() == version

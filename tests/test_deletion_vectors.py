@@ -15,7 +15,7 @@ import re
 import pandas as pd
 import pytest
 from delta_tables import log_file_names
-from helpers import data_files, dv_id, log_actions, log_state, sql_steps, values_sql
+from helpers import canonical, data_files, dv_id, log_actions, log_state, result_frame, sql_steps, values_sql
 from pyspark.errors import PySparkException
 
 import filecommit
@@ -46,12 +46,12 @@ FIXTURES = {
 
 
 def delta_rs_query(path) -> pd.DataFrame:
-    """The table as delta-rs reads it, deletion vectors applied (DataFusion scan), sorted by id."""
+    """The table as delta-rs reads it, deletion vectors applied (DataFusion scan), canonical (sorted by id)."""
     import pyarrow as pa
     from deltalake import DeltaTable, QueryBuilder
 
     got = QueryBuilder().register("t", DeltaTable(path)).execute("SELECT id, v, part FROM t").read_all()
-    return pa.table(got).to_pandas().sort_values("id").reset_index(drop=True)
+    return canonical(pa.table(got), ["id", "v", "part"])
 
 
 def spark_delta_table_and_feed(delta_spark, path, cdf_version=None):
@@ -60,7 +60,7 @@ def spark_delta_table_and_feed(delta_spark, path, cdf_version=None):
         reads.append({"path": path, "kind": "cdf", "startingVersion": cdf_version, "endingVersion": cdf_version})
     got = delta_spark.read(reads)
     assert all(r["ok"] for r in got), got
-    table = pd.DataFrame(got[0]["rows"], columns=["id", "v", "part"]).sort_values("id").reset_index(drop=True)
+    table = result_frame(got[0], ["id", "v", "part"])
     return (table, pd.DataFrame(got[1]["rows"])) if cdf_version is not None else table
 
 
@@ -232,8 +232,8 @@ def test_dv_files_carry_the_commands_token_and_readers_agree(spark, delta_spark,
                       "UPDATE {table} SET v = v + 1 WHERE id % 5 = 0"):
         assert delta_spark.read_one({"kind": "sql", "sql": statement, "path": theirs})["ok"]
     expected = spark_delta_table_and_feed(delta_spark, theirs)
-    pd.testing.assert_frame_equal(spark_delta_table_and_feed(delta_spark, ours), expected, check_dtype=False)
-    pd.testing.assert_frame_equal(delta_rs_query(ours), expected, check_dtype=False)
+    pd.testing.assert_frame_equal(spark_delta_table_and_feed(delta_spark, ours), expected)
+    pd.testing.assert_frame_equal(delta_rs_query(ours), expected)
     assert max(log_actions(ours)) == v0 + 2
 
 

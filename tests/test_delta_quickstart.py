@@ -25,7 +25,7 @@ import uuid
 import pandas as pd
 import pytest
 from deltalake import DeltaTable
-from helpers import canonical, delta_rows, error_class, log_actions
+from helpers import delta_rows, error_class, log_actions, rows_frame
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 pytestmark = pytest.mark.slow
@@ -157,7 +157,7 @@ def test_utility_statements_answer_as_delta(spark, delta_spark, tmp_path):
     assert r["num_of_files_after_restore"] == 2 and r["num_restored_files"] == 2
     want = [("e0", "2017-01-01", 0), ("x0", "2016-12-31", 0)]
     cols = ["eventType", "date", "n"]
-    pd.testing.assert_frame_equal(delta_rows(path, cols), canonical(pd.DataFrame(want, columns=cols), cols))
+    pd.testing.assert_frame_equal(delta_rows(path, cols), rows_frame(want, cols))
     table_read, hist = delta_spark.read([{"kind": "table", "path": path}, {"kind": "history", "path": path}])
     assert sorted((x["eventType"], x["date"], x["n"]) for x in table_read["rows"]) == sorted(want)
     assert table_read["latest_version"] == 6

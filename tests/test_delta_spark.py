@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from helpers import canonical, rows_frame
+from helpers import result_frame, rows_frame
 
 import filecommit
 
@@ -39,7 +39,7 @@ APPEND_ROWS = [(4, "d", "a/b"), (5, "e", "with space"), (6, "f", None), (7, "g",
 
 def _reader_frame(result, columns):
     assert result["ok"], result.get("detail") or result.get("error")
-    return canonical(pd.DataFrame(result["rows"], columns=result["columns"]), columns)
+    return result_frame(result, columns)
 
 
 @pytest.fixture(scope="module")
@@ -88,30 +88,28 @@ def _expected_changes(version):
 
 def test_change_feed_of_a_partitioned_table_with_escaped_values(tables):
     got = _reader_frame(tables["part_cdf"], COLS + ["_change_type", "_commit_version"])
-    pd.testing.assert_frame_equal(got, _expected_changes(1), check_dtype=False)
+    pd.testing.assert_frame_equal(got, _expected_changes(1))
     assert "_commit_timestamp" in tables["part_cdf"]["columns"]
 
 
 def test_table_read_after_replace_where_with_change_data(tables):
     expected = rows_frame([r[:3] for r in BATCH if r[3] is None], COLS)
-    pd.testing.assert_frame_equal(_reader_frame(tables["part_table"], COLS), expected, check_dtype=False)
+    pd.testing.assert_frame_equal(_reader_frame(tables["part_table"], COLS), expected)
     assert "_change_type" not in tables["part_table"]["columns"]
     assert tables["part_table"]["version"] == 1
 
 
 def test_change_feed_of_an_unpartitioned_table_enabled_later(tables):
     got = _reader_frame(tables["flat_cdf"], COLS + ["_change_type", "_commit_version"])
-    pd.testing.assert_frame_equal(got, _expected_changes(2), check_dtype=False)
+    pd.testing.assert_frame_equal(got, _expected_changes(2))
     expected = rows_frame(BASE + [r[:3] for r in BATCH if r[3] is None], COLS)
-    pd.testing.assert_frame_equal(_reader_frame(tables["flat_table"], COLS), expected, check_dtype=False)
+    pd.testing.assert_frame_equal(_reader_frame(tables["flat_table"], COLS), expected)
     assert sorted(tables["flat_table"]["columns"]) == sorted(COLS)
 
 
 def test_plain_table_versions_and_overwrite(tables):
-    pd.testing.assert_frame_equal(_reader_frame(tables["plain_v1"], COLS), rows_frame(BASE + APPEND_ROWS, COLS),
-                                  check_dtype=False)
-    pd.testing.assert_frame_equal(_reader_frame(tables["plain_latest"], COLS), rows_frame([(9, "z", "x")], COLS),
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(_reader_frame(tables["plain_v1"], COLS), rows_frame(BASE + APPEND_ROWS, COLS))
+    pd.testing.assert_frame_equal(_reader_frame(tables["plain_latest"], COLS), rows_frame([(9, "z", "x")], COLS))
     assert tables["plain_latest"]["version"] == 2
 
 

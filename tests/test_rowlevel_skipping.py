@@ -151,7 +151,7 @@ def _delta_rs(path):
     from deltalake import DeltaTable, QueryBuilder
 
     got = QueryBuilder().register("t", DeltaTable(path)).execute("SELECT id, v, x FROM t").read_all()
-    return canonical(pa.table(got).to_pandas(), COLS)
+    return canonical(pa.table(got), COLS)
 
 
 def test_without_statistics_no_file_is_skipped(spark, delta_spark, twin):

@@ -15,7 +15,7 @@ import uuid
 
 import pandas as pd
 import pytest
-from helpers import canonical, delta_rows, error_class, rows_frame
+from helpers import canonical, delta_rows, error_class, result_frame, rows_frame
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 import filecommit
@@ -52,7 +52,7 @@ def peer(spark, postgres, tmp_path_factory):
 
 
 def _by_name(session, name):
-    return canonical(session.table(name).toPandas(), COLUMNS)
+    return canonical(session.table(name).toArrow(), COLUMNS)
 
 
 def _by_path(delta_spark, path, want):
@@ -60,7 +60,7 @@ def _by_path(delta_spark, path, want):
     pd.testing.assert_frame_equal(delta_rows(path, COLUMNS), want)
     out = delta_spark.read([{"kind": "table", "path": path}])[0]
     assert out.get("ok", True), out
-    pd.testing.assert_frame_equal(canonical(pd.DataFrame(out["rows"], columns=out["columns"]), COLUMNS), want)
+    pd.testing.assert_frame_equal(result_frame(out, COLUMNS), want)
 
 
 

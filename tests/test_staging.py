@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from delta_tables import commit_versions
 from helpers import (
+    STAGING_COLUMNS,
     STAGING_ROWS,
     canonical,
     data_files,
@@ -31,6 +32,7 @@ from helpers import (
     make_fixture_tables,
     make_staging_table,
     on_s3,
+    result_frame,
     second_session,
     spark_delta_rows,
     staging_df,
@@ -108,14 +110,14 @@ def test_staged_commands_are_invisible_until_published(spark, delta_spark, tmp_p
     for i, (name, _path, version, rows) in enumerate(checks):
         table, cdf = got[2 * i], got[2 * i + 1]
         assert table["ok"] and cdf["ok"], (name, table.get("error"), cdf.get("error"))
-        assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(rows), name
-        changes = pd.DataFrame(cdf["rows"])
+        assert result_frame(table, STAGING_COLUMNS).equals(rows), name
+        changes = pd.DataFrame(cdf["rows"], dtype=object)
         assert set(changes["_commit_version"]) <= {version}, name
         inserted = changes[changes["_change_type"].isin(["insert", "update_postimage"])]
         deleted = changes[changes["_change_type"].isin(["delete", "update_preimage"])]
         before, after = set(map(tuple, staging_frame(BASE).values.tolist())), set(map(tuple, rows.values.tolist()))
-        got_in = set(map(tuple, canonical(inserted[["id", "v", "part"]]).values.tolist()))
-        got_out = set(map(tuple, canonical(deleted[["id", "v", "part"]]).values.tolist()))
+        got_in = set(map(tuple, canonical(inserted, STAGING_COLUMNS).values.tolist()))
+        got_out = set(map(tuple, canonical(deleted, STAGING_COLUMNS).values.tolist()))
         # The change feed of the published version is the difference of the two table states.
         assert got_in - got_out == after - before, name
         assert got_out - got_in == before - after, name
@@ -125,12 +127,12 @@ def test_audit_reads_staged_rows_and_the_table_after(spark, tmp_path):
     path = str(tmp_path / "t")
     make_staging_table(spark, path)
     staged = filecommit.write(staging_df(spark, [(100, "new", 1), (101, "new", 2)]), path, stage=True)
-    rows = filecommit.read_staged(spark, path, staged).toPandas()
-    assert canonical(rows[["id", "v", "part"]]).equals(staging_frame([(100, "new", 1), (101, "new", 2)]))
+    rows = filecommit.read_staged(spark, path, staged).toArrow()
+    assert canonical(rows, STAGING_COLUMNS).equals(staging_frame([(100, "new", 1), (101, "new", 2)]))
     deleted = filecommit.delete(spark, path, "id < 10", stage=True)
-    after = filecommit.read_staged(spark, path, [staged, deleted], table_after=True).toPandas()
+    after = filecommit.read_staged(spark, path, [staged, deleted], table_after=True).toArrow()
     expect = [r for r in BASE if r[0] >= 10] + [(100, "new", 1), (101, "new", 2)]
-    assert canonical(after[["id", "v", "part"]]).equals(staging_frame(expect))
+    assert canonical(after, STAGING_COLUMNS).equals(staging_frame(expect))
     fetched = filecommit.get_staged(spark, path, deleted.id)
     assert _staged_files(fetched) == _staged_files(deleted)
     assert fetched.operation == "DELETE" and fetched.metrics.num_deleted_rows == 10
@@ -152,7 +154,7 @@ def test_two_appends_and_a_delete_publish_as_one_version(spark, delta_spark, tab
     info = [a["commitInfo"] for a in log_actions(path)[result.version] if "commitInfo" in a][0]
     assert sorted(json.loads(info["operationParameters"]["stagedCommits"])) == sorted([a1.id, a2.id, d.id])
     table = delta_spark.read_one({"path": path, "kind": "table"})
-    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(staging_frame(expect))
+    assert result_frame(table, STAGING_COLUMNS).equals(staging_frame(expect))
 
 
 def test_publish_is_idempotent_and_works_from_another_client(spark, tmp_path):
@@ -231,8 +233,7 @@ def test_abort_and_expiry_leave_no_file(spark, delta_spark, table_path):
         filecommit.commit(spark, path, staged[0])
     assert error_class(e) == filecommit.errors.FILECOMMIT_STAGED_COMMIT_ABORTED
 
-    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, ["id", "part", "v"]), staging_frame(BASE),
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, ["id", "part", "v"]), staging_frame(BASE))
 
     # Expiry: a fresh table, so that the next staging command sweeps it at once.
     path = table_path + "_expiring"
@@ -277,7 +278,7 @@ def test_staged_commit_survives_a_server_restart(spark, delta_spark, tmp_path):
     expect = [r for r in BASE if r[2] != 1]
     table = delta_spark.read_one({"path": path, "kind": "table"})
     assert table["version"] == answer["version"]
-    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(staging_frame(expect))
+    assert result_frame(table, STAGING_COLUMNS).equals(staging_frame(expect))
 
 
 def _write_parquet(table, path):
@@ -308,7 +309,7 @@ def test_files_written_by_pyarrow_are_staged_and_published(spark, delta_spark, t
     expect = BASE + [(1000, "p", 1), (1001, "q", 1), (1002, None, 2)]
     assert delta_rows(path).equals(staging_frame(expect))
     table = delta_spark.read_one({"path": path, "kind": "table"})
-    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(staging_frame(expect))
+    assert result_frame(table, STAGING_COLUMNS).equals(staging_frame(expect))
     # Aborting a staged commit of foreign files leaves them: the server did not write them.
     _write_parquet(pa.table({"id": [5], "v": ["z"]}, schema=schema), f"{path}/part=0/keep.parquet")
     kept = filecommit.stage_files(spark, path, ["part=0/keep.parquet"])

@@ -25,14 +25,15 @@ import pytest
 from delta_tables import commit_versions
 from deltalake import DeltaTable
 from helpers import (
+    STAGING_COLUMNS,
     STAGING_ROWS,
-    canonical,
     data_files,
     delta_rows,
     error_class,
     log_actions,
     make_fixture_tables,
     make_staging_table,
+    result_frame,
     staging_df,
     staging_frame,
 )
@@ -60,7 +61,7 @@ def _both_read(delta_spark, path: str, rows) -> None:
     assert delta_rows(path).equals(staging_frame(rows))
     table = delta_spark.read_one({"path": path, "kind": "table"})
     assert table["ok"], table.get("error")
-    assert canonical(pd.DataFrame(table["rows"])[["id", "v", "part"]]).equals(staging_frame(rows))
+    assert result_frame(table, STAGING_COLUMNS).equals(staging_frame(rows))
 
 
 def _foreign_file(path: str, name: str, rows) -> str:

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 from deltalake import DeltaTable
-from helpers import adds_in_log, canonical, delta_rows, error_class, log_actions, second_session
+from helpers import adds_in_log, delta_rows, error_class, log_actions, result_frame, rows_frame, second_session
 from pyspark.errors import AnalysisException, IllegalArgumentException
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
@@ -39,19 +39,13 @@ def _schema_df(spark, rows, schema=SCHEMA):
 
 def _delta_spark_rows(delta_spark, path, columns):
     """The table's rows as Spark + Delta reads them, canonical."""
-    import pandas as pd
-
     out = delta_spark.read([{"kind": "table", "path": path}])[0]
     assert out.get("ok", True), out
-    return canonical(pd.DataFrame(out["rows"], columns=out["columns"]), columns), out["latest_version"]
+    return result_frame(out, columns), out["latest_version"]
 
 
 def _expect(rows, columns):
-    import pandas as pd
-
-    return canonical(pd.DataFrame(rows, columns=columns), columns)
-
-
+    return rows_frame(rows, columns)
 
 
 @pytest.mark.parametrize("fmt", ["delta", "filecommit"])
@@ -190,7 +184,7 @@ def test_concurrent_appends_all_land(plain, spark, table_path):
         for s in sessions:
             s.stop()
     assert errors == []
-    assert sorted(delta_rows(table_path)["id"]) == [0.0, 1.0, 2.0, 3.0]
+    assert sorted(delta_rows(table_path)["id"]) == [0, 1, 2, 3]
 
 
 @pytest.mark.refused_in_shared_mode("passes dotted settings as writer options, refused there before the plan runs "
@@ -277,4 +271,4 @@ def test_conflict_arrives_as_deltas_conflict_type(spark, plain, table_path):
     assert isinstance(e, filecommit.conflicts.CommitConflict)
     assert e.getCondition() == "DELTA_CONCURRENT_APPEND" and e.getSqlState() == "2D521"
     assert DeltaTable(table_path).version() == 1
-    assert sorted(delta_rows(table_path)["id"]) == [1.0, 3.0]
+    assert sorted(delta_rows(table_path)["id"]) == [1, 3]

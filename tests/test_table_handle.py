@@ -59,14 +59,14 @@ def test_every_method_by_path(spark, tmp_path):
     pd.testing.assert_frame_equal(delta_rows(path, COLUMNS), after_merge)
 
     # reads: the latest version and time travel, against delta-rs at the same versions
-    pd.testing.assert_frame_equal(canonical(t.to_df().toPandas(), COLUMNS), after_merge)
-    pd.testing.assert_frame_equal(canonical(t.to_df(version=0).toPandas(), COLUMNS), delta_rows(path, COLUMNS, 0))
+    pd.testing.assert_frame_equal(canonical(t.to_df().toArrow(), COLUMNS), after_merge)
+    pd.testing.assert_frame_equal(canonical(t.to_df(version=0).toArrow(), COLUMNS), delta_rows(path, COLUMNS, 0))
     commits = t.history()
     assert [c.version for c in commits] == [4, 3, 2, 1, 0]
     assert [c.operation for c in commits] == [h["operation"] for h in delta_table(path).history()]
     assert [c.version for c in t.history(limit=2)] == [4, 3]
     at_v2 = t.to_df(timestamp=commits[2].timestamp)
-    pd.testing.assert_frame_equal(canonical(at_v2.toPandas(), COLUMNS), delta_rows(path, COLUMNS, 2))
+    pd.testing.assert_frame_equal(canonical(at_v2.toArrow(), COLUMNS), delta_rows(path, COLUMNS, 2))
 
     # staged commits: write, audit, publish; abort; stage files already under the root
     staged = t.write(spark.createDataFrame([(5, "e", "x")], SCHEMA), stage=True)
@@ -121,11 +121,11 @@ def test_every_method_by_catalog_name(spark, tmp_path):
     assert r.version == 5
     expected = rows_frame([(2, "B", "y"), (3, "c", "x")], COLUMNS)
     pd.testing.assert_frame_equal(delta_rows(path, COLUMNS), expected)
-    pd.testing.assert_frame_equal(canonical(t.to_df().toPandas(), COLUMNS), expected)
-    pd.testing.assert_frame_equal(canonical(t.to_df(version=1).toPandas(), COLUMNS), delta_rows(path, COLUMNS, 1))
+    pd.testing.assert_frame_equal(canonical(t.to_df().toArrow(), COLUMNS), expected)
+    pd.testing.assert_frame_equal(canonical(t.to_df(version=1).toArrow(), COLUMNS), delta_rows(path, COLUMNS, 1))
     commits = t.history()
     assert [c.version for c in commits] == [5, 4, 3, 2, 1, 0]
-    pd.testing.assert_frame_equal(canonical(t.to_df(timestamp=str(commits[4].timestamp)).toPandas(), COLUMNS),
+    pd.testing.assert_frame_equal(canonical(t.to_df(timestamp=str(commits[4].timestamp)).toArrow(), COLUMNS),
                                   delta_rows(path, COLUMNS, 1))
 
     staged = t.write(spark.createDataFrame([(4, "d", "y")], SCHEMA), stage=True)

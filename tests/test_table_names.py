@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
-from helpers import canonical, delta_rows, error_class
+from helpers import delta_rows, error_class, result_frame, rows_frame
 from pyspark.errors import PySparkValueError
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
@@ -25,7 +25,7 @@ COLUMNS = ["id", "v"]
 
 
 def _rows(*rows):
-    return canonical(pd.DataFrame(list(rows), columns=COLUMNS), COLUMNS)
+    return rows_frame(rows, COLUMNS)
 
 
 def test_every_command_by_table_name(spark, delta_spark, table_path):
@@ -85,7 +85,7 @@ def test_every_command_by_table_name(spark, delta_spark, table_path):
     pd.testing.assert_frame_equal(delta_rows(table_path, COLUMNS), want)
     out = delta_spark.read([{"kind": "table", "path": table_path}])[0]
     assert out.get("ok", True), out
-    pd.testing.assert_frame_equal(canonical(pd.DataFrame(out["rows"], columns=out["columns"]), COLUMNS), want)
+    pd.testing.assert_frame_equal(result_frame(out, COLUMNS), want)
     assert out["latest_version"] == 9
 
 
