@@ -27,7 +27,7 @@ print("rows", spark.range(3).count())
 KERNEL_WARNING = "Cannot find a complete checkpoint"
 
 
-def _run(tmp_path, verbose: bool) -> str:
+def _start(tmp_path, verbose: bool) -> subprocess.Popen:
     # A fresh process: not marked as a Connect client (the suite's session sets that), no token or
     # remote of the suite's server.
     drop = {session.VERBOSE_LOGS_ENV, "SPARK_CONNECT_MODE_ENABLED", "SPARK_CONNECT_AUTHENTICATE_TOKEN", "SPARK_REMOTE",
@@ -36,20 +36,28 @@ def _run(tmp_path, verbose: bool) -> str:
     if verbose:
         env[session.VERBOSE_LOGS_ENV] = "1"
     root = os.path.realpath(str(tmp_path))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, root], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert "rows 3" in proc.stdout
-    return proc.stderr
+    return subprocess.Popen([sys.executable, "-c", SCRIPT, root], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _stderr(proc: subprocess.Popen) -> str:
+    try:
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "rows 3" in out
+    return err
 
 
 def test_quiet_by_default_and_verbose_on_request(tmp_path):
-    quiet = _run(tmp_path / "quiet", verbose=False)
+    # Both embedded servers start at once: each start is mostly waiting on one JVM thread.
+    quiet_proc, verbose_proc = _start(tmp_path / "quiet", verbose=False), _start(tmp_path / "verbose", verbose=True)
+    quiet, verbose = _stderr(quiet_proc), _stderr(verbose_proc)
     assert KERNEL_WARNING not in quiet, quiet
     assert "NativeCodeLoader" not in quiet and "resolves to a loopback address" not in quiet, quiet
     assert "Using Spark's default log4j profile" not in quiet, quiet  # our configuration was loaded
 
-    verbose = _run(tmp_path / "verbose", verbose=True)
     assert KERNEL_WARNING in verbose, verbose
     assert "Using Spark's default log4j profile" in verbose, verbose
 
