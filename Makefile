@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 
 .PHONY: setup build run test docs test-java test-python test-stress proto proto-check docker-check lint javadoc bench clean delta-reader \
 	tools minio s3a-jars pg-jdbc-jar native-jars spark-proto go-gen proto-lint proto-breaking proto-release contract-check \
-	test-containers test-containers-if-podman test-containers-memory
+	test-containers test-containers-if-podman test-containers-memory container-images
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies
 setup: $(VENV)/.installed
@@ -72,8 +72,10 @@ run: build
 ## test: proto freshness and contract checks (buf lint / breaking), docker files (static), lint, the docs site,
 ## Javadoc, JUnit, and pytest end to end through one local Connect server (which also runs the Go client's test,
 ## client/go, and, tests/test_docs_examples.py, every Python code block of README.md and docs/); then the
-## containerized integration tests when podman is installed (test-containers), else a line saying they were skipped
-test: build proto-check contract-check docker-check lint docs javadoc test-java test-python test-containers-if-podman
+## containerized integration tests when podman is installed (test-containers; their images built in the background
+## while pytest runs, container-images), else a line saying they were skipped
+test: build proto-check contract-check docker-check lint docs javadoc test-java container-images test-python \
+	test-containers-if-podman
 
 ## test-containers: images built here from Debian packages and PyPI (docker/base.sh: mmdebstrap + podman import;
 ## the server image of docker/Dockerfile on that base; MinIO; the Go contract test), the server in a container
@@ -84,20 +86,35 @@ CONTAINER_PREREQS := build delta-reader go-gen minio s3a-jars
 test-containers: $(CONTAINER_PREREQS)
 	PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images suite crash
 
+# Why make test skips the container tests on this machine; empty when they run.
+CONTAINER_SKIP = $(shell missing=$$(for t in podman runc mmdebstrap; do command -v $$t >/dev/null 2>&1 || printf '%s ' $$t; done); \
+	if ! command -v podman >/dev/null 2>&1; then echo "podman is not installed"; \
+	elif [ -n "$$missing" ]; then echo "$${missing}not installed"; \
+	elif [ "$$(id -u)" != 0 ]; then echo "they need root (rootful podman)"; fi)
+CONTAINER_BG := .build/containers/background-images
+
+# container-images: in make test, the images of the container tests are built in the background
+# while test-python runs (about 3 minutes, most of it downloading and unpacking Debian's and PyPI's
+# packages); test-containers-if-podman waits for that build, then finds the images up to date (a
+# failed background build is simply run again there, in the foreground, with its error shown).
+container-images: $(CONTAINER_PREREQS)
+	@if [ -z "$(CONTAINER_SKIP)" ]; then \
+	  mkdir -p .build/containers && rm -f $(CONTAINER_BG).rc; \
+	  ( PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images; echo $$? > $(CONTAINER_BG).rc ) \
+	    > $(CONTAINER_BG).log 2>&1 & echo $$! > $(CONTAINER_BG).pid; \
+	  echo "container images: building in the background while the tests run ($(CONTAINER_BG).log)"; fi
+
 # The script itself, not a sub-make of test-containers: in `make test` the prerequisites have run
 # already (a sub-make would run the phony build and go-gen, Maven and go vet, a second time).
 test-containers-if-podman: $(CONTAINER_PREREQS)
-	@missing=$$(for t in podman runc mmdebstrap; do command -v $$t >/dev/null 2>&1 || printf '%s ' $$t; done); \
-	if ! command -v podman >/dev/null 2>&1; then \
-	  echo "SKIPPED: containerized integration tests (make test-containers): podman is not installed" \
+	@if [ -n "$(CONTAINER_SKIP)" ]; then \
+	  echo "SKIPPED: containerized integration tests (make test-containers): $(CONTAINER_SKIP)" \
 	    "(apt-get install podman runc mmdebstrap; docker/README.md)"; \
-	elif [ -n "$$missing" ]; then \
-	  echo "SKIPPED: containerized integration tests (make test-containers): $${missing}not installed" \
-	    "(apt-get install podman runc mmdebstrap; docker/README.md)"; \
-	elif [ "$$(id -u)" != 0 ]; then \
-	  echo "SKIPPED: containerized integration tests (make test-containers): they need root (rootful podman;" \
-	    "docker/README.md)"; \
-	else PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images suite crash; fi
+	else \
+	  if [ -f $(CONTAINER_BG).pid ]; then \
+	    while [ ! -f $(CONTAINER_BG).rc ] && kill -0 "$$(cat $(CONTAINER_BG).pid)" 2>/dev/null; do sleep 2; done; \
+	    cat $(CONTAINER_BG).log; rm -f $(CONTAINER_BG).*; fi; \
+	  PYTHON=$(CURDIR)/$(VPY) bash docker/test-containers.sh images suite crash; fi
 
 ## test-containers-memory: DELETE with deletion vectors of half of TPC-H SF1 lineitem in a server container with
 ## a 1 GiB heap and a 2 GiB memory limit (several minutes; not part of `make test`)
