@@ -14,8 +14,18 @@ PYTEST_ARGS ?=
 	tools minio s3a-jars pg-jdbc-jar native-jars spark-proto go-gen proto-lint proto-breaking proto-release contract-check \
 	test-containers test-containers-if-podman test-containers-memory container-images
 
-## setup: Python venv with the client (editable) and its test/dev dependencies
-setup: $(VENV)/.installed
+# delta-spark's pure-Python package in the test venv: its DeltaTable API over Spark Connect (Delta Connect's
+# client, tests/test_deltatable_api.py, docs/deltatable-api.md) and the descriptors of Delta Connect's messages
+# (tests/test_delta_connect_proto.py). --no-deps: its metadata pins pyspark<=4.2.0, while its Connect client
+# is pure Python and imports with our pyspark 4.3.0.
+DELTA_SPARK_CLIENT_VERSION := 4.4.0
+
+## setup: Python venv with the client (editable) and its test/dev dependencies, and delta-spark's Python package
+setup: $(VENV)/.installed $(VENV)/.delta-spark-$(DELTA_SPARK_CLIENT_VERSION)
+
+$(VENV)/.delta-spark-$(DELTA_SPARK_CLIENT_VERSION): $(VENV)/.installed
+	$(VPY) -m pip install -q --no-deps delta-spark==$(DELTA_SPARK_CLIENT_VERSION)
+	rm -f $(VENV)/.delta-spark-* && touch $@
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)

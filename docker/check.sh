@@ -12,8 +12,9 @@
 #   - docker/compose.yaml parses (PyYAML); build contexts, dockerfiles, targets and args exist;
 #     depends_on, named volumes, ports; tests reach the server service on the server's port; the
 #     server and the tests mount the same volume at the same path and the table dirs lie on it
-#   - constants agree: plugin class (client/filecommit/session.py PLUGIN_CLASS, the Java source,
-#     run-standalone.sh), jar name (Makefile JAR, pom.xml artifactId/version, Dockerfile,
+#   - constants agree: plugin classes (client/filecommit/session.py PLUGIN_CLASS and the Delta Connect
+#     DELTA_CONNECT_*_CLASS, the Java sources, run-standalone.sh), jar name (Makefile JAR, pom.xml
+#     artifactId/version, Dockerfile,
 #     run-standalone.sh), pyspark version (pyproject.toml test pin, Dockerfile), Python 3.11
 #     (base image, SPARK_HOME), port 15002, and the env vars tests/conftest.py honours
 #   - `docker compose config -q` or `docker-compose config -q` when one of them is installed (optional)
@@ -99,6 +100,14 @@ if plugin_class:
     java = os.path.join("server-plugin/src/main/java", *plugin_class.split(".")) + ".java"
     if not os.path.isfile(os.path.join(REPO, java)):
         err(f"PLUGIN_CLASS {plugin_class}: no Java source {java}")
+# The Delta Connect plugins (delta-spark's DeltaTable API): the same names in session.py, Java and run-standalone.sh.
+for const in ("DELTA_CONNECT_COMMAND_CLASS", "DELTA_CONNECT_RELATION_CLASS"):
+    cls = one(rf'^{const}\s*=\s*"([^"]+)"', read("client/filecommit/session.py"), "session.py", re.M)
+    if cls:
+        if not os.path.isfile(os.path.join(REPO, "server-plugin/src/main/java", *cls.split(".")) + ".java"):
+            err(f"{const} {cls}: no Java source")
+        if one(rf'^{const}="([^"]+)"', read("docker/run-standalone.sh"), "run-standalone.sh", re.M) != cls:
+            err(f"run-standalone.sh {const} differs from session.py ({cls})")
 pyproject = read("pyproject.toml")
 pyspark_pin = one(r'"pyspark\[connect\]==([0-9.]+)"', pyproject, "pyproject.toml")
 conftest = read("tests/conftest.py")
@@ -112,7 +121,8 @@ if plugin_class and one(r'^PLUGIN_CLASS="([^"]+)"', runner, "run-standalone.sh",
     err(f"run-standalone.sh PLUGIN_CLASS differs from session.py ({plugin_class})")
 if jar_name and one(r'^JAR_NAME="([^"]+)"', runner, "run-standalone.sh", re.M) != jar_name:
     err(f"run-standalone.sh JAR_NAME differs from the Makefile ({jar_name})")
-for needle in ('--jars "$JAR"', '"spark.connect.extensions.command.classes=$PLUGIN_CLASS"',
+for needle in ('--jars "$JAR"', '"spark.connect.extensions.command.classes=$PLUGIN_CLASS,$DELTA_CONNECT_COMMAND_CLASS"',
+               '"spark.connect.extensions.relation.classes=$DELTA_CONNECT_RELATION_CLASS"',
                '"spark.connect.grpc.binding.address=$BIND"', '"spark.connect.grpc.binding.port=$PORT"',
                "org.apache.spark.sql.connect.service.SparkConnectServer", "start-connect-server.sh",
                "stop-connect-server.sh", '"spark.filecommit.allowedRoots=$FILECOMMIT_ALLOWED_ROOTS"',

@@ -35,9 +35,11 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
 
-# Keep these two in step with client/filecommit/session.py (PLUGIN_CLASS) and the Makefile (JAR);
-# docker/check.sh verifies that they are.
+# Keep these in step with client/filecommit/session.py (PLUGIN_CLASS, DELTA_CONNECT_COMMAND_CLASS,
+# DELTA_CONNECT_RELATION_CLASS) and the Makefile (JAR); docker/check.sh verifies that they are.
 PLUGIN_CLASS="io.filecommit.connect.FileCommitPlugin"
+DELTA_CONNECT_COMMAND_CLASS="io.filecommit.connect.DeltaConnectCommands"
+DELTA_CONNECT_RELATION_CLASS="io.filecommit.connect.DeltaConnectRelations"
 JAR_NAME="filecommit-server-plugin-0.1.0.jar"
 SERVER_CLASS="org.apache.spark.sql.connect.service.SparkConnectServer"
 
@@ -67,7 +69,9 @@ server_args() {
   ARGS=(
     --master "$MASTER"
     --jars "$JAR"
-    --conf "spark.connect.extensions.command.classes=$PLUGIN_CLASS"
+    --conf "spark.connect.extensions.command.classes=$PLUGIN_CLASS,$DELTA_CONNECT_COMMAND_CLASS"
+    # delta-spark's DeltaTable API over Spark Connect (Delta Connect's messages; docs/deltatable-api.md)
+    --conf "spark.connect.extensions.relation.classes=$DELTA_CONNECT_RELATION_CLASS"
     --conf "spark.plugins=io.filecommit.connect.ServerStartCheck"
     # df.write.format("delta").save(path) as directly as filecommit.write (docs/operators.md)
     --conf "spark.connect.grpc.interceptor.classes=io.filecommit.connect.StandardWriteInterceptor"

@@ -34,6 +34,9 @@ from collections.abc import Mapping, Sequence
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 PLUGIN_CLASS = "io.filecommit.connect.FileCommitPlugin"
+# filecommit.server.DELTA_CONNECT_COMMAND_CLASS / DELTA_CONNECT_RELATION_CLASS (delta-spark's DeltaTable API)
+DELTA_CONNECT_COMMAND_CLASS = "io.filecommit.connect.DeltaConnectCommands"
+DELTA_CONNECT_RELATION_CLASS = "io.filecommit.connect.DeltaConnectRelations"
 
 
 def free_port() -> int:
@@ -158,7 +161,8 @@ class StandaloneCluster:
         self._wait(f"{self.n_workers} workers", lambda: self._alive_workers() == self.n_workers,
                    list(self.procs))
         conf = {
-            "spark.connect.extensions.command.classes": PLUGIN_CLASS,
+            "spark.connect.extensions.command.classes": f"{PLUGIN_CLASS},{DELTA_CONNECT_COMMAND_CLASS}",
+            "spark.connect.extensions.relation.classes": DELTA_CONNECT_RELATION_CLASS,
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(self.connect_port),
             "spark.filecommit.allowedRoots": self.allowed_root,

@@ -21,6 +21,9 @@ import threading
 import time
 import uuid
 
+DELTA_CONNECT_COMMAND_CLASS = "io.filecommit.connect.DeltaConnectCommands"
+DELTA_CONNECT_RELATION_CLASS = "io.filecommit.connect.DeltaConnectRelations"
+
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
 
@@ -90,7 +93,10 @@ class ConnectServer:
     def command(self) -> list[str]:
         home = spark_home()
         conf = {
-            "spark.connect.extensions.command.classes": self.plugin_class,
+            # filecommit.server.COMMAND_CLASSES / DELTA_CONNECT_RELATION_CLASS, as local_session()
+            # registers them (the Delta Connect plugins of delta-spark's DeltaTable API).
+            "spark.connect.extensions.command.classes": f"{self.plugin_class},{DELTA_CONNECT_COMMAND_CLASS}",
+            "spark.connect.extensions.relation.classes": DELTA_CONNECT_RELATION_CLASS,
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(self.port),
             "spark.driver.bindAddress": "127.0.0.1",

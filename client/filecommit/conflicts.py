@@ -34,7 +34,7 @@ SERVER_CLASS = "io.filecommit.errors.ClientExceptions$ConcurrentModification"
 def _delta_base(name: str) -> tuple[type, ...]:
     """Delta's Python exception type of that name, when delta-spark's package is installed."""
     try:
-        import delta.exceptions.base as delta_base  # type: ignore[import-not-found]
+        import delta.exceptions.base as delta_base  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return ()
     base = getattr(delta_base, name, None)

@@ -608,6 +608,13 @@ allowed root itself; nothing was written."""
 FILECOMMIT_LOGSTORE_UNAVAILABLE = "FILECOMMIT_LOGSTORE_UNAVAILABLE"
 """SQLSTATE 0A000. The configured LogStore class (``spark.delta.logStore.*``) cannot be used."""
 
+FILECOMMIT_DELTA_CONNECT_UNSUPPORTED = "FILECOMMIT_DELTA_CONNECT_UNSUPPORTED"
+"""SQLSTATE 0A000. A call of delta-spark's ``DeltaTable`` API over Spark Connect (a Delta Connect
+``DeltaRelation`` or ``DeltaCommand``) that this server does not serve yet, e.g. ``merge``,
+``vacuum``, ``optimize``, ``restoreToVersion``, the ``create`` builders; nothing was read or
+committed. ``getMessageParameters()`` has ``operation``, the message's kind (``MERGE_INTO_TABLE``,
+``VACUUM_TABLE``, ...)."""
+
 FILECOMMIT_UNSUPPORTED_OPERATION = "FILECOMMIT_UNSUPPORTED_OPERATION"
 """SQLSTATE 0A000. Something filecommit does not do that no more specific class describes (named
 in the message and the parameter ``operation``), e.g. a Delta SQL statement it does not run
@@ -704,6 +711,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_SHARED_MODE_REFUSED,
     FILECOMMIT_TABLE_LOCATION_OVERLAP,
     FILECOMMIT_LOGSTORE_UNAVAILABLE,
+    FILECOMMIT_DELTA_CONNECT_UNSUPPORTED,
     FILECOMMIT_UNSUPPORTED_OPERATION,
     FILECOMMIT_COMMIT_STATE_UNKNOWN,
     FILECOMMIT_LOG_WRITE_FAILED,

@@ -5,7 +5,9 @@ For code that starts its own Spark Connect server (``spark-submit`` /
 ``start-connect-server.sh``, a test harness, a benchmark) rather than :func:`filecommit.local_session`:
 the server needs the jar of :func:`find_plugin_jar` on its class path (plus
 :func:`find_native_jars` for the native Parquet writer) and
-``spark.connect.extensions.command.classes`` set to :data:`PLUGIN_CLASS`, as Spark's
+``spark.connect.extensions.command.classes`` set to :data:`COMMAND_CLASSES` (:data:`PLUGIN_CLASS`
+and :data:`DELTA_CONNECT_COMMAND_CLASS`) and ``spark.connect.extensions.relation.classes`` to
+:data:`DELTA_CONNECT_RELATION_CLASS` (delta-spark's ``DeltaTable`` API), as Spark's
 ``SparkConnectPlugin`` / ``CommandPlugin`` extension points expect (Spark's "Spark Connect
 Extensions"). These names were importable from ``filecommit`` itself before; that still works, with
 a ``DeprecationWarning``.
@@ -15,6 +17,9 @@ from __future__ import annotations
 
 from filecommit.session import (
     CATALOG_CLASS,
+    COMMAND_CLASSES,
+    DELTA_CONNECT_COMMAND_CLASS,
+    DELTA_CONNECT_RELATION_CLASS,
     EXTENSIONS_CLASS,
     NATIVE_JARS_ENV,
     PLUGIN_CLASS,
@@ -25,6 +30,9 @@ from filecommit.session import (
 
 __all__ = [
     "CATALOG_CLASS",
+    "COMMAND_CLASSES",
+    "DELTA_CONNECT_COMMAND_CLASS",
+    "DELTA_CONNECT_RELATION_CLASS",
     "EXTENSIONS_CLASS",
     "NATIVE_JARS_ENV",
     "PLUGIN_CLASS",

@@ -2,11 +2,12 @@
 
 ``local_session()`` starts an embedded Spark Connect server in a local JVM, as pyspark's
 ``SparkSession.builder.remote("local")`` does, with the plugin jar on its classpath and
-``spark.connect.extensions.command.classes`` set to :data:`PLUGIN_CLASS`; its Python workers
-(Python UDFs in a written DataFrame) run with this process's interpreter. Against an existing
-cluster, use ``SparkSession.builder.remote("sc://host:15002").getOrCreate()`` instead; that server
-must have been started with the jar and ``spark.connect.extensions.command.classes`` set to
-:data:`PLUGIN_CLASS`.
+``spark.connect.extensions.command.classes`` set to :data:`COMMAND_CLASSES` (:data:`PLUGIN_CLASS`
+and Delta Connect's :data:`DELTA_CONNECT_COMMAND_CLASS`) and
+``spark.connect.extensions.relation.classes`` to :data:`DELTA_CONNECT_RELATION_CLASS`; its Python
+workers (Python UDFs in a written DataFrame) run with this process's interpreter. Against an
+existing cluster, use ``SparkSession.builder.remote("sc://host:15002").getOrCreate()`` instead; that
+server must have been started with the jar and the same two settings.
 """
 
 from __future__ import annotations
@@ -28,6 +29,17 @@ if TYPE_CHECKING:
 
 PLUGIN_CLASS = "io.filecommit.connect.FileCommitPlugin"
 """Fully qualified class name of the server-side command plugin."""
+
+DELTA_CONNECT_COMMAND_CLASS = "io.filecommit.connect.DeltaConnectCommands"
+"""The command plugin of Delta Connect's ``DeltaCommand`` (delta-spark's ``DeltaTable`` API over Spark
+Connect), registered next to :data:`PLUGIN_CLASS` in ``spark.connect.extensions.command.classes``."""
+
+DELTA_CONNECT_RELATION_CLASS = "io.filecommit.connect.DeltaConnectRelations"
+"""The relation plugin of Delta Connect's ``DeltaRelation`` (``DeltaTable.forPath(...).toDF()``,
+``delete``, ``update``, ``history``, ...), in ``spark.connect.extensions.relation.classes``."""
+
+COMMAND_CLASSES = f"{PLUGIN_CLASS},{DELTA_CONNECT_COMMAND_CLASS}"
+"""The value of ``spark.connect.extensions.command.classes`` of a filecommit server."""
 
 CATALOG_CLASS = "io.filecommit.catalog.FileCommitCatalog"
 """The ``spark_catalog`` plugin of Delta tables by name (``spark.sql.catalog.spark_catalog``)."""
@@ -326,7 +338,8 @@ def local_session(
     server_conf = {
         "spark.master": master,
         "spark.jars": ",".join([find_plugin_jar(), *find_native_jars()]),
-        "spark.connect.extensions.command.classes": PLUGIN_CLASS,
+        "spark.connect.extensions.command.classes": COMMAND_CLASSES,
+        "spark.connect.extensions.relation.classes": DELTA_CONNECT_RELATION_CLASS,
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),
         "spark.driver.bindAddress": "127.0.0.1",

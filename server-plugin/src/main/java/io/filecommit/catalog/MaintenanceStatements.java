@@ -5,16 +5,12 @@ import io.filecommit.commands.optimize.OptimizeCommand;
 import io.filecommit.commands.RestoreCommand;
 import io.filecommit.commands.VacuumCommand;
 import io.filecommit.connect.AllowedRoots;
-import io.filecommit.delta.Clustering;
 import io.filecommit.delta.DeltaLog;
-import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.actions.AddFile;
-import io.filecommit.delta.actions.Metadata;
 import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.security.Privilege;
-import io.filecommit.read.FileCommitDataSource;
-import java.sql.Timestamp;
+import io.filecommit.read.TableDescriptions;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -25,14 +21,12 @@ import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
-import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
 import org.apache.spark.sql.connector.catalog.CatalogPlugin;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
-import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 
@@ -52,9 +46,9 @@ import org.apache.spark.sql.types.StructType;
  *   <li>RESTORE: {@link RestoreCommand}; one row of longs {@code table_size_after_restore} (bytes),
  *       {@code num_of_files_after_restore}, {@code num_removed_files}, {@code num_restored_files},
  *       {@code removed_files_size}, {@code restored_files_size} (bytes);
- *   <li>DESCRIBE HISTORY: the reader's history ({@code history=true}), newest first, in Delta's
- *       columns ({@link #HISTORY}; provenance this server does not record is null);
- *   <li>DESCRIBE DETAIL: one row of {@link #DETAIL} from the latest snapshot.
+ *   <li>DESCRIBE HISTORY: the reader's history, newest first, in Delta's columns ({@link
+ *       TableDescriptions#history}; provenance this server does not record is null);
+ *   <li>DESCRIBE DETAIL: one row of {@link TableDescriptions#DETAIL} from the latest snapshot.
  * </ul>
  *
  * A table is named ({@code db.t}, {@code delta.`/path`}) or given as a path string; a name resolves
@@ -66,10 +60,6 @@ import org.apache.spark.sql.types.StructType;
  * DELTA_OPTIMIZE_FULL_NOT_SUPPORTED} for OPTIMIZE FULL), and one whose target is a time-travel
  * version, or OPTIMIZE / VACUUM / RESTORE of a time-travel name ({@code `t@v1`}), with {@code
  * FILECOMMIT_TIME_TRAVEL_WRITE}, before anything is read or committed.
- *
- * <p>Over 400 lines: the run of each maintenance statement (OPTIMIZE, VACUUM, RESTORE, DESCRIBE
- * HISTORY / DETAIL, constraints, CLUSTER BY); each is short, and they share the name resolution
- * and access checks.
  */
 final class MaintenanceStatements {
   private static final StructType FILE_SIZES = new StructType()
@@ -139,50 +129,10 @@ final class MaintenanceStatements {
       .add("num_restored_files", DataTypes.LongType, true)
       .add("removed_files_size", DataTypes.LongType, true)
       .add("restored_files_size", DataTypes.LongType, true);
-  private static final StructType JOB = new StructType()
-      .add("jobId", DataTypes.StringType, true)
-      .add("jobName", DataTypes.StringType, true)
-      .add("jobRunId", DataTypes.StringType, true)
-      .add("runId", DataTypes.StringType, true)
-      .add("jobOwnerId", DataTypes.StringType, true)
-      .add("triggerType", DataTypes.StringType, true);
-  private static final StructType NOTEBOOK = new StructType().add("notebookId", DataTypes.StringType, true);
-  private static final org.apache.spark.sql.types.DataType STRING_MAP =
-      DataTypes.createMapType(DataTypes.StringType, DataTypes.StringType);
-  /** DESCRIBE HISTORY's columns (Delta's {@code CommitInfo} as its history lists it). */
-  static final StructType HISTORY = new StructType()
-      .add("version", DataTypes.LongType, true)
-      .add("timestamp", DataTypes.TimestampType, true)
-      .add("userId", DataTypes.StringType, true)
-      .add("userName", DataTypes.StringType, true)
-      .add("operation", DataTypes.StringType, true)
-      .add("operationParameters", STRING_MAP, true)
-      .add("job", JOB, true)
-      .add("notebook", NOTEBOOK, true)
-      .add("clusterId", DataTypes.StringType, true)
-      .add("readVersion", DataTypes.LongType, true)
-      .add("isolationLevel", DataTypes.StringType, true)
-      .add("isBlindAppend", DataTypes.BooleanType, true)
-      .add("operationMetrics", STRING_MAP, true)
-      .add("userMetadata", DataTypes.StringType, true)
-      .add("engineInfo", DataTypes.StringType, true);
-  /** DESCRIBE DETAIL's columns (Delta's {@code TableDetail}). */
-  static final StructType DETAIL = new StructType()
-      .add("format", DataTypes.StringType, true)
-      .add("id", DataTypes.StringType, true)
-      .add("name", DataTypes.StringType, true)
-      .add("description", DataTypes.StringType, true)
-      .add("location", DataTypes.StringType, true)
-      .add("createdAt", DataTypes.TimestampType, true)
-      .add("lastModified", DataTypes.TimestampType, true)
-      .add("partitionColumns", DataTypes.createArrayType(DataTypes.StringType), true)
-      .add("clusteringColumns", DataTypes.createArrayType(DataTypes.StringType), true)
-      .add("numFiles", DataTypes.LongType, true)
-      .add("sizeInBytes", DataTypes.LongType, true)
-      .add("properties", STRING_MAP, true)
-      .add("minReaderVersion", DataTypes.IntegerType, true)
-      .add("minWriterVersion", DataTypes.IntegerType, true)
-      .add("tableFeatures", DataTypes.createArrayType(DataTypes.StringType), true);
+  /** DESCRIBE HISTORY's columns ({@link TableDescriptions#HISTORY}). */
+  static final StructType HISTORY = TableDescriptions.HISTORY;
+  /** DESCRIBE DETAIL's columns ({@link TableDescriptions#DETAIL}). */
+  static final StructType DETAIL = TableDescriptions.DETAIL;
 
   private MaintenanceStatements() {}
 
@@ -289,50 +239,15 @@ final class MaintenanceStatements {
         throw ErrorClass.INVALID_LIMIT_LIKE_EXPRESSION.error("DESCRIBE HISTORY LIMIT must be >= 0, got " + s.limit(),
             Map.of("limit", String.valueOf(s.limit()), "name", "limit", "v", String.valueOf(s.limit())));
       }
-      Located t = locate(session, s);
-      Dataset<Row> h = session.baseRelationToDataFrame(
-          FileCommitDataSource.relation(session, t.path, Map.of("history", "true")));
-      List<org.apache.spark.sql.Column> cols = new ArrayList<>();
-      for (org.apache.spark.sql.types.StructField f : HISTORY.fields()) {
-        boolean has = java.util.Arrays.asList(h.columns()).contains(f.name());
-        cols.add((has ? functions.col(f.name()) : functions.lit(null)).cast(f.dataType()).as(f.name()));
-      }
-      Dataset<Row> out = h.select(cols.toArray(new org.apache.spark.sql.Column[0])).orderBy(functions.col("version")
-          .desc());
-      if (s.limit() != null) {
-        out = out.limit(s.limit());
-      }
-      return out.collectAsList();
+      return TableDescriptions.history(session, locate(session, s).path, s.limit());
     });
   }
 
   private static List<Row> detail(SparkSession session, DeltaStatement s) {
     return Guard.errors(() -> {
       Located t = locate(session, s);
-      DeltaLog log = DeltaLog.forTable(session, t.path);
-      Snapshot snap = log.snapshot();
-      if (!snap.exists()) {
-        throw ErrorClass.DELTA_MISSING_DELTA_TABLE.error(t.path + " is not a Delta table (no _delta_log commits)",
-            Map.of("tableName", t.path));
-      }
-      Metadata md = snap.metadata();
-      long size = 0;
-      for (AddFile a : snap.allFiles()) {
-        size += a.size();
-      }
-      List<String> features = new ArrayList<>(TableFeatureNames.supported(snap.protocol()));
-      return List.of(RowFactory.create("delta", md.id(), t.name, md.description(), log.tablePath().toString(),
-          md.createdTime() == null ? null : new Timestamp(md.createdTime()), new Timestamp(snap.timestamp()),
-          seq(md.partitionColumns() == null ? List.of() : md.partitionColumns()), seq(Clustering.columns(log, snap)),
-          (long) snap.allFiles().size(), size,
-          scala.jdk.javaapi.CollectionConverters.asScala(md.configuration() == null ? Map.<String, String>of()
-              : md.configuration()),
-          snap.protocol().minReaderVersion(), snap.protocol().minWriterVersion(), seq(features)));
+      return List.of(TableDescriptions.detail(session, t.path, t.name));
     });
-  }
-
-  private static scala.collection.immutable.Seq<String> seq(List<String> values) {
-    return scala.jdk.javaapi.CollectionConverters.asScala(values).toList();
   }
 
   /**

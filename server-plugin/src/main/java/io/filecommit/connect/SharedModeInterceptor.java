@@ -236,8 +236,9 @@ public final class SharedModeInterceptor implements ServerInterceptor {
 
     /**
      * A plugin's packed message: the standard-API write packed by {@link StandardWriteInterceptor},
-     * and filecommit's own commands (their input relations and conditions are Spark's messages,
-     * which may carry client code like any plan).
+     * filecommit's own commands and Delta Connect's {@code DeltaRelation} / {@code DeltaCommand}
+     * (their input relations and conditions are Spark's messages, which may carry client code like
+     * any plan).
      */
     private void any(Any any) {
       try {
@@ -248,6 +249,14 @@ public final class SharedModeInterceptor implements ServerInterceptor {
         String url = any.getTypeUrl();
         int slash = url.lastIndexOf('/');
         String name = url.substring(slash + 1);
+        if (name.equals("delta.connect.DeltaRelation") || name.equals("delta.connect.DeltaCommand")) {
+          // delta-spark's DeltaTable API (DeltaConnectRelations / DeltaConnectCommands): its
+          // conditions, assignments and merge sources are Spark's messages, walked like any plan
+          message(com.google.protobuf.DynamicMessage.parseFrom(name.endsWith("Relation")
+              ? io.filecommit.proto.delta.connect.DeltaRelation.getDescriptor()
+              : io.filecommit.proto.delta.connect.DeltaCommand.getDescriptor(), any.getValue()));
+          return;
+        }
         if (!name.startsWith("filecommit.v1.")) {
           return; // another plugin's message: its own checks
         }

@@ -86,6 +86,25 @@ class SharedModeInterceptorTest {
   }
 
   @Test
+  void deltaConnectMessagesAreWalkedLikeAnyPlan() {
+    // delta-spark's DeltaTable.delete(condition): a DeltaRelation whose target is the scan (packed too)
+    Relation scan = Relation.newBuilder().setExtension(Any.pack(io.filecommit.proto.delta.connect.DeltaRelation
+        .newBuilder().setScan(io.filecommit.proto.delta.connect.Scan.newBuilder().setTable(
+            io.filecommit.proto.delta.connect.DeltaTable.newBuilder().setTableOrViewName("t"))).build())).build();
+    Expression udf = withUdf(RANGE).getProject().getExpressions(0);
+    io.filecommit.proto.delta.connect.DeltaRelation delete = io.filecommit.proto.delta.connect.DeltaRelation.newBuilder()
+        .setDeleteFromTable(io.filecommit.proto.delta.connect.DeleteFromTable.newBuilder().setTarget(scan)
+            .setCondition(udf)).build();
+    assertEquals("USER_DEFINED_FUNCTION", refusal(query(Relation.newBuilder().setExtension(Any.pack(delete)).build())));
+    // a merge whose source runs a UDF
+    io.filecommit.proto.delta.connect.DeltaRelation merge = io.filecommit.proto.delta.connect.DeltaRelation.newBuilder()
+        .setMergeIntoTable(io.filecommit.proto.delta.connect.MergeIntoTable.newBuilder().setTarget(scan)
+            .setSource(withUdf(RANGE))).build();
+    assertEquals("USER_DEFINED_FUNCTION", refusal(query(Relation.newBuilder().setExtension(Any.pack(merge)).build())));
+    SharedModeInterceptor.check(query(scan));
+  }
+
+  @Test
   void plansWithoutClientCodePass() {
     SharedModeInterceptor.check(query(RANGE));
     SharedModeInterceptor.check(query(Relation.newBuilder().setProject(Project.newBuilder().setInput(RANGE)

@@ -1,4 +1,4 @@
-package io.filecommit.catalog;
+package io.filecommit.read;
 
 import io.filecommit.delta.actions.Protocol;
 import java.util.List;
@@ -13,7 +13,7 @@ import java.util.TreeSet;
  * generatedColumns}; 5 {@code columnMapping}; 6 {@code identityColumns}; reader 2 {@code
  * columnMapping}).
  */
-final class TableFeatureNames {
+public final class TableFeatureNames {
   private TableFeatureNames() {}
 
   /**
@@ -22,7 +22,7 @@ final class TableFeatureNames {
    * @param p a protocol
    * @return feature names, sorted
    */
-  static List<String> supported(Protocol p) {
+  public static List<String> supported(Protocol p) {
     TreeSet<String> out = new TreeSet<>();
     if (p.readerFeatures() != null) {
       out.addAll(p.readerFeatures());
