@@ -61,7 +61,7 @@ def _both_read(delta_spark, path: str, expected_rows) -> None:
     exactly ``expected_rows`` ((id, v, part) tuples)."""
     assert versioned_rows_delta_rs(path, COLUMNS)[1] == sorted(expected_rows)
     expected = rows_frame(expected_rows, COLUMNS)
-    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, COLUMNS), expected, check_dtype=False)
+    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, COLUMNS), expected)
 
 
 def _delta_error(delta_spark, path: str, stmt: str) -> str | None:
