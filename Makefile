@@ -80,7 +80,7 @@ run: build
 	$(VPY) client/examples/flights.py
 
 ## test: proto freshness and contract checks (buf lint / breaking), docker files (static), lint, the docs site,
-## Javadoc, JUnit, and pytest end to end through one local Connect server (which also runs the Go client's test,
+## Javadoc, JUnit, and pytest end to end through a local Connect server per xdist worker (which also runs the Go client's test,
 ## client/go, and, tests/test_docs_examples.py, every Python code block of README.md and docs/); then the
 ## containerized integration tests when podman is installed (test-containers; their images built in the background
 ## while pytest runs, container-images), else a line saying they were skipped
@@ -156,8 +156,13 @@ javadoc: setup
 test-java: setup
 	cd server-plugin && mvn -B --no-transfer-progress -Dspark.jars.dir=$(SPARK_JARS) test | grep -E "Tests run|FAIL|ERROR|BUILD" ; exit $${PIPESTATUS[0]}
 
+# pytest-xdist workers: each runs whole modules (--dist loadfile: a module's fixtures are made once)
+# against a session of its own (its own Connect server and Spark + Delta reader); 2 on the 2-core
+# machines we test on, where one worker leaves a core idle while it waits on the other JVM.
+# PYTEST_WORKERS=0 runs the suite in one process.
+PYTEST_WORKERS ?= 2
 test-python: build delta-reader go-gen minio s3a-jars pg-jdbc-jar
-	$(VPY) -m pytest -q -rs --durations=30 $(PYTEST_ARGS)
+	$(VPY) -m pytest -q -rs --durations=30 -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 ## test-stress: the tests marked `stress` at full size (FILECOMMIT_STRESS=1, tests/helpers.stress_size): 20
 ## server kills in the crash test, 8 auto-compacting and 16 group-committing clients with 25 / 50 appends
