@@ -78,19 +78,10 @@ final class DeltaConnectTables {
   static boolean deltaSparkPlugins() {
     Boolean known = deltaPlugins;
     if (known == null) {
-      known = loads(DELTA_RELATION_PLUGIN) || loads(DELTA_COMMAND_PLUGIN);
+      known = DeltaFormatSource.onClassPath(DELTA_RELATION_PLUGIN) || DeltaFormatSource.onClassPath(DELTA_COMMAND_PLUGIN);
       deltaPlugins = known;
     }
     return known;
-  }
-
-  private static boolean loads(String name) {
-    try {
-      Class.forName(name, false, Thread.currentThread().getContextClassLoader());
-      return true;
-    } catch (ClassNotFoundException | LinkageError e) {
-      return false;
-    }
   }
 
   /**

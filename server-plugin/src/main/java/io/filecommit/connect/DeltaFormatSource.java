@@ -61,8 +61,19 @@ public final class DeltaFormatSource extends FileCommitSource {
 
   /** {@return whether delta-spark's data source class is on the context class loader} */
   static boolean deltaSparkPresent() {
+    return onClassPath(DELTA_SPARK_SOURCE);
+  }
+
+  /**
+   * Whether a class loads from the context class loader (not initialized): how the server finds
+   * out that delta-spark is on its class path.
+   *
+   * @param className a binary class name
+   * @return true when it loads, false when it is missing or cannot link
+   */
+  static boolean onClassPath(String className) {
     try {
-      Class.forName(DELTA_SPARK_SOURCE, false, Thread.currentThread().getContextClassLoader());
+      Class.forName(className, false, Thread.currentThread().getContextClassLoader());
       return true;
     } catch (ClassNotFoundException | LinkageError e) {
       return false;
