@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -92,8 +93,11 @@ class StandaloneCluster:
         self.n_workers = workers
         self.start_timeout = start_timeout
         self.token = secrets.token_hex(16)
-        self.master_port = free_port()
-        self.master_ui_port = free_port()
+        # The master's RPC and web UI ports are chosen by the OS at bind time (port 0) and read back
+        # from its log by start(): a port picked here could be taken by another process (another
+        # pytest-xdist worker's JVMs) before the master binds it, and Spark then moves on to the next.
+        self.master_port = 0
+        self.master_ui_port = 0
         self.connect_port = free_port()
         self.procs: dict[str, subprocess.Popen] = {}
         self._logs: dict[str, str] = {}
@@ -154,7 +158,8 @@ class StandaloneCluster:
         os.makedirs(os.path.join(self.work_dir, "conf"), exist_ok=True)
         spark_class = os.path.join(spark_home(), "bin", "spark-class")
         self._start("master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                               "--port", str(self.master_port), "--webui-port", str(self.master_ui_port)])
+                               "--port", "0", "--webui-port", "0"])
+        self._wait("the master's ports in its log", self._read_master_ports, ["master"])
         self._wait("the master", lambda: port_open(self.master_port) and self._alive_workers() >= 0, ["master"])
         for i in range(self.n_workers):
             self.start_worker(i)
@@ -191,13 +196,25 @@ class StandaloneCluster:
         self._wait(f"{self.n_workers} executors", lambda: self._cores_in_use() == self.n_workers, list(self.procs))
         return self
 
+    def _read_master_ports(self) -> bool:
+        """Set master_port and master_ui_port from the master's log lines ``Starting Spark master at
+        spark://127.0.0.1:<port>`` and ``Bound MasterWebUI to 127.0.0.1, and started at http://...:<port>``
+        (Spark's ``Master`` and ``WebUI.bind`` log them at INFO); True once both are there."""
+        with open(self._logs["master"], errors="replace") as f:
+            text = f.read()
+        rpc = re.search(r"Starting Spark master at spark://[^:\s]+:(\d+)", text)
+        ui = re.search(r"Bound MasterWebUI to \S+, and started at https?://[^:\s]+:(\d+)", text)
+        if rpc and ui:
+            self.master_port, self.master_ui_port = int(rpc.group(1)), int(ui.group(1))
+        return bool(rpc and ui)
+
     def start_worker(self, i: int) -> None:
         """Start worker ``i`` (one core, ``worker_memory``) registered with the master."""
         spark_class = os.path.join(spark_home(), "bin", "spark-class")
         work = os.path.join(self.work_dir, f"worker{i}")
         os.makedirs(work, exist_ok=True)
         self._start(f"worker{i}", [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                                   "--webui-port", str(free_port()), "--cores", "1", "--memory", self.worker_memory,
+                                   "--webui-port", "0", "--cores", "1", "--memory", self.worker_memory,
                                    "--work-dir", work, f"spark://127.0.0.1:{self.master_port}"])
 
     def _log_config(self) -> str:
