@@ -16,63 +16,19 @@ from __future__ import annotations
 import os
 import uuid
 
-import pandas as pd
 import pytest
 from delta.tables import DeltaTable
-from helpers import (
-    error_class,
-    log_actions,
-    rows_frame,
-    spark_delta_rows,
-    spark_delta_sql,
-    sql_steps,
-    values_sql,
-    versioned_rows_delta_rs,
-)
+from deltatable_support import COLUMNS, ROWS, both_read, delta_error, latest_version, rows, steps
+from helpers import error_class, log_actions, spark_delta_sql
 from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 
 pytestmark = pytest.mark.slow
 
-COLUMNS = ["id", "v", "part"]
-ROWS = [(i, i * 10, "abc"[i % 3]) for i in range(40)]
-
-
-def _steps(props: str) -> list[dict]:
-    return sql_steps(
-        f"CREATE TABLE {{table}} (id BIGINT, v BIGINT, part STRING) USING delta PARTITIONED BY (part) {props}",
-        f"INSERT INTO {{table}} VALUES {values_sql(ROWS[:20])}",
-        f"INSERT INTO {{table}} VALUES {values_sql(ROWS[20:])}",
-    )
-
-
 FIXTURES = {
-    "plain": _steps(""),
-    "dv": _steps("TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"),
+    "plain": steps(""),
+    "dv": steps("TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"),
 }
-
-
-def _version(path: str) -> int:
-    return max(log_actions(path))
-
-
-def _both_read(delta_spark, path: str, expected_rows) -> None:
-    """delta-rs (its DataFusion scan, which applies deletion vectors) and Spark + Delta both read
-    exactly ``expected_rows`` ((id, v, part) tuples)."""
-    assert versioned_rows_delta_rs(path, COLUMNS)[1] == sorted(expected_rows)
-    expected = rows_frame(expected_rows, COLUMNS)
-    pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, COLUMNS), expected)
-
-
-def _delta_error(delta_spark, path: str, stmt: str) -> str | None:
-    """The error class Spark + Delta raises for ``stmt`` on the table at ``path``."""
-    answer = delta_spark.read_one({"kind": "sql", "path": path, "sql": stmt})
-    assert not answer["ok"], f"Delta ran {stmt!r}"
-    return answer["condition"]
-
-
-def _rows(df) -> list[dict]:
-    return [r.asDict(recursive=True) for r in df.collect()]
 
 
 def test_for_path_to_df_reads_the_latest_version(spark, twin, delta_spark):
@@ -80,8 +36,8 @@ def test_for_path_to_df_reads_the_latest_version(spark, twin, delta_spark):
     got = DeltaTable.forPath(spark, ours).toDF()
     assert got.columns == COLUMNS
     assert sorted(tuple(r) for r in got.collect()) == sorted(ROWS)
-    _both_read(delta_spark, ours, ROWS)
-    assert _version(ours) == version  # a read commits nothing
+    both_read(delta_spark, ours, ROWS)
+    assert latest_version(ours) == version  # a read commits nothing
 
 
 def test_a_kept_data_frame_reads_the_latest_version(spark, twin, delta_spark):
@@ -106,7 +62,7 @@ def test_for_name_and_alias(spark, twin):
         t = DeltaTable.forName(spark, name).alias("t")
         got = t.toDF().where(F.col("t.id") < 5).select("t.id", "t.part").orderBy("id").collect()
         assert [tuple(r) for r in got] == [(i, "abc"[i % 3]) for i in range(5)]
-        detail = _rows(DeltaTable.forName(spark, name).detail())[0]
+        detail = rows(DeltaTable.forName(spark, name).detail())[0]
         assert detail["name"] == f"spark_catalog.default.{name}"
         # delta.`/path` names the path, as Delta's forName reads it.
         assert DeltaTable.forName(spark, f"delta.`{ours}`").toDF().count() == len(ROWS)
@@ -131,12 +87,12 @@ def test_delete_with_condition_matches_delta(spark, twin, delta_spark, fixture):
     got = DeltaTable.forPath(spark, ours).delete("id % 4 = 0 AND part <> 'c'")
     expected = spark_delta_sql(delta_spark, theirs, "DELETE FROM {table} WHERE id % 4 = 0 AND part <> 'c'")
     assert got.columns == ["num_affected_rows"]
-    assert _rows(got) == expected
+    assert rows(got) == expected
     assert expected[0]["num_affected_rows"] > 0
     left = [r for r in ROWS if not (r[0] % 4 == 0 and r[2] != "c")]
-    _both_read(delta_spark, ours, left)
-    _both_read(delta_spark, theirs, left)
-    assert _version(ours) == version + 1
+    both_read(delta_spark, ours, left)
+    both_read(delta_spark, theirs, left)
+    assert latest_version(ours) == version + 1
     info = next(a["commitInfo"] for a in log_actions(ours)[version + 1] if "commitInfo" in a)
     assert info["operation"] == "DELETE"
 
@@ -146,18 +102,18 @@ def test_delete_without_condition_matches_delta(spark, twin, delta_spark, fixtur
     ours, theirs, version = twin(fixture)
     got = DeltaTable.forPath(spark, ours).delete()
     expected = spark_delta_sql(delta_spark, theirs, "DELETE FROM {table}")
-    assert _rows(got) == expected
+    assert rows(got) == expected
     assert expected == [{"num_affected_rows": len(ROWS)}]
-    _both_read(delta_spark, ours, [])
-    assert _version(ours) == version + 1
+    both_read(delta_spark, ours, [])
+    assert latest_version(ours) == version + 1
 
 
 def test_delete_with_a_column_condition_and_alias(spark, twin, delta_spark):
     ours, theirs, _ = twin("plain")
     got = DeltaTable.forPath(spark, ours).alias("t").delete(F.col("t.v") >= 300)
     expected = spark_delta_sql(delta_spark, theirs, "DELETE FROM {table} AS t WHERE t.v >= 300")
-    assert _rows(got) == expected
-    _both_read(delta_spark, ours, [r for r in ROWS if r[1] < 300])
+    assert rows(got) == expected
+    both_read(delta_spark, ours, [r for r in ROWS if r[1] < 300])
 
 
 @pytest.mark.parametrize("fixture", ["plain", "dv"])
@@ -166,19 +122,19 @@ def test_update_matches_delta(spark, twin, delta_spark, fixture):
     got = DeltaTable.forPath(spark, ours).update(condition="part = 'a' AND id < 30", set={"v": "v * 2 + 1"})
     expected = spark_delta_sql(delta_spark, theirs, "UPDATE {table} SET v = v * 2 + 1 WHERE part = 'a' AND id < 30")
     assert got.columns == ["num_affected_rows"]
-    assert _rows(got) == expected
+    assert rows(got) == expected
     changed = [(i, v * 2 + 1 if p == "a" and i < 30 else v, p) for i, v, p in ROWS]
-    _both_read(delta_spark, ours, changed)
-    _both_read(delta_spark, theirs, changed)
-    assert _version(ours) == version + 1
+    both_read(delta_spark, ours, changed)
+    both_read(delta_spark, theirs, changed)
+    assert latest_version(ours) == version + 1
 
 
 def test_update_with_columns_and_alias(spark, twin, delta_spark):
     ours, theirs, _ = twin("plain")
     got = DeltaTable.forPath(spark, ours).alias("t").update(F.col("t.id") >= 35, {"v": F.col("t.v") - F.lit(1)})
     expected = spark_delta_sql(delta_spark, theirs, "UPDATE {table} AS t SET v = t.v - 1 WHERE t.id >= 35")
-    assert _rows(got) == expected == [{"num_affected_rows": 5}]
-    _both_read(delta_spark, ours, [(i, v - 1 if i >= 35 else v, p) for i, v, p in ROWS])
+    assert rows(got) == expected == [{"num_affected_rows": 5}]
+    both_read(delta_spark, ours, [(i, v - 1 if i >= 35 else v, p) for i, v, p in ROWS])
 
 
 def test_history_matches_delta(spark, twin, delta_spark):
@@ -192,7 +148,7 @@ def test_history_matches_delta(spark, twin, delta_spark):
     expected = delta_spark.read_one({"kind": "sql", "path": theirs, "sql": "DESCRIBE HISTORY {table}"})
     assert expected["ok"], expected
     assert got.columns == expected["columns"]
-    ours_rows, their_rows = _rows(got), expected["rows"]
+    ours_rows, their_rows = rows(got), expected["rows"]
     assert [r["version"] for r in ours_rows] == [r["version"] for r in their_rows] == list(range(version + 2, -1, -1))
     assert [r["operation"] for r in ours_rows] == [r["operation"] for r in their_rows]
     for o, t in zip(ours_rows[:2], their_rows[:2], strict=True):  # our DELETE and UPDATE, newest first
@@ -201,7 +157,7 @@ def test_history_matches_delta(spark, twin, delta_spark):
         assert (o["readVersion"], o["isBlindAppend"]) == (t["readVersion"], t["isBlindAppend"])
         assert o["operationMetrics"]["numUpdatedRows" if o["operation"] == "UPDATE" else "numDeletedRows"] == \
             t["operationMetrics"]["numUpdatedRows" if t["operation"] == "UPDATE" else "numDeletedRows"]
-    assert [r["version"] for r in _rows(DeltaTable.forPath(spark, ours).history(1))] == [version + 2]
+    assert [r["version"] for r in rows(DeltaTable.forPath(spark, ours).history(1))] == [version + 2]
 
 
 def test_detail_matches_delta(spark, twin, delta_spark):
@@ -210,7 +166,7 @@ def test_detail_matches_delta(spark, twin, delta_spark):
     expected = delta_spark.read_one({"kind": "sql", "path": theirs, "sql": "DESCRIBE DETAIL {table}"})
     assert expected["ok"], expected
     assert got.columns == expected["columns"]
-    o, t = _rows(got)[0], expected["rows"][0]
+    o, t = rows(got)[0], expected["rows"][0]
     for key in ("format", "id", "name", "description", "partitionColumns", "clusteringColumns", "numFiles",
                 "sizeInBytes", "properties", "minReaderVersion", "minWriterVersion", "tableFeatures"):
         assert o[key] == t[key], key
@@ -222,15 +178,15 @@ def test_unknown_column_is_delta_class_and_commits_nothing(spark, twin, delta_sp
     t = DeltaTable.forPath(spark, ours)
     with pytest.raises(PySparkException) as e:
         t.delete("nope = 1")
-    assert error_class(e) == _delta_error(delta_spark, theirs, "DELETE FROM {table} WHERE nope = 1")
+    assert error_class(e) == delta_error(delta_spark, theirs, "DELETE FROM {table} WHERE nope = 1")
     with pytest.raises(PySparkException) as e:
         t.update(condition="id = 1", set={"v": "nope + 1"})
-    assert error_class(e) == _delta_error(delta_spark, theirs, "UPDATE {table} SET v = nope + 1 WHERE id = 1")
+    assert error_class(e) == delta_error(delta_spark, theirs, "UPDATE {table} SET v = nope + 1 WHERE id = 1")
     with pytest.raises(PySparkException) as e:
         t.update(set={"nope": "1"})
     assert error_class(e) is not None
-    assert _version(ours) == version
-    _both_read(delta_spark, ours, ROWS)
+    assert latest_version(ours) == version
+    both_read(delta_spark, ours, ROWS)
 
 
 def test_path_outside_the_allowed_roots(spark):
@@ -278,4 +234,4 @@ def test_other_kinds_are_refused_by_name(spark, twin, call, kind):
         call(DeltaTable.forPath(spark, ours), spark)
     assert error_class(e) == "FILECOMMIT_DELTA_CONNECT_UNSUPPORTED"
     assert e.value.getMessageParameters()["operation"] == kind
-    assert _version(ours) == version
+    assert latest_version(ours) == version
