@@ -14,12 +14,14 @@ Connect message kind is refused with ``FILECOMMIT_DELTA_CONNECT_UNSUPPORTED``.
 from __future__ import annotations
 
 import os
+import threading
+import time
 import uuid
 
 import pytest
 from delta.tables import DeltaTable
 from deltatable_support import COLUMNS, ROWS, both_read, delta_error, latest_version, rows, steps
-from helpers import error_class, log_actions, spark_delta_sql
+from helpers import error_class, log_actions, second_session, spark_delta_sql
 from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 
@@ -235,3 +237,75 @@ def test_other_kinds_are_refused_by_name(spark, twin, call, kind):
     assert error_class(e) == "FILECOMMIT_DELTA_CONNECT_UNSUPPORTED"
     assert e.value.getMessageParameters()["operation"] == kind
     assert latest_version(ours) == version
+
+
+@pytest.mark.usefixtures("faults_available")
+@pytest.mark.parametrize("fixture", ["plain", "dv"])
+def test_two_clients_the_loser_gets_deltas_exception_type(spark, twin, delta_spark, fixture):
+    """Two clients delete overlapping rows at once: the first reads, then its commit is held (the
+    fault-injection jar) while the second commits; the first then loses with Delta's conflict class
+    for a winner that rewrote files whose rows the loser's condition reads (Delta's
+    ``ConflictChecker``: files added by a non-blind-append winner that match the read predicate,
+    WriteSerializable), raised as delta-spark's type, and commits nothing."""
+    import delta.connect.exceptions
+    import delta.exceptions
+    import faults
+
+    ours, _, version = twin(fixture)
+    other = second_session(spark)
+    held = faults.arm(ours, faults.COMMIT_HOLD, times=1, version=version + 1)
+    outcome: dict = {}
+
+    def first() -> None:
+        try:
+            outcome["rows"] = rows(DeltaTable.forPath(spark, ours).delete("id < 10"))
+        except Exception as e:  # noqa: BLE001 - judged below
+            outcome["error"] = e
+
+    t = threading.Thread(target=first)
+    t.start()
+    try:
+        deadline = time.time() + 180  # a busy machine reads slowly
+        while held.fired() == 0 and time.time() < deadline:
+            time.sleep(0.05)
+        assert held.fired() == 1, f"the first client's commit never reached the store: {outcome}"
+        assert rows(DeltaTable.forPath(other, ours).delete("id < 5")) == [{"num_affected_rows": 5}]
+    finally:
+        held.disarm()
+        t.join(timeout=120)
+        other.stop()
+    e = outcome.get("error")
+    assert isinstance(e, delta.exceptions.ConcurrentAppendException), outcome
+    assert isinstance(e, delta.connect.exceptions.ConcurrentAppendException)  # delta-spark's Spark Connect type
+    assert error_class(e) == "DELTA_CONCURRENT_APPEND" and e.getSqlState() == "2D521"
+    assert latest_version(ours) == version + 1  # the winner's commit only
+    both_read(delta_spark, ours, [r for r in ROWS if r[0] >= 5])
+
+
+def test_two_clients_in_other_partitions_both_commit(spark, twin, delta_spark):
+    """A DeltaTable delete in one partition and another client's append to another partition at the
+    same time do not conflict (Delta's rules: the delete reads partition 'a' only), whichever commits
+    first."""
+    ours, _, version = twin("plain")
+    other = second_session(spark)
+    new_rows = [(100 + i, i, "b") for i in range(3)]
+    errors: list = []
+
+    def append() -> None:
+        try:
+            other.createDataFrame(new_rows, "id long, v long, part string").write.format("delta").mode("append") \
+                .save(ours)
+        except Exception as e:  # noqa: BLE001 - asserted below
+            errors.append(e)
+
+    t = threading.Thread(target=append)
+    t.start()
+    try:
+        got = rows(DeltaTable.forPath(spark, ours).delete("part = 'a'"))
+    finally:
+        t.join(timeout=120)
+        other.stop()
+    assert errors == []
+    assert got == [{"num_affected_rows": len([r for r in ROWS if r[2] == "a"])}]
+    assert latest_version(ours) == version + 2
+    both_read(delta_spark, ours, [r for r in ROWS if r[2] != "a"] + new_rows)

@@ -1,14 +1,18 @@
 """Commit conflicts as Python exception types, as Delta's Python package raises them.
 
 The server reports a lost commit race (error classes in :data:`filecommit.errors.CONCURRENCY`) as
-a Java ``ConcurrentModificationException``, as Delta does; pyspark alone has no type for it and
-raises ``UnknownException``. Importing ``filecommit`` registers these types in pyspark's Spark
+a Java ``ConcurrentModificationException`` of Delta's class name for it
+(``io.delta.exceptions.ConcurrentAppendException``, ...), as Delta does; pyspark alone has no type
+for it and raises ``UnknownException``, while delta-spark's Python package (``delta.connect``) maps
+those names to its ``delta.exceptions`` types, so that ``DeltaTable`` calls over Spark Connect raise
+Delta's types. Importing ``filecommit`` registers these types in pyspark's Spark
 Connect error conversion (``pyspark.errors.exceptions.connect.EXCEPTION_CLASS_MAPPING``, as
 delta-spark's ``delta.connect.exceptions`` registers Delta's), so a conflict arrives as the class
 named after Delta's (``ConcurrentAppendException``, ...), a ``SparkConnectGrpcException`` with the
 error class, SQLSTATE and message parameters. With delta-spark's Python package installed, each
-also is Delta's type of the same name (``delta.exceptions.ConcurrentAppendException``, ...), so
-``except`` clauses written for Delta catch them.
+also is Delta's type of the same name (``delta.connect.exceptions.ConcurrentAppendException``, a
+``delta.exceptions.ConcurrentAppendException``, ...), so ``except`` clauses written for Delta catch
+them, and so do ones written for filecommit whether or not ``delta`` was imported first.
 
 Example::
 
@@ -20,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pyspark.errors.exceptions.connect as _pyspark_connect
@@ -28,17 +33,28 @@ from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 from filecommit import errors
 
 SERVER_CLASS = "io.filecommit.errors.ClientExceptions$ConcurrentModification"
-"""The server's exception class for commit conflicts (a ``java.util.ConcurrentModificationException``)."""
+"""The server's base class for commit conflicts (a ``java.util.ConcurrentModificationException``)."""
+
+DELTA_SERVER_CLASSES = tuple(f"io.delta.exceptions.{name}" for name in (
+    "DeltaConcurrentModificationException", "ConcurrentAppendException", "ConcurrentDeleteReadException",
+    "ConcurrentDeleteDeleteException", "MetadataChangedException", "ProtocolChangedException",
+    "ConcurrentTransactionException"))
+"""The server's conflict classes named as Delta's JVM classes (most derived first in the hierarchy
+Spark Connect sends), which delta-spark's ``delta.connect.exceptions`` maps to its own types."""
 
 
 def _delta_base(name: str) -> tuple[type, ...]:
-    """Delta's Python exception type of that name, when delta-spark's package is installed."""
-    try:
-        import delta.exceptions.base as delta_base  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return ()
-    base = getattr(delta_base, name, None)
-    return (base,) if isinstance(base, type) else ()
+    """Delta's Python exception type of that name, when delta-spark's package is installed: its
+    Spark Connect type (``delta.connect.exceptions``, itself a ``delta.exceptions.base`` type), else
+    the base type."""
+    for module in ("delta.connect.exceptions", "delta.exceptions.base"):
+        try:
+            found = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            continue
+        if isinstance(found, type):
+            return (found,)
+    return ()
 
 
 class CommitConflict(SparkConnectGrpcException):
@@ -82,8 +98,12 @@ def _convert(message: str | None = None, errorClass: str | None = None, **kwargs
 
 
 def register() -> None:
-    """Registers :data:`SERVER_CLASS` in pyspark's Spark Connect error conversion (idempotent)."""
-    _pyspark_connect.EXCEPTION_CLASS_MAPPING[SERVER_CLASS] = _convert  # type: ignore[assignment]
+    """Registers :data:`SERVER_CLASS` and :data:`DELTA_SERVER_CLASSES` in pyspark's Spark Connect
+    error conversion (idempotent). delta-spark's ``delta.connect.exceptions`` registers Delta's names
+    once, when first imported; :func:`_delta_base` imported it already, so these entries, whose types
+    are Delta's too, stay."""
+    for name in (SERVER_CLASS, *DELTA_SERVER_CLASSES):
+        _pyspark_connect.EXCEPTION_CLASS_MAPPING[name] = _convert  # type: ignore[assignment]
 
 
 register()

@@ -24,10 +24,11 @@ public enum ClientExceptionType {
   /** {@code java.lang.UnsupportedOperationException} (pyspark {@code UnsupportedOperationException}). */
   UNSUPPORTED_OPERATION,
   /**
-   * {@code java.util.ConcurrentModificationException}, as Delta's conflict exceptions: pyspark has
-   * no type for it (nor for Delta's own without delta-spark's Python package), so it arrives as
-   * {@code UnknownException} with its error class; filecommit's client maps it to Delta's Python
-   * conflict types.
+   * {@code java.util.ConcurrentModificationException}, as Delta's conflict exceptions, of Delta's
+   * class name for the error class ({@code io.delta.exceptions.ConcurrentAppendException}, ...;
+   * {@link DeltaConflictTypes}): pyspark alone has no type for it, so it arrives as {@code
+   * UnknownException} with its error class; delta-spark's Python package and filecommit's client map
+   * it to Delta's Python conflict types.
    */
   CONCURRENT_MODIFICATION,
   /**

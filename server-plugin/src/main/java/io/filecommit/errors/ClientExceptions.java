@@ -20,7 +20,9 @@ public final class ClientExceptions {
    *
    * @param e a server error
    * @return {@code e} itself for {@link ClientExceptionType#RUNTIME}, else a new exception of the
-   *     class's type (a {@link SparkThrowable} with {@code e}'s class, SQLSTATE and parameters)
+   *     class's type (a {@link SparkThrowable} with {@code e}'s class, SQLSTATE and parameters); a
+   *     conflict is of Delta's {@code io.delta.exceptions} class for its error class where {@link
+   *     DeltaConflictTypes} can make it
    */
   public static Throwable of(FileCommitException e) {
     String message = e.getMessage();
@@ -28,7 +30,10 @@ public final class ClientExceptions {
       case ANALYSIS -> new Analysis(e, message);
       case ILLEGAL_ARGUMENT -> new IllegalArgument(e, message);
       case UNSUPPORTED_OPERATION -> new UnsupportedOperation(e, message);
-      case CONCURRENT_MODIFICATION -> new ConcurrentModification(e, message);
+      case CONCURRENT_MODIFICATION -> {
+        ConcurrentModification delta = DeltaConflictTypes.of(e, message);
+        yield delta != null ? delta : new ConcurrentModification(e, message);
+      }
       case RUNTIME -> e;
     };
     if (typed != e) {
@@ -137,14 +142,25 @@ public final class ClientExceptions {
     }
   }
 
-  /** A commit conflict ({@code java.util.ConcurrentModificationException}, as Delta's {@code io.delta.exceptions}). */
-  public static final class ConcurrentModification extends java.util.ConcurrentModificationException
+  /**
+   * A commit conflict ({@code java.util.ConcurrentModificationException}, as Delta's {@code
+   * io.delta.exceptions}); {@link #of} raises the subclass named as Delta's class for the error
+   * class ({@code io.delta.exceptions.ConcurrentAppendException}, ..., made by {@link
+   * DeltaConflictTypes}) where it can.
+   */
+  public static class ConcurrentModification extends java.util.ConcurrentModificationException
       implements Carrying {
     private static final long serialVersionUID = 1L;
     /** The server error this exception carries to the client (class, SQLSTATE, parameters). */
     private final FileCommitException error;
 
-    ConcurrentModification(FileCommitException e, String message) {
+    /**
+     * A conflict carrying {@code e}.
+     *
+     * @param e the server error (class, SQLSTATE, parameters, cause)
+     * @param message the client's message
+     */
+    protected ConcurrentModification(FileCommitException e, String message) {
       super(message, e.getCause());
       this.error = e;
     }

@@ -80,7 +80,15 @@ class ClientExceptionsTest {
     for (ErrorClass c : List.of(ErrorClass.DELTA_CONCURRENT_APPEND, ErrorClass.DELTA_CONCURRENT_DELETE_READ,
         ErrorClass.DELTA_CONCURRENT_DELETE_DELETE, ErrorClass.DELTA_METADATA_CHANGED, ErrorClass.DELTA_PROTOCOL_CHANGED,
         ErrorClass.DELTA_CONCURRENT_TRANSACTION)) {
-      assertInstanceOf(java.util.ConcurrentModificationException.class, ClientExceptions.of(c.error("x")), c.name());
+      Throwable t = ClientExceptions.of(c.error("x"));
+      assertInstanceOf(java.util.ConcurrentModificationException.class, t, c.name());
+      // Delta's class names, most derived first, as Spark Connect sends the hierarchy
+      assertEquals("io.delta.exceptions." + DeltaConflictTypes.BY_CONDITION.get(c.name()), t.getClass().getName());
+      assertEquals("io.delta.exceptions.DeltaConcurrentModificationException", t.getClass().getSuperclass().getName());
+      assertInstanceOf(ClientExceptions.ConcurrentModification.class, t);
+      assertEquals(c.name(), ((SparkThrowable) t).getCondition());
+      assertEquals("2D521", ((SparkThrowable) t).getSqlState());
+      assertEquals("[" + c.name() + "] x", t.getMessage());
     }
     FileCommitException violation = ErrorClass.DELTA_VIOLATE_CONSTRAINT_WITH_VALUES.error("x");
     assertSame(violation, ClientExceptions.of(violation));
