@@ -641,7 +641,7 @@ FILECOMMIT_DELTA_CONNECT_UNSUPPORTED = "FILECOMMIT_DELTA_CONNECT_UNSUPPORTED"
 ``DeltaRelation`` or ``DeltaCommand``) that this server does not serve yet, e.g. ``merge``,
 ``vacuum``, ``optimize``, ``restoreToVersion``, the ``create`` builders; nothing was read or
 committed. ``getMessageParameters()`` has ``operation``, the message's kind (``MERGE_INTO_TABLE``,
-``VACUUM_TABLE``, ...)."""
+``GENERATE``, ...)."""
 
 FILECOMMIT_UNSUPPORTED_OPERATION = "FILECOMMIT_UNSUPPORTED_OPERATION"
 """SQLSTATE 0A000. Something filecommit does not do that no more specific class describes (named

@@ -351,7 +351,7 @@ public enum ErrorClass {
    * A Delta Connect message (delta-spark's {@code DeltaTable} API over Spark Connect: a {@code
    * delta.connect.DeltaRelation} or {@code DeltaCommand}) of a kind this server does not serve yet,
    * or a part of one it does not take (parameter {@code operation}: the kind, e.g. {@code
-   * MERGE_INTO_TABLE}, {@code VACUUM_TABLE}); refused before anything is read or committed.
+   * MERGE_INTO_TABLE}, {@code GENERATE}); refused before anything is read or committed.
    */
   FILECOMMIT_DELTA_CONNECT_UNSUPPORTED("0A000"),
   /** Something filecommit does not do that no more specific class describes (parameter {@code operation} names it). */
