@@ -128,6 +128,27 @@ DELTA_CANNOT_MODIFY_APPEND_ONLY = "DELTA_CANNOT_MODIFY_APPEND_ONLY"
 """SQLSTATE 42809. An overwrite, DELETE, UPDATE or MERGE would remove data from a
 ``delta.appendOnly=true`` table."""
 
+DELTA_INVALID_PROTOCOL_VERSION = "DELTA_INVALID_PROTOCOL_VERSION"
+"""SQLSTATE KD004. A protocol version outside reader 1-3 / writer 1-7 (``DeltaTable.upgradeTableProtocol``)."""
+
+DELTA_UNSUPPORTED_FEATURES_IN_CONFIG = "DELTA_UNSUPPORTED_FEATURES_IN_CONFIG"
+"""SQLSTATE 56038. A ``delta.feature.<name>`` (e.g. ``DeltaTable.addFeatureSupport``) naming no Delta feature."""
+
+DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE = "DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE"
+"""SQLSTATE 0AKDE. DROP FEATURE of a name Delta does not know."""
+
+DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE = "DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE"
+"""SQLSTATE 0AKDE. DROP FEATURE of a legacy feature Delta never removes (appendOnly, invariants, ...)."""
+
+DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT = "DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT"
+"""SQLSTATE 0AKDE. DROP FEATURE of a feature the table's protocol does not support."""
+
+DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED = "DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED"
+"""SQLSTATE 0AKDE. DROP FEATURE ... TRUNCATE HISTORY of a writer-only feature."""
+
+DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE = "DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE"
+"""SQLSTATE 0AKDE. DROP FEATURE checkConstraints while the table has CHECK constraints."""
+
 TABLE_RULES = frozenset({
     DELTA_NOT_NULL_CONSTRAINT_VIOLATED,
     DELTA_VIOLATE_CONSTRAINT_WITH_VALUES,
@@ -148,6 +169,13 @@ TABLE_RULES = frozenset({
     DELTA_UNSUPPORTED_FEATURES_FOR_WRITE,
     DELTA_UNSUPPORTED_FEATURES_FOR_READ,
     DELTA_CANNOT_MODIFY_APPEND_ONLY,
+    DELTA_INVALID_PROTOCOL_VERSION,
+    DELTA_UNSUPPORTED_FEATURES_IN_CONFIG,
+    DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE,
+    DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE,
+    DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT,
+    DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED,
+    DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE,
 })
 """The data or the table breaks a rule the table declares: retrying the same call fails again."""
 
@@ -613,7 +641,7 @@ FILECOMMIT_DELTA_CONNECT_UNSUPPORTED = "FILECOMMIT_DELTA_CONNECT_UNSUPPORTED"
 ``DeltaRelation`` or ``DeltaCommand``) that this server does not serve yet, e.g. ``merge``,
 ``vacuum``, ``optimize``, ``restoreToVersion``, the ``create`` builders; nothing was read or
 committed. ``getMessageParameters()`` has ``operation``, the message's kind (``MERGE_INTO_TABLE``,
-``VACUUM_TABLE``, ...)."""
+``GENERATE``, ...)."""
 
 FILECOMMIT_UNSUPPORTED_OPERATION = "FILECOMMIT_UNSUPPORTED_OPERATION"
 """SQLSTATE 0A000. Something filecommit does not do that no more specific class describes (named

@@ -1,21 +1,17 @@
 package io.filecommit.catalog;
 
-import io.filecommit.txn.CommandResult;
+import io.filecommit.commands.MaintenanceResults;
 import io.filecommit.commands.optimize.OptimizeCommand;
 import io.filecommit.commands.RestoreCommand;
 import io.filecommit.commands.VacuumCommand;
 import io.filecommit.connect.AllowedRoots;
 import io.filecommit.delta.DeltaLog;
-import io.filecommit.delta.actions.AddFile;
-import io.filecommit.delta.actions.RemoveFile;
 import io.filecommit.errors.ErrorClass;
 import io.filecommit.security.Privilege;
 import io.filecommit.read.TableDescriptions;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
@@ -39,7 +35,7 @@ import org.apache.spark.sql.types.StructType;
  * <ul>
  *   <li>OPTIMIZE: {@link OptimizeCommand} (the same commit path, conflict rules and error classes
  *       as the contract's command); one row {@code path} (string, the table root) and {@code
- *       metrics} (struct {@link #OPTIMIZE_METRICS}: file counts, sizes in bytes, times in ms since
+ *       metrics} (struct {@link MaintenanceResults#OPTIMIZE_METRICS}: file counts, sizes in bytes, times in ms since
  *       the epoch);
  *   <li>VACUUM: {@link VacuumCommand}; one row per file with DRY RUN (column {@code path}, the
  *       file's absolute URI), else one row with the table root;
@@ -62,73 +58,11 @@ import org.apache.spark.sql.types.StructType;
  * FILECOMMIT_TIME_TRAVEL_WRITE}, before anything is read or committed.
  */
 final class MaintenanceStatements {
-  private static final StructType FILE_SIZES = new StructType()
-      .add("min", DataTypes.LongType, true)
-      .add("max", DataTypes.LongType, true)
-      .add("avg", DataTypes.DoubleType, true)
-      .add("totalFiles", DataTypes.LongType, true)
-      .add("totalSize", DataTypes.LongType, true);
-  private static final StructType NUM_SIZE = new StructType()
-      .add("num", DataTypes.LongType, true).add("size", DataTypes.LongType, true);
-  private static final StructType FILES_SIZE = new StructType()
-      .add("numFiles", DataTypes.LongType, true).add("size", DataTypes.LongType, true);
-  /**
-   * OPTIMIZE's {@code metrics} struct (Delta's {@code OptimizeMetrics}, its fields in its order):
-   * the Z-order, clustering, auto compaction and deletion vector statistics this server does not
-   * keep are null.
-   */
-  static final StructType OPTIMIZE_METRICS = new StructType()
-      .add("numFilesAdded", DataTypes.LongType, true)
-      .add("numFilesRemoved", DataTypes.LongType, true)
-      .add("filesAdded", FILE_SIZES, true)
-      .add("filesRemoved", FILE_SIZES, true)
-      .add("partitionsOptimized", DataTypes.LongType, true)
-      .add("zOrderStats", new StructType()
-          .add("strategyName", DataTypes.StringType, true)
-          .add("inputCubeFiles", NUM_SIZE, true)
-          .add("inputOtherFiles", NUM_SIZE, true)
-          .add("inputNumCubes", DataTypes.LongType, true)
-          .add("mergedFiles", NUM_SIZE, true)
-          .add("numOutputCubes", DataTypes.LongType, true)
-          .add("mergedNumCubes", DataTypes.LongType, true), true)
-      .add("clusteringStats", new StructType()
-          .add("inputZCubeFiles", FILES_SIZE, true)
-          .add("inputOtherFiles", FILES_SIZE, true)
-          .add("inputNumZCubes", DataTypes.LongType, true)
-          .add("mergedFiles", FILES_SIZE, true)
-          .add("numOutputZCubes", DataTypes.LongType, true), true)
-      .add("numBins", DataTypes.LongType, true)
-      .add("numBatches", DataTypes.LongType, true)
-      .add("totalConsideredFiles", DataTypes.LongType, true)
-      .add("totalFilesSkipped", DataTypes.LongType, true)
-      .add("preserveInsertionOrder", DataTypes.BooleanType, true)
-      .add("numFilesSkippedToReduceWriteAmplification", DataTypes.LongType, true)
-      .add("numBytesSkippedToReduceWriteAmplification", DataTypes.LongType, true)
-      .add("startTimeMs", DataTypes.LongType, true)
-      .add("endTimeMs", DataTypes.LongType, true)
-      .add("totalClusterParallelism", DataTypes.LongType, true)
-      .add("totalScheduledTasks", DataTypes.LongType, true)
-      .add("autoCompactParallelismStats", new StructType()
-          .add("maxClusterActiveParallelism", DataTypes.LongType, true)
-          .add("minClusterActiveParallelism", DataTypes.LongType, true)
-          .add("maxSessionActiveParallelism", DataTypes.LongType, true)
-          .add("minSessionActiveParallelism", DataTypes.LongType, true), true)
-      .add("deletionVectorStats", new StructType()
-          .add("numDeletionVectorsRemoved", DataTypes.LongType, true)
-          .add("numDeletionVectorRowsRemoved", DataTypes.LongType, true), true)
-      .add("numTableColumns", DataTypes.LongType, true)
-      .add("numTableColumnsWithStats", DataTypes.LongType, true);
-  static final StructType OPTIMIZE = new StructType()
-      .add("path", DataTypes.StringType, true)
-      .add("metrics", OPTIMIZE_METRICS, true);
+  /** OPTIMIZE's columns ({@link MaintenanceResults#OPTIMIZE}). */
+  static final StructType OPTIMIZE = MaintenanceResults.OPTIMIZE;
   static final StructType VACUUM = new StructType().add("path", DataTypes.StringType, true);
-  static final StructType RESTORE = new StructType()
-      .add("table_size_after_restore", DataTypes.LongType, true)
-      .add("num_of_files_after_restore", DataTypes.LongType, true)
-      .add("num_removed_files", DataTypes.LongType, true)
-      .add("num_restored_files", DataTypes.LongType, true)
-      .add("removed_files_size", DataTypes.LongType, true)
-      .add("restored_files_size", DataTypes.LongType, true);
+  /** RESTORE's columns ({@link MaintenanceResults#RESTORE}). */
+  static final StructType RESTORE = MaintenanceResults.RESTORE;
   /** DESCRIBE HISTORY's columns ({@link TableDescriptions#HISTORY}). */
   static final StructType HISTORY = TableDescriptions.HISTORY;
   /** DESCRIBE DETAIL's columns ({@link TableDescriptions#DETAIL}). */
@@ -175,31 +109,8 @@ final class MaintenanceStatements {
       Located t = locate(session, s);
       OptimizeCommand.Result r = OptimizeCommand.run(session, t.path, s.where() == null ? List.of() : List.of(s.where()),
           null, s.zOrderBy());
-      CommandResult c = r.commit();
-      List<Long> added = new ArrayList<>();
-      for (AddFile a : c.addFiles()) {
-        added.add(a.size());
-      }
-      List<Long> removed = new ArrayList<>();
-      Set<Map<String, String>> partitions = new HashSet<>();
-      for (RemoveFile f : c.removeFiles()) {
-        removed.add(f.size() == null ? 0L : f.size());
-        partitions.add(f.partitionValues() == null ? Map.of() : f.partitionValues());
-      }
-      long columns = DeltaLog.forTable(session, t.path).snapshot().metadata().schema().fields().length;
-      Row metrics = RowFactory.create((long) added.size(), (long) removed.size(), sizes(added), sizes(removed),
-          (long) partitions.size(), null, null, (long) partitions.size(), c.committed() ? 1L : 0L,
-          (long) removed.size(), 0L, false, 0L, 0L, start, System.currentTimeMillis(),
-          (long) session.sparkContext().defaultParallelism(), 0L, null, null, columns, Math.min(columns, 32L));
-      return List.of(RowFactory.create(c.tablePath(), metrics));
+      return List.of(MaintenanceResults.optimize(session, t.path, r, start));
     });
-  }
-
-  private static Row sizes(List<Long> sizes) {
-    long total = sizes.stream().mapToLong(Long::longValue).sum();
-    return RowFactory.create(sizes.isEmpty() ? null : sizes.stream().mapToLong(Long::longValue).min().getAsLong(),
-        sizes.isEmpty() ? null : sizes.stream().mapToLong(Long::longValue).max().getAsLong(),
-        sizes.isEmpty() ? 0.0 : (double) total / sizes.size(), (long) sizes.size(), total);
   }
 
   private static List<Row> vacuum(SparkSession session, DeltaStatement s) {
@@ -221,16 +132,8 @@ final class MaintenanceStatements {
   private static List<Row> restore(SparkSession session, DeltaStatement s) {
     return Guard.run(session, Map.of(), () -> {
       Located t = locate(session, s);
-      Map<String, String> m = RestoreCommand.run(session, t.path, s.version(), s.timestamp()).operationMetrics();
-      return List.of(RowFactory.create(num(m, "tableSizeAfterRestore"), num(m, "numOfFilesAfterRestore"),
-          num(m, "numRemovedFiles"), num(m, "numRestoredFiles"), num(m, "removedFilesSize"),
-          num(m, "restoredFilesSize")));
+      return List.of(MaintenanceResults.restore(RestoreCommand.run(session, t.path, s.version(), s.timestamp())));
     });
-  }
-
-  private static Long num(Map<String, String> m, String key) {
-    String v = m.get(key);
-    return v == null ? 0L : Long.parseLong(v);
   }
 
   private static List<Row> history(SparkSession session, DeltaStatement s) {

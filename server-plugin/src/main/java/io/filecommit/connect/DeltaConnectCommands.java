@@ -14,13 +14,15 @@ import org.apache.spark.sql.connect.plugin.CommandPlugin;
  * what delta-spark's Python {@code DeltaTable} sends for calls without a result DataFrame (Delta's own
  * {@code DeltaCommandPlugin} answers them on a server with delta-spark).
  *
- * <p>This server does not serve any of them yet: {@code clone_table}, {@code vacuum_table}, {@code
- * upgrade_table_protocol}, {@code generate}, {@code create_delta_table}, {@code
- * add_feature_support} and {@code drop_feature_support} are refused with {@code
+ * <p>Served: {@code vacuum_table}, {@code upgrade_table_protocol}, {@code add_feature_support} and
+ * {@code drop_feature_support}, run by {@link DeltaConnectMaintenance} (Delta's {@code
+ * VacuumCommand}, {@code AlterTableSetPropertiesDeltaCommand}, {@code
+ * AlterTableDropFeatureDeltaCommand}; no result rows, as Delta's plugin). The others, {@code
+ * clone_table}, {@code generate} and {@code create_delta_table}, are refused with {@code
  * FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} (parameter {@code operation}: the kind's name, e.g. {@code
- * VACUUM_TABLE}) before anything is read or committed, instead of Spark Connect's {@code
+ * GENERATE}) before anything is read or committed, instead of Spark Connect's {@code
  * CONNECT_INVALID_PLAN.NO_HANDLER_FOR_EXTENSION}; the filecommit client and SQL do these operations
- * ({@code filecommit.vacuum}, {@code CREATE TABLE}, ...).
+ * ({@code CREATE TABLE}, ...).
  *
  * <p>Register next to {@link FileCommitPlugin} with {@code
  * spark.connect.extensions.command.classes=io.filecommit.connect.FileCommitPlugin,io.filecommit.connect.DeltaConnectCommands}.
@@ -34,14 +36,15 @@ public final class DeltaConnectCommands implements CommandPlugin {
   public DeltaConnectCommands() {}
 
   /**
-   * Refuses a {@code delta.connect.DeltaCommand}.
+   * Runs or refuses a {@code delta.connect.DeltaCommand}.
    *
    * @param command a serialized {@code google.protobuf.Any}
    * @param planner the session's planner
-   * @return false for any other command, and for every command when delta-spark's plugins are
-   *     present; never returns true
+   * @return true for a served command, run; false for any other command, and for every command
+   *     when delta-spark's plugins are present
    * @throws io.filecommit.errors.FileCommitException (as the client's type) {@code
-   *     FILECOMMIT_DELTA_CONNECT_UNSUPPORTED}, {@code FILECOMMIT_MALFORMED_COMMAND}
+   *     FILECOMMIT_DELTA_CONNECT_UNSUPPORTED}, {@code FILECOMMIT_MALFORMED_COMMAND}, and the
+   *     classes of the served commands ({@link DeltaConnectMaintenance})
    */
   @Override
   public boolean process(byte[] command, SparkConnectPlanner planner) {
@@ -51,10 +54,20 @@ public final class DeltaConnectCommands implements CommandPlugin {
     }
     try {
       DeltaCommand c = DeltaConnectTables.parse(any.getValue(), DeltaCommand.parser(), "DeltaCommand");
-      if (c.getCommandTypeCase() == DeltaCommand.CommandTypeCase.COMMANDTYPE_NOT_SET) {
-        throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("delta.connect.DeltaCommand without a command");
+      switch (c.getCommandTypeCase()) {
+        case VACUUM_TABLE:
+          return DeltaConnectMaintenance.vacuum(c.getVacuumTable(), planner);
+        case UPGRADE_TABLE_PROTOCOL:
+          return DeltaConnectMaintenance.upgrade(c.getUpgradeTableProtocol(), planner);
+        case ADD_FEATURE_SUPPORT:
+          return DeltaConnectMaintenance.addFeature(c.getAddFeatureSupport(), planner);
+        case DROP_FEATURE_SUPPORT:
+          return DeltaConnectMaintenance.dropFeature(c.getDropFeatureSupport(), planner);
+        case COMMANDTYPE_NOT_SET:
+          throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("delta.connect.DeltaCommand without a command");
+        default:
+          throw DeltaConnectTables.unsupported(c.getCommandTypeCase().name());
       }
-      throw DeltaConnectTables.unsupported(c.getCommandTypeCase().name());
     } catch (FileCommitException e) {
       throw ClientExceptions.rethrow(e);
     }

@@ -67,6 +67,20 @@ public enum ErrorClass {
   DELTA_UNSUPPORTED_FEATURES_FOR_READ("56038"),
   /** A write that would remove data from a {@code delta.appendOnly} table. */
   DELTA_CANNOT_MODIFY_APPEND_ONLY("42809", ClientExceptionType.UNSUPPORTED_OPERATION),
+  /** A protocol version outside reader 1-3 / writer 1-7 ({@code DeltaTable.upgradeTableProtocol}). */
+  DELTA_INVALID_PROTOCOL_VERSION("KD004"),
+  /** A {@code delta.feature.<name>} (e.g. {@code DeltaTable.addFeatureSupport}) naming no Delta feature. */
+  DELTA_UNSUPPORTED_FEATURES_IN_CONFIG("56038"),
+  /** DROP FEATURE of a name Delta does not know. */
+  DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE("0AKDE"),
+  /** DROP FEATURE of a legacy feature Delta never removes (appendOnly, invariants, ...). */
+  DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE("0AKDE"),
+  /** DROP FEATURE of a feature the table's protocol does not support. */
+  DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT("0AKDE"),
+  /** DROP FEATURE ... TRUNCATE HISTORY of a writer-only feature (its drop truncates nothing). */
+  DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED("0AKDE"),
+  /** DROP FEATURE checkConstraints while the table has CHECK constraints. */
+  DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE("0AKDE"),
 
   // Table, schema and options.
   /** Mode error-if-exists on an existing table. */
@@ -337,7 +351,7 @@ public enum ErrorClass {
    * A Delta Connect message (delta-spark's {@code DeltaTable} API over Spark Connect: a {@code
    * delta.connect.DeltaRelation} or {@code DeltaCommand}) of a kind this server does not serve yet,
    * or a part of one it does not take (parameter {@code operation}: the kind, e.g. {@code
-   * MERGE_INTO_TABLE}, {@code VACUUM_TABLE}); refused before anything is read or committed.
+   * MERGE_INTO_TABLE}, {@code GENERATE}); refused before anything is read or committed.
    */
   FILECOMMIT_DELTA_CONNECT_UNSUPPORTED("0A000"),
   /** Something filecommit does not do that no more specific class describes (parameter {@code operation} names it). */

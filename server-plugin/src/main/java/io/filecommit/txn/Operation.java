@@ -426,6 +426,30 @@ public sealed interface Operation {
   }
 
   /**
+   * ALTER TABLE DROP FEATURE, a protocol-only commit (Delta's {@code DeltaOperations.DropTableFeature}):
+   * parameters {@code featureName} and {@code truncateHistory}.
+   *
+   * @param featureName the feature dropped
+   * @param truncateHistory whether the call asked for history truncation
+   */
+  record DropFeature(String featureName, boolean truncateHistory) implements Operation {
+    @Override
+    public String name() {
+      return "DROP FEATURE";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      return Map.of("featureName", featureName, "truncateHistory", Boolean.toString(truncateHistory));
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      return Map.of();
+    }
+  }
+
+  /**
    * A publish of staged commits as one commit: the operation the staged commits recorded, with the
    * parameter {@value WinningCommitSummary#STAGED_COMMITS_PARAMETER} naming them (built by the
    * staging sub-package's publish, which merges the operations of several staged commits).

@@ -292,6 +292,19 @@ public final class OptimisticTransaction {
   }
 
   /**
+   * Sets the protocol to commit with this transaction, as asked by name or version (protocol
+   * "Protocol Evolution"; Delta's {@code OptimisticTransaction.updateProtocol}); a concurrent
+   * protocol change conflicts ({@code DELTA_PROTOCOL_CHANGED}).
+   *
+   * @param protocol the protocol; nothing changes when it equals the snapshot's (or the pending one)
+   */
+  public void updateProtocol(Protocol protocol) {
+    if (!protocol.equals(protocol())) {
+      newProtocol = protocol;
+    }
+  }
+
+  /**
    * Commits a domain's metadata with this transaction (protocol "Domain Metadata"; Delta's {@code
    * OptimisticTransaction.commit} of {@code DomainMetadata} actions), replacing an earlier one of
    * the same domain, and raises the protocol to list {@code writerFeatures} (with {@code
