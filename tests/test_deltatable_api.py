@@ -219,8 +219,6 @@ def test_table_that_does_not_exist(spark, delta_spark, tmp_path):
 
 
 @pytest.mark.parametrize("call, kind", [
-    (lambda t, spark: t.merge(spark.range(1).withColumnRenamed("id", "k"), "id = k").whenMatchedDelete().execute(),
-     "MERGE_INTO_TABLE"),
     (lambda t, spark: t.optimize().executeCompaction(), "OPTIMIZE_TABLE"),
     (lambda t, spark: t.restoreToVersion(0), "RESTORE_TABLE"),
     (lambda t, spark: t.vacuum(), "VACUUM_TABLE"),

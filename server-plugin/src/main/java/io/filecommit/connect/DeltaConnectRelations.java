@@ -55,11 +55,12 @@ import org.apache.spark.sql.types.StructType;
  *       num_affected_rows} (rows deleted, rows updated). The condition and the assignments are
  *       resolved against the target with its alias ({@code DeltaTable.alias}) before anything is
  *       read or written (Spark's analysis errors, e.g. {@code UNRESOLVED_COLUMN.WITH_SUGGESTION});
- *       an assignment to a nested field is refused ({@code DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION}).
+ *       an assignment to a nested field is refused ({@code DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION});
+ *   <li>{@code merge_into_table}: run at once by {@link DeltaConnectMerge} (filecommit's {@code
+ *       MergeIntoCommand}), answered with Delta's MERGE metric row ({@link DeltaConnectMerge#METRICS}).
  * </ul>
  *
- * Every other kind ({@code convert_to_delta}, {@code restore_table}, {@code merge_into_table},
- * {@code optimize_table}) is refused with {@code FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} (parameter
+ * Every other kind ({@code convert_to_delta}, {@code restore_table}, {@code optimize_table}) is refused with {@code FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} (parameter
  * {@code operation}: the kind's name) before anything is read. Tables are checked as {@link
  * DeltaConnectTables#resolve} says (allowed roots, privileges: READ to read, WRITE to change).
  *
@@ -134,6 +135,8 @@ public final class DeltaConnectRelations implements RelationPlugin {
         return delete(r.getDeleteFromTable(), planner);
       case UPDATE_TABLE:
         return update(r.getUpdateTable(), planner);
+      case MERGE_INTO_TABLE:
+        return DeltaConnectMerge.plan(r.getMergeIntoTable(), planner, DeltaConnectRelations::parse);
       case RELATIONTYPE_NOT_SET:
         throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("delta.connect.DeltaRelation without a relation");
       default:
