@@ -125,8 +125,8 @@ def test_merge_clauses_match_delta(spark, twin, delta_spark, name, fixture):
     # on a deletion-vector table, changed rows are marked in deletion vectors where Delta marks them
     assert dv_adds(ours, version + 1) == dv_adds(theirs, version + 1), (dv_adds(ours, version + 1),
                                                                        dv_adds(theirs, version + 1))
-    if fixture == "dv" and expected["rows"][0]["num_updated_rows"] + expected["rows"][0]["num_deleted_rows"] > 0:
-        assert dv_adds(theirs, version + 1) > 0
+    if fixture == "dv" and name == "update_and_insert_with_conditions":
+        assert dv_adds(ours, version + 1) > 0  # Delta 4.4 marks these updated rows in deletion vectors
 
 
 def dv_adds(path: str, version: int) -> int:
