@@ -32,6 +32,7 @@ import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.ExpressionUtils;
 import org.apache.spark.sql.classic.SparkSession;
@@ -64,7 +65,8 @@ import org.apache.spark.sql.types.StructType;
  *       action without a kind: {@code FILECOMMIT_MALFORMED_COMMAND}.
  * </ul>
  *
- * Resolved references become references by name qualified with this class's own aliases, which
+ * Resolved references become references by name qualified with the client's aliases (this class's
+ * own when either side has none, or both have the same), which
  * {@link MergeIntoCommand} resolves against the snapshot it reads. Clause order and omitted
  * conditions, several source rows matching one target row, non-deterministic conditions and
  * assignments are checked by {@link MergeIntoCommand} ({@code DELTA_NON_LAST_*_CLAUSE_OMIT_CONDITION},
@@ -87,9 +89,13 @@ final class DeltaConnectMerge {
 
   private DeltaConnectMerge() {}
 
-  /** The three scopes a MERGE expression resolves in, and whose columns are whose. */
+  /**
+   * The three scopes a MERGE expression resolves in, whose columns are whose, and the qualifiers of
+   * the references by name: the client's aliases when both are given and differ (so the commit's
+   * {@code predicate} reads as the client wrote it), else this class's own.
+   */
   private record Scopes(Dataset<Row> target, Dataset<Row> source, Dataset<Row> both, Set<ExprId> targetIds,
-      Set<ExprId> sourceIds) {}
+      Set<ExprId> sourceIds, String targetQualifier, String sourceQualifier) {}
 
   /**
    * Runs a {@code MergeIntoTable} and answers its metric row.
@@ -115,7 +121,7 @@ final class DeltaConnectMerge {
     if (t.alias() != null) {
       target = target.as(t.alias());
     }
-    Scopes scopes = scopes(target, source);
+    Scopes scopes = scopes(target, source, t.alias());
     Column on = byName(resolveCondition(scopes.both(), CommandInput.column(planner, m.getCondition()), "search condition"),
         scopes);
     boolean evolve = m.hasWithSchemaEvolution() && m.getWithSchemaEvolution();
@@ -129,8 +135,8 @@ final class DeltaConnectMerge {
     for (MergeIntoTable.Action a : m.getNotMatchedBySourceActionsList()) {
       clauses.add(clause(a, Group.NOT_MATCHED_BY_SOURCE, scopes, planner, evolve, t.alias()));
     }
-    CommandResult r = MergeIntoCommand.run(session, path, source, SOURCE, TARGET, on, clauses, Map.of(), null, null,
-        evolve);
+    CommandResult r = MergeIntoCommand.run(session, path, source, scopes.sourceQualifier(), scopes.targetQualifier(),
+        on, clauses, Map.of(), null, null, evolve);
     RowMetrics rm = r.rowMetrics();
     return DeltaConnectTables.rows(session, METRICS, List.of(RowFactory.create(
         rm.updated() + rm.deleted() + rm.inserted(), rm.updated(), rm.deleted(), rm.inserted())));
@@ -151,7 +157,7 @@ final class DeltaConnectMerge {
     }
   }
 
-  private static Scopes scopes(Dataset<Row> target, Dataset<Row> source) {
+  private static Scopes scopes(Dataset<Row> target, Dataset<Row> source, String targetAlias) {
     Dataset<Row> both = target.crossJoin(source);
     Join join = (Join) both.queryExecution().analyzed();
     // A source sharing the target's attributes is renewed in the join: both sets of ids are the source's.
@@ -160,7 +166,10 @@ final class DeltaConnectMerge {
     Set<ExprId> sourceIds = ids(join.right());
     sourceIds.addAll(ids(source.queryExecution().analyzed()));
     sourceIds.removeAll(targetIds);
-    return new Scopes(target, source, both, targetIds, sourceIds);
+    String sourceAlias = source.queryExecution().analyzed() instanceof SubqueryAlias a ? a.alias() : null;
+    boolean own = targetAlias == null || targetAlias.isEmpty() || sourceAlias == null || sourceAlias.isEmpty()
+        || targetAlias.equalsIgnoreCase(sourceAlias);
+    return new Scopes(target, source, both, targetIds, sourceIds, own ? TARGET : targetAlias, own ? SOURCE : sourceAlias);
   }
 
   private static Set<ExprId> ids(LogicalPlan plan) {
@@ -321,7 +330,7 @@ final class DeltaConnectMerge {
       public <A1 extends Expression, B1> B1 applyOrElse(A1 x, scala.Function1<A1, B1> otherwise) {
         if (isDefinedAt(x)) {
           AttributeReference a = (AttributeReference) x;
-          String q = scopes.targetIds().contains(a.exprId()) ? TARGET : SOURCE;
+          String q = scopes.targetIds().contains(a.exprId()) ? scopes.targetQualifier() : scopes.sourceQualifier();
           return (B1) new UnresolvedAttribute(scala.jdk.javaapi.CollectionConverters.asScala(List.of(q, a.name())).toList());
         }
         return otherwise.apply(x);
