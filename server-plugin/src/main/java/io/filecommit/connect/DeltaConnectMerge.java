@@ -45,7 +45,10 @@ import org.apache.spark.sql.types.StructType;
  * proto/delta/connect/relations.proto}): what delta-spark's Python {@code DeltaMergeBuilder.execute()}
  * sends, run at once by {@link MergeIntoCommand} (the same commit path, conflict rules, schema
  * evolution and error classes as the contract's {@code MergeCommand} and SQL MERGE), answered with
- * the metric row of Delta's {@code MergeIntoCommand}: {@link #METRICS}.
+ * the metric row of Delta's {@code MergeIntoCommand}: {@link #METRICS}. The MERGE is one table
+ * version (PROTOCOL.md "Add File and Remove File"; on a table that takes them, changed rows marked
+ * in "Deletion Vectors" where Delta marks them); the target must be WRITE-able by the session's
+ * principal ({@link DeltaConnectTables#resolve}).
  *
  * <p>As Delta's {@code DeltaMergeBuilder} / {@code DeltaMergeInto.resolveReferencesAndSchema}
  * resolve them, before anything is read or written:
@@ -60,7 +63,8 @@ import org.apache.spark.sql.types.StructType;
  *       source has (it is added to the table, Delta's MERGE schema evolution); a nested field is
  *       refused with {@code DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION};
  *   <li>a reference that does not resolve in its clause's scope: {@code
- *       DELTA_MERGE_UNRESOLVED_EXPRESSION} (Delta's class; parameters {@code sqlExpr}, {@code clause});
+ *       DELTA_MERGE_UNRESOLVED_EXPRESSION} (Delta's class; parameters {@code sqlExpr}, {@code clause},
+ *       {@code cols});
  *   <li>an action not allowed in its clause list (e.g. an insert in {@code matched_actions}), an
  *       action without a kind: {@code FILECOMMIT_MALFORMED_COMMAND}.
  * </ul>
