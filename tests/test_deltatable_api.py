@@ -221,8 +221,6 @@ def test_table_that_does_not_exist(spark, delta_spark, tmp_path):
 
 
 @pytest.mark.parametrize("call, kind", [
-    (lambda t, spark: t.merge(spark.range(1).withColumnRenamed("id", "k"), "id = k").whenMatchedDelete().execute(),
-     "MERGE_INTO_TABLE"),
     (lambda t, spark: t.generate("symlink_format_manifest"), "GENERATE"),
 ])
 def test_other_kinds_are_refused_by_name(spark, twin, call, kind):

@@ -58,9 +58,11 @@ import org.apache.spark.sql.types.StructType;
  *       an assignment to a nested field is refused ({@code DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION});
  *   <li>{@code optimize_table}, {@code restore_table}: run at once by {@link DeltaConnectMaintenance}
  *       (Delta's {@code OptimizeTableCommand} / {@code RestoreTableCommand} result rows).
+ *   <li>{@code merge_into_table}: run at once by {@link DeltaConnectMerge} (filecommit's {@code
+ *       MergeIntoCommand}), answered with Delta's MERGE metric row ({@link DeltaConnectMerge#METRICS}).
  * </ul>
  *
- * Every other kind ({@code convert_to_delta}, {@code merge_into_table}) is refused with {@code FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} (parameter
+ * Every other kind ({@code convert_to_delta}) is refused with {@code FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} (parameter
  * {@code operation}: the kind's name) before anything is read. Tables are checked as {@link
  * DeltaConnectTables#resolve} says (allowed roots, privileges: READ to read, WRITE to change).
  *
@@ -139,6 +141,8 @@ public final class DeltaConnectRelations implements RelationPlugin {
         return DeltaConnectMaintenance.optimize(r.getOptimizeTable(), planner);
       case RESTORE_TABLE:
         return DeltaConnectMaintenance.restore(r.getRestoreTable(), planner);
+      case MERGE_INTO_TABLE:
+        return DeltaConnectMerge.plan(r.getMergeIntoTable(), planner, DeltaConnectRelations::parse);
       case RELATIONTYPE_NOT_SET:
         throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("delta.connect.DeltaRelation without a relation");
       default:
