@@ -10,7 +10,7 @@ import io.filecommit.proto.delta.connect.DeltaCommand;
 import io.filecommit.proto.delta.connect.DeltaRelation;
 import io.filecommit.proto.delta.connect.DeltaTable;
 import io.filecommit.proto.delta.connect.Scan;
-import io.filecommit.proto.delta.connect.VacuumTable;
+import io.filecommit.proto.delta.connect.Generate;
 import io.filecommit.proto.v1.WriteCommand;
 import org.apache.spark.SparkThrowable;
 import org.junit.jupiter.api.AfterEach;
@@ -24,8 +24,10 @@ import org.junit.jupiter.api.Test;
 class DeltaConnectPluginsTest {
   private static final byte[] SCAN = Any.pack(DeltaRelation.newBuilder().setScan(Scan.newBuilder()
       .setTable(DeltaTable.newBuilder().setTableOrViewName("t"))).build()).toByteArray();
-  private static final byte[] VACUUM = Any.pack(DeltaCommand.newBuilder().setVacuumTable(VacuumTable.newBuilder()
-      .setTable(DeltaTable.newBuilder().setTableOrViewName("t"))).build()).toByteArray();
+  /** A kind this server does not serve ({@code DeltaTable.generate}). */
+  private static final byte[] GENERATE = Any.pack(DeltaCommand.newBuilder().setGenerate(Generate.newBuilder()
+      .setTable(DeltaTable.newBuilder().setTableOrViewName("t")).setMode("symlink_format_manifest")).build())
+      .toByteArray();
 
   @AfterEach
   void forget() {
@@ -57,15 +59,15 @@ class DeltaConnectPluginsTest {
   void withDeltaSparksPluginsPresentNothingIsAnswered() {
     DeltaConnectTables.deltaPlugins = true;
     assertTrue(new DeltaConnectRelations().transform(SCAN, null).isEmpty());
-    assertFalse(new DeltaConnectCommands().process(VACUUM, null));
+    assertFalse(new DeltaConnectCommands().process(GENERATE, null));
   }
 
   @Test
   void withoutThemACommandIsRefusedByName() {
     DeltaConnectTables.deltaPlugins = false;
-    RuntimeException e = assertThrows(RuntimeException.class, () -> new DeltaConnectCommands().process(VACUUM, null));
+    RuntimeException e = assertThrows(RuntimeException.class, () -> new DeltaConnectCommands().process(GENERATE, null));
     assertEquals("FILECOMMIT_DELTA_CONNECT_UNSUPPORTED", ((SparkThrowable) e).getCondition());
-    assertEquals("VACUUM_TABLE", ((SparkThrowable) e).getMessageParameters().get("operation"));
+    assertEquals("GENERATE", ((SparkThrowable) e).getMessageParameters().get("operation"));
     assertTrue(e instanceof UnsupportedOperationException, e.getClass().getName());
   }
 }
