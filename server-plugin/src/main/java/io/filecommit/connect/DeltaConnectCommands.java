@@ -14,13 +14,14 @@ import org.apache.spark.sql.connect.plugin.CommandPlugin;
  * what delta-spark's Python {@code DeltaTable} sends for calls without a result DataFrame (Delta's own
  * {@code DeltaCommandPlugin} answers them on a server with delta-spark).
  *
- * <p>This server does not serve any of them yet: {@code clone_table}, {@code vacuum_table}, {@code
- * upgrade_table_protocol}, {@code generate}, {@code create_delta_table}, {@code
- * add_feature_support} and {@code drop_feature_support} are refused with {@code
+ * <p>{@code create_delta_table} ({@code DeltaTable.create / createIfNotExists / replace /
+ * createOrReplace ... execute()}) is served by {@link DeltaConnectCreate}. {@code clone_table}, {@code
+ * vacuum_table}, {@code upgrade_table_protocol}, {@code generate}, {@code add_feature_support} and
+ * {@code drop_feature_support} are refused with {@code
  * FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} (parameter {@code operation}: the kind's name, e.g. {@code
  * VACUUM_TABLE}) before anything is read or committed, instead of Spark Connect's {@code
  * CONNECT_INVALID_PLAN.NO_HANDLER_FOR_EXTENSION}; the filecommit client and SQL do these operations
- * ({@code filecommit.vacuum}, {@code CREATE TABLE}, ...).
+ * ({@code filecommit.vacuum}, ...).
  *
  * <p>Register next to {@link FileCommitPlugin} with {@code
  * spark.connect.extensions.command.classes=io.filecommit.connect.FileCommitPlugin,io.filecommit.connect.DeltaConnectCommands}.
@@ -34,14 +35,16 @@ public final class DeltaConnectCommands implements CommandPlugin {
   public DeltaConnectCommands() {}
 
   /**
-   * Refuses a {@code delta.connect.DeltaCommand}.
+   * Serves a {@code delta.connect.DeltaCommand} of a kind this server serves ({@code
+   * create_delta_table}), refuses the others.
    *
    * @param command a serialized {@code google.protobuf.Any}
    * @param planner the session's planner
-   * @return false for any other command, and for every command when delta-spark's plugins are
-   *     present; never returns true
+   * @return true when the command was served; false for any other command, and for every command
+   *     when delta-spark's plugins are present
    * @throws io.filecommit.errors.FileCommitException (as the client's type) {@code
-   *     FILECOMMIT_DELTA_CONNECT_UNSUPPORTED}, {@code FILECOMMIT_MALFORMED_COMMAND}
+   *     FILECOMMIT_DELTA_CONNECT_UNSUPPORTED}, {@code FILECOMMIT_MALFORMED_COMMAND}, and what
+   *     {@link DeltaConnectCreate#execute} raises
    */
   @Override
   public boolean process(byte[] command, SparkConnectPlanner planner) {
@@ -54,7 +57,11 @@ public final class DeltaConnectCommands implements CommandPlugin {
       if (c.getCommandTypeCase() == DeltaCommand.CommandTypeCase.COMMANDTYPE_NOT_SET) {
         throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("delta.connect.DeltaCommand without a command");
       }
-      throw DeltaConnectTables.unsupported(c.getCommandTypeCase().name());
+      switch (c.getCommandTypeCase()) {
+        case CREATE_DELTA_TABLE -> DeltaConnectCreate.execute(c.getCreateDeltaTable(), planner);
+        default -> throw DeltaConnectTables.unsupported(c.getCommandTypeCase().name());
+      }
+      return true;
     } catch (FileCommitException e) {
       throw ClientExceptions.rethrow(e);
     }
