@@ -58,7 +58,12 @@ import scala.jdk.javaapi.CollectionConverters;
  * location outside the roots, {@code FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} on a server without the
  * filecommit catalog; Spark's and the catalog's classes otherwise (a bad type: {@code
  * UNSUPPORTED_DATATYPE} / {@code PARSE_SYNTAX_ERROR}; an existing table: {@code
- * TABLE_OR_VIEW_ALREADY_EXISTS}; a replace of a missing one: {@code TABLE_OR_VIEW_NOT_FOUND}).
+ * TABLE_OR_VIEW_ALREADY_EXISTS}; a replace of a missing one: {@code TABLE_OR_VIEW_NOT_FOUND}). As
+ * with Delta's catalog, a Delta table at the path of a table by path exists: create raises {@code
+ * TABLE_OR_VIEW_ALREADY_EXISTS}, createIfNotExists commits nothing, whatever it declares, replace
+ * replaces it, and createOrReplace checks the declaration against it and commits nothing (Delta's
+ * {@code CreateDeltaTableCommand} for a table by path: a different schema is refused, here with
+ * {@code DELTA_METADATA_MISMATCH}, Delta's {@code DELTA_CREATE_TABLE_SCHEME_MISMATCH}).
  */
 final class DeltaConnectCreate {
   private DeltaConnectCreate() {}
@@ -95,6 +100,25 @@ final class DeltaConnectCreate {
         && !parts.get(1).equals(location)) {
       throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Creating the path-based Delta table " + identifier
           + " with the different location " + location + " is not supported");
+    }
+    String path = !c.hasTableName() ? location
+        : parts.size() == 2 && parts.get(0).equalsIgnoreCase("delta") && (parts.get(1).startsWith("/") || parts.get(1).contains(":/"))
+        ? parts.get(1) : null;
+    boolean existsAtPath = path != null
+        && io.filecommit.delta.DeltaLog.forTable(session, AllowedRoots.allowedPath(path, session)).snapshot().exists();
+    if (existsAtPath) { // as Spark's Create / ReplaceTableExec run with Delta's catalog, which has the path's table
+      switch (mode) {
+        case MODE_CREATE -> throw DeltaConnectCreate.<RuntimeException>sneaky(org.apache.spark.sql.errors
+            .QueryCompilationErrors.tableAlreadyExistsError(
+                org.apache.spark.sql.connector.catalog.Identifier.of(new String[] {"delta"}, path)));
+        case MODE_CREATE_IF_NOT_EXISTS -> {
+          return;
+        }
+        // Delta's CREATE OR REPLACE of an existing table by path: a CREATE over its location (no
+        // commit when the declaration is the table's, else a schema mismatch)
+        case MODE_CREATE_OR_REPLACE -> mode = CreateDeltaTable.Mode.MODE_CREATE;
+        default -> mode = CreateDeltaTable.Mode.MODE_CREATE_OR_REPLACE; // replace: the table exists
+      }
     }
     List<String> partitionBy = c.getPartitioningColumnsList();
     List<String> clusterBy = c.getClusteringColumnsList();
