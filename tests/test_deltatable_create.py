@@ -78,7 +78,8 @@ def assert_same_table(spark, delta_spark, ours: str, theirs: str) -> None:
 def both_read(delta_spark, path: str, columns) -> list[tuple]:
     """The table's rows (sorted tuples of ``columns``), equal as delta-rs and Spark + Delta read them."""
     import pyarrow as pa
-    from deltalake import DeltaTable as RsTable, QueryBuilder
+    from deltalake import DeltaTable as RsTable
+    from deltalake import QueryBuilder
 
     got = pa.table(QueryBuilder().register("t", RsTable(path)).execute(f"SELECT {', '.join(columns)} FROM t")
                    .read_all())
@@ -210,10 +211,10 @@ def test_replace_by_name_matches_delta(spark, delta_spark, tmp_path, builder):
                         f"PARTITIONED BY (part) COMMENT 'before' LOCATION '{theirs}'")
         spark_delta_sql(delta_spark, "", f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b')")
         t = getattr(DeltaTable, builder)(spark).tableName(name).location(ours) \
-            .addColumn("k", "STRING", nullable=False).addColumn("n", "BIGINT", generatedAlwaysAs="length(k)") \
+            .addColumn("k", "STRING", nullable=False).addColumn("n", "INT", generatedAlwaysAs="length(k)") \
             .property("delta.enableChangeDataFeed", "true").execute()
         verb = "REPLACE TABLE" if builder == "replace" else "CREATE OR REPLACE TABLE"
-        spark_delta_sql(delta_spark, "", f"{verb} {name} (k STRING NOT NULL, n BIGINT GENERATED ALWAYS AS "
+        spark_delta_sql(delta_spark, "", f"{verb} {name} (k STRING NOT NULL, n INT GENERATED ALWAYS AS "
                         f"(length(k))) USING delta TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true') "
                         f"LOCATION '{theirs}'")
         assert sorted(log_actions(ours)) == sorted(log_actions(theirs)) == [0, 1, 2]
@@ -271,7 +272,8 @@ def test_create_of_an_existing_table_is_refused_as_delta(spark, delta_spark, tmp
     DeltaTable.create(spark).location(ours).addColumn("id", "BIGINT").execute()
     spark_delta_sql(delta_spark, theirs, "CREATE TABLE {table} (id BIGINT) USING delta")
     got = _refused(lambda: DeltaTable.create(spark).location(ours).addColumn("id", "BIGINT").execute())
-    expected = delta_spark.read_one({"kind": "sql", "path": theirs, "sql": "CREATE TABLE {table} (id BIGINT) USING delta"})
+    expected = delta_spark.read_one({"kind": "sql", "path": theirs,
+                                     "sql": "CREATE TABLE {table} (id BIGINT) USING delta"})
     assert not expected["ok"]
     assert got == expected["condition"]
     assert sorted(log_actions(ours)) == [0]
@@ -280,7 +282,8 @@ def test_create_of_an_existing_table_is_refused_as_delta(spark, delta_spark, tmp
 def test_replace_of_a_missing_table_is_refused_as_delta(spark, delta_spark, tmp_path):
     ours, theirs = _paths(tmp_path)
     got = _refused(lambda: DeltaTable.replace(spark).location(ours).addColumn("id", "BIGINT").execute())
-    expected = delta_spark.read_one({"kind": "sql", "path": theirs, "sql": "REPLACE TABLE {table} (id BIGINT) USING delta"})
+    expected = delta_spark.read_one({"kind": "sql", "path": theirs,
+                                     "sql": "REPLACE TABLE {table} (id BIGINT) USING delta"})
     assert not expected["ok"]
     assert got == expected["condition"]
     assert not os.path.exists(os.path.join(ours, "_delta_log"))

@@ -101,9 +101,9 @@ final class DeltaConnectCreate {
       throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Creating the path-based Delta table " + identifier
           + " with the different location " + location + " is not supported");
     }
-    String path = !c.hasTableName() ? location
-        : parts.size() == 2 && parts.get(0).equalsIgnoreCase("delta") && (parts.get(1).startsWith("/") || parts.get(1).contains(":/"))
-        ? parts.get(1) : null;
+    boolean byPath = parts.size() == 2 && parts.get(0).equalsIgnoreCase("delta")
+        && (parts.get(1).startsWith("/") || parts.get(1).contains(":/")); // delta.`/path`, as Delta reads it
+    String path = !c.hasTableName() ? location : byPath ? parts.get(1) : null;
     boolean existsAtPath = path != null
         && io.filecommit.delta.DeltaLog.forTable(session, AllowedRoots.allowedPath(path, session)).snapshot().exists();
     if (existsAtPath) { // as Spark's Create / ReplaceTableExec run with Delta's catalog, which has the path's table
