@@ -324,6 +324,16 @@ def test_bad_identity_and_layout_declarations_are_refused(spark, delta_spark, tm
     assert not os.path.exists(theirs)
 
 
+def test_a_generated_column_of_another_type_is_refused_as_delta(spark, delta_spark, tmp_path):
+    ours, theirs = _paths(tmp_path)
+    got = _refused(lambda: DeltaTable.create(spark).location(ours).addColumn("k", "STRING")
+                   .addColumn("n", "BIGINT", generatedAlwaysAs="length(k)").execute())
+    expected = delta_spark.read_one({"kind": "sql", "path": theirs, "sql": "CREATE TABLE {table} (k STRING, "
+                                     "n BIGINT GENERATED ALWAYS AS (length(k))) USING delta"})
+    assert got == expected["condition"] == "DELTA_GENERATED_COLUMNS_EXPR_TYPE_MISMATCH"
+    assert not os.path.exists(ours)
+
+
 def test_a_location_outside_the_allowed_roots_is_refused(spark):
     outside = f"/filecommit-not-allowed-{uuid.uuid4().hex[:8]}/t"
     for builder in (DeltaTable.create, DeltaTable.createIfNotExists, DeltaTable.replace, DeltaTable.createOrReplace):

@@ -54,9 +54,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION} / {@code
  * DELTA_CREATE_TABLE_IDENTIFIER_LOCATION_MISMATCH}), {@code DELTA_CLUSTER_BY_WITH_PARTITIONED_BY},
  * the identity classes of {@link IdentityColumns#declare} and {@code
- * DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED}, {@code FILECOMMIT_PATH_NOT_ALLOWED} for a
- * location outside the roots, {@code FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} on a server without the
- * filecommit catalog; Spark's and the catalog's classes otherwise (a bad type: {@code
+ * DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED}, the generated-column classes of {@code
+ * checkGenerated} (Delta's {@code GeneratedColumn.validateGeneratedColumns}), {@code
+ * FILECOMMIT_PATH_NOT_ALLOWED} for a location outside the roots, {@code
+ * FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} on a server without the filecommit catalog; Spark's and
+ * the catalog's classes otherwise (a bad type: {@code
  * UNSUPPORTED_DATATYPE} / {@code PARSE_SYNTAX_ERROR}; an existing table: {@code
  * TABLE_OR_VIEW_ALREADY_EXISTS}; a replace of a missing one: {@code TABLE_OR_VIEW_NOT_FOUND}). As
  * with Delta's catalog, a Delta table at the path of a table by path exists: create raises {@code
@@ -127,9 +129,15 @@ final class DeltaConnectCreate {
           + "specified: partitionedBy " + partitionBy + ", clusterBy " + clusterBy);
     }
     ParserInterface parser = session.sessionState().sqlParser();
-    List<ColumnDefinition> columns = new ArrayList<>();
+    List<StructField> fields = new ArrayList<>();
     for (CreateDeltaTable.Column col : c.getColumnsList()) {
-      StructField f = field(col, parser);
+      fields.add(field(col, parser));
+    }
+    checkGenerated(session, fields);
+    List<ColumnDefinition> columns = new ArrayList<>();
+    for (int i = 0; i < fields.size(); i++) {
+      CreateDeltaTable.Column col = c.getColumns(i);
+      StructField f = fields.get(i);
       if (col.hasIdentityInfo() && partitionBy.stream().anyMatch(p -> p.equalsIgnoreCase(f.name()))) {
         throw ErrorClass.DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED.error("PARTITIONED BY IDENTITY column "
             + f.name() + " is not supported", Map.of("colName", f.name()));
@@ -199,6 +207,46 @@ final class DeltaConnectCreate {
       f = IdentityColumns.declare(f, id.getStart(), id.getStep(), id.getAllowExplicitInsert());
     }
     return f;
+  }
+
+  /**
+   * Delta's {@code GeneratedColumn.validateGeneratedColumns} at declaration: each generation
+   * expression resolves over the declared columns and has the column's type (protocol "Generated
+   * Columns"), else {@code DELTA_INVALID_GENERATED_COLUMN_REFERENCES} (an unknown column), {@code
+   * DELTA_UNSUPPORTED_EXPRESSION_GENERATED_COLUMN} (any other analysis error) or {@code
+   * DELTA_GENERATED_COLUMNS_EXPR_TYPE_MISMATCH}.
+   */
+  private static void checkGenerated(SparkSession session, List<StructField> fields) {
+    if (fields.stream().noneMatch(f -> f.metadata().contains(TableFeatures.GENERATION_EXPRESSION))) {
+      return;
+    }
+    org.apache.spark.sql.types.StructType schema = new org.apache.spark.sql.types.StructType(
+        fields.toArray(new StructField[0]));
+    org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> empty = session.createDataFrame(
+        List.<org.apache.spark.sql.Row>of(), schema);
+    for (StructField f : fields) {
+      if (!f.metadata().contains(TableFeatures.GENERATION_EXPRESSION)) {
+        continue;
+      }
+      String expr = f.metadata().getString(TableFeatures.GENERATION_EXPRESSION);
+      Map<String, String> params = Map.of("columnName", f.name(), "expression", expr);
+      DataType type;
+      try {
+        type = empty.select(org.apache.spark.sql.functions.expr(expr)).schema().fields()[0].dataType();
+      } catch (Exception e) {
+        String cond = e instanceof org.apache.spark.SparkThrowable t ? t.getCondition() : null;
+        ErrorClass cls = cond != null && cond.startsWith("UNRESOLVED_COLUMN")
+            ? ErrorClass.DELTA_INVALID_GENERATED_COLUMN_REFERENCES
+            : ErrorClass.DELTA_UNSUPPORTED_EXPRESSION_GENERATED_COLUMN;
+        throw cls.error("The generation expression of column " + f.name() + " (" + expr + ") does not resolve "
+            + "over the declared columns: " + e.getMessage(), e, params);
+      }
+      if (!type.sameType(f.dataType())) {
+        throw ErrorClass.DELTA_GENERATED_COLUMNS_EXPR_TYPE_MISMATCH.error("The expression type of the generated column "
+            + f.name() + " is " + type.sql() + ", but the column type is " + f.dataType().sql(),
+            Map.of("columnName", f.name(), "expressionType", type.sql(), "columnType", f.dataType().sql()));
+      }
+    }
   }
 
   /** A table name's parts, {@code INVALID_SCHEMA_OR_RELATION_NAME} when it does not parse. */
