@@ -89,8 +89,8 @@ final class DeltaConnectCreate {
     }
     if (!session.sessionState().catalogManager().v2SessionCatalog().getClass().getSimpleName()
         .equals("FileCommitCatalog")) {
-      throw DeltaConnectTables.unsupported("CREATE_DELTA_TABLE on a server without spark.sql.catalog.spark_catalog="
-          + "io.filecommit.catalog.FileCommitCatalog");
+      throw DeltaConnectTables.unsupported("CREATE_DELTA_TABLE on a server whose spark.sql.catalog.spark_catalog "
+          + "is not filecommit's FileCommitCatalog");
     }
     String location = c.hasLocation() ? c.getLocation() : null;
     if (location != null) {
