@@ -22,7 +22,8 @@ import org.apache.spark.sql.connector.expressions.Transform;
  * {@code delta.`/path`}, the location of the registered table a replace replaces, {@code LOCATION}, or the session
  * catalog's default location of a managed table; always inside the allowed roots, and with OWNER there), its
  * partition columns or {@code CLUSTER BY} columns (the {@code delta.clustering} property; any other transform is
- * refused), and its table properties (Spark's reserved keys left out). Nothing is written here: the creation commits
+ * refused), its table properties (Spark's reserved keys left out) and its {@code COMMENT} (the metadata's
+ * {@code description}, as Delta's {@code CreateDeltaTableCommand} writes it). Nothing is written here: the creation commits
  * when Spark commits the staged table.
  */
 final class TableStaging {
@@ -121,6 +122,9 @@ final class TableStaging {
       partitionBy.add(String.join(".", t.references()[0].fieldNames()));
     }
     Map<String, String> props = tableProperties(properties);
+    if (properties.get(TableCatalog.PROP_COMMENT) != null) { // COMMENT: the metadata's description
+      props.put(io.filecommit.commands.WriteIntoDelta.DESCRIPTION, properties.get(TableCatalog.PROP_COMMENT));
+    }
     if (clusterBy != null) {
       props.put(io.filecommit.delta.Clustering.PROPERTY, io.filecommit.delta.Clustering.toProperty(clusterBy));
     }

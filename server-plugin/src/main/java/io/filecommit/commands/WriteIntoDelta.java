@@ -85,6 +85,11 @@ public final class WriteIntoDelta {
   public static final String PARTITION_OVERWRITE_MODE = "partitionOverwriteMode";
   /** The change types a change record may carry (protocol "Change Data Files"). */
   public static final List<String> CHANGE_TYPES = List.of("insert", "update_preimage", "update_postimage", "delete");
+  /**
+   * Table property (Spark's reserved {@code TableCatalog.PROP_COMMENT}) a CREATE / REPLACE gives: the new
+   * metadata's {@code description} (Delta's {@code CreateDeltaTableCommand}), never a {@code configuration} key.
+   */
+  public static final String DESCRIPTION = "comment";
 
   private WriteIntoDelta() {}
 
@@ -263,6 +268,8 @@ public final class WriteIntoDelta {
   private static void updateMetadata(OptimisticTransaction txn, StructType dataSchema, List<String> partitionBy,
       Map<String, String> tableProperties, boolean overwriteSchema, boolean mergeSchema) {
     Snapshot snapshot = txn.snapshot();
+    tableProperties = new LinkedHashMap<>(tableProperties);
+    String description = tableProperties.remove(DESCRIPTION);
     if (!snapshot.exists() || overwriteSchema) {
       Map<String, String> conf = new LinkedHashMap<>(snapshot.exists() ? snapshot.metadata().configuration() : Map.of());
       conf.putAll(tableProperties);
@@ -271,7 +278,7 @@ public final class WriteIntoDelta {
         partitionColumns.add(SchemaUtils.findField(dataSchema, p).map(StructField::name).orElse(p));
       }
       txn.updateMetadata(new Metadata(snapshot.exists() ? snapshot.metadata().id() : UUID.randomUUID().toString(),
-          null, null, SchemaUtils.defaultCollationAsPlainString(dataSchema).json(), partitionColumns, conf,
+          null, description, SchemaUtils.defaultCollationAsPlainString(dataSchema).json(), partitionColumns, conf,
           System.currentTimeMillis()));
       return;
     }

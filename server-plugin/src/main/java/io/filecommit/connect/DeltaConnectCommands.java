@@ -14,15 +14,15 @@ import org.apache.spark.sql.connect.plugin.CommandPlugin;
  * what delta-spark's Python {@code DeltaTable} sends for calls without a result DataFrame (Delta's own
  * {@code DeltaCommandPlugin} answers them on a server with delta-spark).
  *
- * <p>Served: {@code vacuum_table}, {@code upgrade_table_protocol}, {@code add_feature_support} and
- * {@code drop_feature_support}, run by {@link DeltaConnectMaintenance} (Delta's {@code
- * VacuumCommand}, {@code AlterTableSetPropertiesDeltaCommand}, {@code
- * AlterTableDropFeatureDeltaCommand}; no result rows, as Delta's plugin). The others, {@code
- * clone_table}, {@code generate} and {@code create_delta_table}, are refused with {@code
+ * <p>Served: {@code create_delta_table} ({@code DeltaTable.create / createIfNotExists / replace /
+ * createOrReplace ... execute()}), run by {@link DeltaConnectCreate}; {@code vacuum_table}, {@code
+ * upgrade_table_protocol}, {@code add_feature_support} and {@code drop_feature_support}, run by
+ * {@link DeltaConnectMaintenance} (Delta's {@code VacuumCommand}, {@code
+ * AlterTableSetPropertiesDeltaCommand}, {@code AlterTableDropFeatureDeltaCommand}; no result rows,
+ * as Delta's plugin). The others, {@code clone_table} and {@code generate}, are refused with {@code
  * FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} (parameter {@code operation}: the kind's name, e.g. {@code
  * GENERATE}) before anything is read or committed, instead of Spark Connect's {@code
- * CONNECT_INVALID_PLAN.NO_HANDLER_FOR_EXTENSION}; the filecommit client and SQL do these operations
- * ({@code CREATE TABLE}, ...).
+ * CONNECT_INVALID_PLAN.NO_HANDLER_FOR_EXTENSION}.
  *
  * <p>Register next to {@link FileCommitPlugin} with {@code
  * spark.connect.extensions.command.classes=io.filecommit.connect.FileCommitPlugin,io.filecommit.connect.DeltaConnectCommands}.
@@ -44,7 +44,7 @@ public final class DeltaConnectCommands implements CommandPlugin {
    *     when delta-spark's plugins are present
    * @throws io.filecommit.errors.FileCommitException (as the client's type) {@code
    *     FILECOMMIT_DELTA_CONNECT_UNSUPPORTED}, {@code FILECOMMIT_MALFORMED_COMMAND}, and the
-   *     classes of the served commands ({@link DeltaConnectMaintenance})
+   *     classes of the served commands ({@link DeltaConnectMaintenance}, {@link DeltaConnectCreate#execute})
    */
   @Override
   public boolean process(byte[] command, SparkConnectPlanner planner) {
@@ -63,6 +63,9 @@ public final class DeltaConnectCommands implements CommandPlugin {
           return DeltaConnectMaintenance.addFeature(c.getAddFeatureSupport(), planner);
         case DROP_FEATURE_SUPPORT:
           return DeltaConnectMaintenance.dropFeature(c.getDropFeatureSupport(), planner);
+        case CREATE_DELTA_TABLE:
+          DeltaConnectCreate.execute(c.getCreateDeltaTable(), planner);
+          return true;
         case COMMANDTYPE_NOT_SET:
           throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("delta.connect.DeltaCommand without a command");
         default:
