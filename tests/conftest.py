@@ -14,7 +14,8 @@ from helpers import shared_mode
 # The longest modules of `make test` (seconds in one process, 2026-11-29), collected first: pytest-xdist
 # (--dist loadfile) hands modules to its workers in collection order, so the long ones start early
 # and the run does not end with one worker still in a long module while the other has none left.
-LONG_MODULES = ["test_deltatable_api", "test_faults", "test_cluster", "test_rowlevel", "test_read", "test_optimize",
+LONG_MODULES = ["test_deltatable_api", "test_deltatable_merge", "test_deltatable_maintenance", "test_deltatable_create",
+                "test_faults", "test_cluster", "test_rowlevel", "test_read", "test_optimize",
                 "test_auto_compact", "test_crash", "test_catalog", "test_rowlevel_skipping", "test_schema_evolution",
                 "test_sidecar_checkpoints", "test_conflicts", "test_s3_faults", "test_foreign_constraints"]
 
