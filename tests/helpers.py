@@ -305,14 +305,17 @@ def shared_dir(tmp) -> str:
     return path
 
 
-def race_held_commit(path: str, version: int, first, second):
+def race_held_commit(path: str, version: int, first, second, check=None):
     """Two writers racing for ``version`` of ``path``, decided by the store (``tests/faults.py``):
     ``first()`` runs in a thread whose commit of ``version`` the fault-injection jar holds until
     ``second()`` (run here) has committed ``version``; then the hold is released.
 
+    :param check: asserts on second's return; default: a filecommit result committed as ``version``
+        (a DeltaTable call returns metric rows instead)
     :returns: ``(outcome, result)``: ``outcome`` has ``"result"`` (first's return) or ``"error"``
-        (what it raised); ``result`` is second's return, asserted committed as ``version``
-    :raises AssertionError: when first's commit never reached the store within 60 s
+        (what it raised); ``result`` is second's return, checked by ``check``
+    :raises AssertionError: when first's commit never reached the store within 180 s (a busy
+        machine reads slowly)
     """
     import threading
 
@@ -330,12 +333,15 @@ def race_held_commit(path: str, version: int, first, second):
     t = threading.Thread(target=run_first)
     t.start()
     try:
-        deadline = time.time() + 60
+        deadline = time.time() + 180
         while held.fired() == 0 and time.time() < deadline:
             time.sleep(0.05)
         assert held.fired() == 1, f"the first writer's commit never reached the store: {outcome}"
         result = second()
-        assert result.committed and result.version == version, result
+        if check is None:
+            assert result.committed and result.version == version, result
+        else:
+            check(result)
     finally:
         held.disarm()
         t.join(timeout=120)

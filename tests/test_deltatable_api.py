@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import uuid
 
 import pytest
 from delta.tables import DeltaTable
 from deltatable_support import COLUMNS, ROWS, both_read, delta_error, latest_version, rows, steps
-from helpers import error_class, log_actions, second_session, spark_delta_sql
+from helpers import error_class, log_actions, race_held_commit, second_session, spark_delta_sql
 from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 
@@ -242,30 +241,20 @@ def test_two_clients_the_loser_gets_deltas_exception_type(spark, twin, delta_spa
     WriteSerializable), raised as delta-spark's type, and commits nothing."""
     import delta.connect.exceptions
     import delta.exceptions
-    import faults
 
     ours, _, version = twin(fixture)
     other = second_session(spark)
-    held = faults.arm(ours, faults.COMMIT_HOLD, times=1, version=version + 1)
-    outcome: dict = {}
 
-    def first() -> None:
-        try:
-            outcome["rows"] = rows(DeltaTable.forPath(spark, ours).delete("id < 10"))
-        except Exception as e:  # noqa: BLE001 - judged below
-            outcome["error"] = e
+    def winner_deleted_five(got) -> None:
+        assert got == [{"num_affected_rows": 5}], got
 
-    t = threading.Thread(target=first)
-    t.start()
     try:
-        deadline = time.time() + 180  # a busy machine reads slowly
-        while held.fired() == 0 and time.time() < deadline:
-            time.sleep(0.05)
-        assert held.fired() == 1, f"the first client's commit never reached the store: {outcome}"
-        assert rows(DeltaTable.forPath(other, ours).delete("id < 5")) == [{"num_affected_rows": 5}]
+        outcome, _ = race_held_commit(
+            ours, version + 1,
+            lambda: rows(DeltaTable.forPath(spark, ours).delete("id < 10")),
+            lambda: rows(DeltaTable.forPath(other, ours).delete("id < 5")),
+            check=winner_deleted_five)
     finally:
-        held.disarm()
-        t.join(timeout=120)
         other.stop()
     e = outcome.get("error")
     assert isinstance(e, delta.exceptions.ConcurrentAppendException), outcome
