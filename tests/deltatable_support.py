@@ -35,6 +35,19 @@ def both_read(delta_spark, path: str, expected_rows) -> None:
     pd.testing.assert_frame_equal(spark_delta_rows(delta_spark, path, COLUMNS), expected)
 
 
+def delta_rs_reads(path: str, expected_rows) -> None:
+    """delta-rs alone reads exactly ``expected_rows``: for Delta's own copy of a twin, whose rows
+    are the expectation (Spark + Delta wrote it), and for a table a refused call left unchanged."""
+    assert versioned_rows_delta_rs(path, COLUMNS)[1] == sorted(expected_rows)
+
+
+def unchanged(path: str, version: int) -> None:
+    """A refused call committed nothing: the log still ends at ``version`` and delta-rs reads the
+    fixture's ``ROWS``. (The files are the fixture's, untouched, so one reader suffices.)"""
+    assert latest_version(path) == version
+    delta_rs_reads(path, ROWS)
+
+
 def delta_error(delta_spark, path: str, stmt: str) -> str | None:
     """The error class Spark + Delta raises for ``stmt`` on the table at ``path``."""
     answer = delta_spark.read_one({"kind": "sql", "path": path, "sql": stmt})
