@@ -102,6 +102,8 @@ def _rows_both_readers(delta_spark, path):
 
 
 def _compare_optimize(delta_spark, ours, theirs, result, *, check_bytes=True):
+    """Our OPTIMIZE commit against Delta's on the twin copy; returns our rows as both readers read
+    them (Delta's copy, the expectation, is read by delta-rs)."""
     v_ours, info_ours, adds_ours, removes_ours = _last_commit(ours)
     v_theirs, info_theirs, _, removes_theirs = _last_commit(theirs)
     assert result.committed and result.version == v_ours == v_theirs
@@ -117,19 +119,20 @@ def _compare_optimize(delta_spark, ours, theirs, result, *, check_bytes=True):
     assert not any(a["dataChange"] for a in adds_ours) and not any(r["dataChange"] for r in removes_ours)
     assert all("deletionVector" not in a for a in adds_ours)
     assert not any(f.startswith("_change_data/") for f in data_files(ours))
-    assert _rows_both_readers(delta_spark, ours) == _rows_both_readers(delta_spark, theirs)
+    rows = _rows_both_readers(delta_spark, ours)
+    assert rows == _delta_rs_rows(theirs)
     if check_bytes:
         assert int(info_ours["operationMetrics"]["numAddedBytes"]) == sum(a["size"] for a in adds_ours)
+    return rows
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
 def test_optimize_compacts_the_files_delta_compacts(spark, delta_spark, made, tmp_path, where):
     ours, theirs, version = _copier(made, tmp_path, where)("small")
-    before = _rows_both_readers(delta_spark, ours)
+    before = _delta_rs_rows(ours)
     _delta_sql(delta_spark, "OPTIMIZE {table}", path=theirs)
     result = filecommit.optimize(spark, ours)
-    _compare_optimize(delta_spark, ours, theirs, result)
-    assert _rows_both_readers(delta_spark, ours) == before
+    assert _compare_optimize(delta_spark, ours, theirs, result) == before
     assert int(result.operation_metrics["numDeletionVectorsRemoved"]) > 0
     _, info, _, _ = _last_commit(ours)
     assert info["operationParameters"]["predicate"] == "[]" and info["operationParameters"]["zOrderBy"] == "[]"
@@ -226,8 +229,9 @@ def test_restore_brings_back_what_delta_brings_back(spark, delta_spark, made, tm
         assert _file_keys(removes_ours) == _file_keys(removes_theirs)
         assert all(a["dataChange"] for a in adds_ours) and all(r["dataChange"] for r in removes_ours)
         old = delta_spark.read_one({"path": ours, "kind": "table", "version": target})
-        assert sorted(tuple(r[c] for c in COLUMNS) for r in old["rows"]) == _rows_both_readers(delta_spark, ours)
-        assert _rows_both_readers(delta_spark, ours) == _rows_both_readers(delta_spark, theirs)
+        now = _rows_both_readers(delta_spark, ours)
+        assert sorted(tuple(r[c] for c in COLUMNS) for r in old["rows"]) == now
+        assert now == _delta_rs_rows(theirs)  # Delta's copy, the expectation
 
     ours, theirs, latest = copy("small")
     ms = _commit_ms(ours, 3) + 1
