@@ -130,3 +130,22 @@ def test_client_classes_exist_in_pyspark_with_their_sqlstate():
     for name in errors.CLIENT:
         assert name in registry, f"{name} is not a pyspark error class"
         assert _sqlstate(docs[name]) == registry[name].get("sqlState"), name
+
+
+def test_delta_classes_are_deltas_with_its_sqlstate():
+    """Every ``DELTA_*`` class of the Java catalogue is a class of Delta Lake 4.4
+    (``error/delta-error-classes.json`` in the delta-spark jar of the Spark + Delta reader, ``make
+    delta-reader``) with Delta's SQLSTATE: no name or state of ours passes as Delta's."""
+    import zipfile
+
+    jars = sorted((ROOT / ".venv-delta" / "jars").glob("delta-spark_*.jar"))
+    assert jars, "no delta-spark jar under .venv-delta/jars: run `make delta-reader`"
+    with zipfile.ZipFile(jars[-1]) as jar:
+        delta = json.loads(jar.read("error/delta-error-classes.json"))
+    ours = {name: state for name, state in _java_catalogue().items() if name.startswith("DELTA_")}
+    assert len(ours) > 50
+    unknown = sorted(set(ours) - set(delta))
+    assert not unknown, f"DELTA_* classes Delta 4.4 does not have: {unknown}"
+    wrong = {name: (state, delta[name].get("sqlState")) for name, state in ours.items()
+             if delta[name].get("sqlState") != state}
+    assert not wrong, f"SQLSTATEs that differ from Delta's (ours, Delta's): {wrong}"

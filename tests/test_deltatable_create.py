@@ -319,7 +319,7 @@ def test_bad_identity_and_layout_declarations_are_refused(spark, delta_spark, tm
     builder._partitioningColumns, builder._clusteringColumns = ["p"], ["id"]  # the client does not check this
     assert _refused(builder.execute) == "DELTA_CLUSTER_BY_WITH_PARTITIONED_BY"
     assert _refused(lambda: DeltaTable.create(spark).addColumn("id", "BIGINT").execute()) \
-        == "FILECOMMIT_INVALID_ARGUMENT"
+        == "DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION"
     assert not os.path.exists(ours)
     assert not os.path.exists(theirs)
 

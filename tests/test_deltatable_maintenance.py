@@ -293,8 +293,8 @@ def test_drop_feature_refusals(spark, twin, delta_spark):
     for truncate in (None, True):
         with pytest.raises(PySparkException) as e:
             t.dropFeatureSupport("deletionVectors", truncate)
-        assert error_class(e) == "FILECOMMIT_UNSUPPORTED_OPERATION"
-        assert e.value.getMessageParameters()["operation"] == "DROP FEATURE deletionVectors"
+        assert error_class(e) == "FILECOMMIT_DROP_FEATURE_UNSUPPORTED"
+        assert e.value.getMessageParameters()["feature"] == "deletionVectors"
     assert latest_version(ours) == version
     assert "deletionVectors" in _protocol(ours)["readerFeatures"]
 

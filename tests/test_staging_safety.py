@@ -120,7 +120,7 @@ def test_publish_refuses_a_staged_file_that_is_gone(spark, delta_spark, tmp_path
     versions = commit_versions(path)
     with pytest.raises(PySparkException) as e:
         filecommit.commit(spark, path, staged)
-    assert error_class(e) == filecommit.errors.DELTA_FILE_NOT_FOUND_DETAILED
+    assert error_class(e) == filecommit.errors.DELTA_FILE_NOT_FOUND
     assert commit_versions(path) == versions, "nothing was committed"
     _both_read(delta_spark, path, BASE)
     # Not stuck: the staged commit can still be aborted.
@@ -250,7 +250,7 @@ def test_deletion_vectors_of_staged_commits_with_odd_table_paths(spark, delta_sp
         versions = commit_versions(path)
         with pytest.raises(PySparkException) as e:
             filecommit.commit(spark, path, doomed)
-        assert error_class(e) == filecommit.errors.DELTA_FILE_NOT_FOUND_DETAILED
+        assert error_class(e) == filecommit.errors.DELTA_FILE_NOT_FOUND
         assert commit_versions(path) == versions
         filecommit.abort(spark, path, doomed)
         assert data_files(path) == files

@@ -135,16 +135,16 @@ DELTA_UNSUPPORTED_FEATURES_IN_CONFIG = "DELTA_UNSUPPORTED_FEATURES_IN_CONFIG"
 """SQLSTATE 56038. A ``delta.feature.<name>`` (e.g. ``DeltaTable.addFeatureSupport``) naming no Delta feature."""
 
 DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE = "DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE"
-"""SQLSTATE 0AKDE. DROP FEATURE of a name Delta does not know."""
+"""SQLSTATE 0AKDC. DROP FEATURE of a name Delta does not know."""
 
 DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE = "DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE"
-"""SQLSTATE 0AKDE. DROP FEATURE of a legacy feature Delta never removes (appendOnly, invariants, ...)."""
+"""SQLSTATE 0AKDC. DROP FEATURE of a legacy feature Delta never removes (appendOnly, invariants, ...)."""
 
 DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT = "DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT"
-"""SQLSTATE 0AKDE. DROP FEATURE of a feature the table's protocol does not support."""
+"""SQLSTATE 55000. DROP FEATURE of a feature the table's protocol does not support."""
 
 DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED = "DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED"
-"""SQLSTATE 0AKDE. DROP FEATURE ... TRUNCATE HISTORY of a writer-only feature."""
+"""SQLSTATE 42000. DROP FEATURE ... TRUNCATE HISTORY of a writer-only feature."""
 
 DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE = "DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE"
 """SQLSTATE 0AKDE. DROP FEATURE checkConstraints while the table has CHECK constraints."""
@@ -187,6 +187,12 @@ DELTA_TABLE_ALREADY_EXISTS = "DELTA_TABLE_ALREADY_EXISTS"
 DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
 """SQLSTATE 42601. A new table in a directory that already holds files and is no Delta table (someone
 else's Parquet files, say, which a later VACUUM would delete); nothing was written."""
+
+DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION = "DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION"
+"""SQLSTATE 42601. ``DeltaTable.create`` / ``replace`` with neither a table name nor a location."""
+
+DELTA_CREATE_TABLE_IDENTIFIER_LOCATION_MISMATCH = "DELTA_CREATE_TABLE_IDENTIFIER_LOCATION_MISMATCH"
+"""SQLSTATE 0AKDC. ``DeltaTable.create`` / ``replace`` naming ``delta.`path``` with another location."""
 
 DELTA_TABLE_NOT_FOUND = "DELTA_TABLE_NOT_FOUND"
 """SQLSTATE 42P01. No Delta table at the path for ``set_table_properties`` or the ``replaceWhere``
@@ -380,7 +386,7 @@ DELTA_INVALID_AUTO_COMPACT_TYPE = "DELTA_INVALID_AUTO_COMPACT_TYPE"
 PATH_NOT_FOUND = "PATH_NOT_FOUND"
 """SQLSTATE 42K03. A file given to ``stage_files`` does not exist (Spark's class)."""
 
-DELTA_FILE_NOT_FOUND_DETAILED = "DELTA_FILE_NOT_FOUND_DETAILED"
+DELTA_FILE_NOT_FOUND = "DELTA_FILE_NOT_FOUND"
 """SQLSTATE 42K03. A file a staged commit adds (data, deletion vector, change data) was deleted
 after it was staged: ``commit`` refuses to publish it; nothing was committed (Delta's class for a
 missing file the log would reference). Abort the staged commit and stage again."""
@@ -435,6 +441,9 @@ DELTA_IDENTITY_COLUMN_INCONSISTENT_METADATA = "DELTA_IDENTITY_COLUMN_INCONSISTEN
 """SQLSTATE 42000. An identity column's metadata has a start but no step or no
 ``allowExplicitInsert``: the table's identity definition is damaged."""
 
+DELTA_IDENTITY_COLUMNS_WITH_GENERATED_EXPRESSION = "DELTA_IDENTITY_COLUMNS_WITH_GENERATED_EXPRESSION"
+"""SQLSTATE 42613. A column declared both an identity column and a generated column."""
+
 DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP = "DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP"
 """SQLSTATE 42611. An identity column with step 0."""
 
@@ -448,6 +457,7 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED,
     DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED,
     DELTA_IDENTITY_COLUMN_INCONSISTENT_METADATA,
+    DELTA_IDENTITY_COLUMNS_WITH_GENERATED_EXPRESSION,
     DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP,
     DELTA_IDENTITY_COLUMNS_UNSUPPORTED_DATA_TYPE,
     DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED,
@@ -463,10 +473,12 @@ TABLE_SCHEMA_OPTIONS = frozenset({
     DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE,
     DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS,
     PATH_NOT_FOUND,
-    DELTA_FILE_NOT_FOUND_DETAILED,
+    DELTA_FILE_NOT_FOUND,
     DELTA_TABLE_ALREADY_EXISTS,
     DELTA_TABLE_NOT_FOUND,
     DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION,
+    DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION,
+    DELTA_CREATE_TABLE_IDENTIFIER_LOCATION_MISMATCH,
     DELTA_MISSING_DELTA_TABLE,
     DELTA_METADATA_MISMATCH,
     DELTA_FAILED_TO_MERGE_FIELDS,
@@ -636,6 +648,11 @@ allowed root itself; nothing was written."""
 FILECOMMIT_LOGSTORE_UNAVAILABLE = "FILECOMMIT_LOGSTORE_UNAVAILABLE"
 """SQLSTATE 0A000. The configured LogStore class (``spark.delta.logStore.*``) cannot be used."""
 
+FILECOMMIT_DROP_FEATURE_UNSUPPORTED = "FILECOMMIT_DROP_FEATURE_UNSUPPORTED"
+"""SQLSTATE 0A000. DROP FEATURE of a feature Delta drops but filecommit does not (parameter ``feature``): a
+reader-writer feature, whose drop needs checkpoint protection or history truncation, or inCommitTimestamp
+while it is enabled."""
+
 FILECOMMIT_DELTA_CONNECT_UNSUPPORTED = "FILECOMMIT_DELTA_CONNECT_UNSUPPORTED"
 """SQLSTATE 0A000. A call of delta-spark's ``DeltaTable`` API over Spark Connect (a Delta Connect
 ``DeltaRelation`` or ``DeltaCommand``) that this server does not serve yet, e.g. ``merge``,
@@ -739,6 +756,7 @@ FILECOMMIT = frozenset({
     FILECOMMIT_SHARED_MODE_REFUSED,
     FILECOMMIT_TABLE_LOCATION_OVERLAP,
     FILECOMMIT_LOGSTORE_UNAVAILABLE,
+    FILECOMMIT_DROP_FEATURE_UNSUPPORTED,
     FILECOMMIT_DELTA_CONNECT_UNSUPPORTED,
     FILECOMMIT_UNSUPPORTED_OPERATION,
     FILECOMMIT_COMMIT_STATE_UNKNOWN,

@@ -39,7 +39,7 @@ import org.apache.spark.sql.classic.SparkSession;
  *       table does not support ({@code DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT}), history
  *       truncation asked for a writer-only feature ({@code
  *       DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED}), and every other feature ({@code
- *       FILECOMMIT_UNSUPPORTED_OPERATION}, operation {@code DROP FEATURE <name>}: reader-writer
+ *       FILECOMMIT_DROP_FEATURE_UNSUPPORTED}, parameter {@code feature}: reader-writer
  *       features need Delta's checkpoint protection or history truncation, which filecommit does
  *       not do).
  * </ul>
@@ -123,9 +123,8 @@ public final class TableProtocolCommand {
             + ": the table's protocol does not support it; nothing was committed", params);
       }
       if (!DROPPABLE.contains(feature)) {
-        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("DROP FEATURE " + feature + " is not done by "
-            + "filecommit (it needs checkpoint protection or history truncation); nothing was committed",
-            Map.of("operation", "DROP FEATURE " + feature));
+        throw ErrorClass.FILECOMMIT_DROP_FEATURE_UNSUPPORTED.error("DROP FEATURE " + feature + " is not done by "
+            + "filecommit (it needs checkpoint protection or history truncation); nothing was committed", params);
       }
       if (truncate) {
         throw ErrorClass.DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED.error("Table feature " + feature
@@ -142,9 +141,8 @@ public final class TableProtocolCommand {
       }
       if (feature.equals("inCommitTimestamp") && (TableConfig.IN_COMMIT_TIMESTAMPS.fromConfiguration(conf)
           || conf.keySet().stream().anyMatch(k -> k.startsWith("delta.inCommitTimestampEnablement")))) {
-        throw ErrorClass.FILECOMMIT_UNSUPPORTED_OPERATION.error("DROP FEATURE inCommitTimestamp of a table with "
-            + "in-commit timestamps enabled is not done by filecommit; nothing was committed",
-            Map.of("operation", "DROP FEATURE " + feature));
+        throw ErrorClass.FILECOMMIT_DROP_FEATURE_UNSUPPORTED.error("DROP FEATURE inCommitTimestamp of a table "
+            + "with in-commit timestamps enabled is not done by filecommit; nothing was committed", params);
       }
       return ProtocolChanges.without(txn.protocol(), feature);
     }, new Operation.DropFeature(feature, truncate));

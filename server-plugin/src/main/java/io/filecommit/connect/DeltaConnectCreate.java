@@ -49,10 +49,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * comment}; the table comment becomes the metadata's {@code description}.
  *
  * <p>Errors, raised before anything is committed: {@code FILECOMMIT_MALFORMED_COMMAND} for a
- * message without a mode, {@code FILECOMMIT_INVALID_ARGUMENT} for neither a name nor a location,
- * or a {@code delta.`path`} name whose path differs from the location (Delta's {@code
- * DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION} / {@code
- * DELTA_CREATE_TABLE_IDENTIFIER_LOCATION_MISMATCH}), {@code DELTA_CLUSTER_BY_WITH_PARTITIONED_BY},
+ * message without a mode, {@code DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION} for neither a
+ * name nor a location, {@code DELTA_CREATE_TABLE_IDENTIFIER_LOCATION_MISMATCH} for a {@code
+ * delta.`path`} name whose path differs from the location, {@code
+ * DELTA_IDENTITY_COLUMNS_WITH_GENERATED_EXPRESSION} for a column both generated and identity, {@code DELTA_CLUSTER_BY_WITH_PARTITIONED_BY},
  * the identity classes of {@link IdentityColumns#declare} and {@code
  * DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED}, the generated-column classes of {@code
  * checkGenerated} (Delta's {@code GeneratedColumn.validateGeneratedColumns}), {@code
@@ -84,8 +84,8 @@ final class DeltaConnectCreate {
       throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("delta.connect.CreateDeltaTable without a mode");
     }
     if (!c.hasTableName() && !c.hasLocation()) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("DeltaTable.create/replace needs a table name or a "
-          + "location (tableName(...) or location(...))");
+      throw ErrorClass.DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION.error("DeltaTable.create/replace needs a "
+          + "table name or a location (tableName(...) or location(...))");
     }
     if (!session.sessionState().catalogManager().v2SessionCatalog().getClass().getSimpleName()
         .equals("FileCommitCatalog")) {
@@ -100,8 +100,9 @@ final class DeltaConnectCreate {
     List<String> parts = nameParts(session, identifier);
     if (c.hasTableName() && location != null && parts.size() == 2 && parts.get(0).equalsIgnoreCase("delta")
         && !parts.get(1).equals(location)) {
-      throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Creating the path-based Delta table " + identifier
-          + " with the different location " + location + " is not supported");
+      throw ErrorClass.DELTA_CREATE_TABLE_IDENTIFIER_LOCATION_MISMATCH.error("Creating the path-based Delta table "
+          + identifier + " with the different location " + location + " is not supported",
+          Map.of("identifier", identifier, "location", location));
     }
     boolean byPath = parts.size() == 2 && parts.get(0).equalsIgnoreCase("delta")
         && (parts.get(1).startsWith("/") || parts.get(1).contains(":/")); // delta.`/path`, as Delta reads it
@@ -193,8 +194,8 @@ final class DeltaConnectCreate {
     MetadataBuilder md = new MetadataBuilder();
     if (col.hasGeneratedAlwaysAs()) {
       if (col.hasIdentityInfo()) {
-        throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Column " + col.getName() + " cannot be both a generated "
-            + "column and an identity column (Delta's DELTA_IDENTITY_COLUMNS_WITH_GENERATED_EXPRESSION)");
+        throw ErrorClass.DELTA_IDENTITY_COLUMNS_WITH_GENERATED_EXPRESSION.error("Column " + col.getName()
+            + " cannot be both a generated column and an identity column", Map.of("column", col.getName()));
       }
       md.putString(TableFeatures.GENERATION_EXPRESSION, col.getGeneratedAlwaysAs());
     }

@@ -71,22 +71,33 @@ public enum ErrorClass {
   DELTA_INVALID_PROTOCOL_VERSION("KD004"),
   /** A {@code delta.feature.<name>} (e.g. {@code DeltaTable.addFeatureSupport}) naming no Delta feature. */
   DELTA_UNSUPPORTED_FEATURES_IN_CONFIG("56038"),
+  // The DROP FEATURE classes reach clients as AnalysisException, as Delta's DeltaTableFeatureException.
   /** DROP FEATURE of a name Delta does not know. */
-  DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE("0AKDE"),
+  DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE("0AKDC", ClientExceptionType.ANALYSIS),
   /** DROP FEATURE of a legacy feature Delta never removes (appendOnly, invariants, ...). */
-  DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE("0AKDE"),
+  DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE("0AKDC", ClientExceptionType.ANALYSIS),
   /** DROP FEATURE of a feature the table's protocol does not support. */
-  DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT("0AKDE"),
+  DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT("55000", ClientExceptionType.ANALYSIS),
   /** DROP FEATURE ... TRUNCATE HISTORY of a writer-only feature (its drop truncates nothing). */
-  DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED("0AKDE"),
+  DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED("42000"),
   /** DROP FEATURE checkConstraints while the table has CHECK constraints. */
-  DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE("0AKDE"),
+  DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE("0AKDE", ClientExceptionType.ANALYSIS),
+  /**
+   * DROP FEATURE of a feature Delta drops but filecommit does not (parameter {@code feature}): a
+   * reader-writer feature, whose drop needs checkpoint protection or history truncation, or
+   * inCommitTimestamp while it is enabled.
+   */
+  FILECOMMIT_DROP_FEATURE_UNSUPPORTED("0A000"),
 
   // Table, schema and options.
   /** Mode error-if-exists on an existing table. */
   DELTA_TABLE_ALREADY_EXISTS("42P07"),
   /** A new table in a directory that holds files and is no Delta table (Delta's class). */
   DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION("42601"),
+  /** DeltaTable.create / replace with neither a table name nor a location (Delta's class). */
+  DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION("42601"),
+  /** DeltaTable.create / replace naming delta.`path` with another location (Delta's class). */
+  DELTA_CREATE_TABLE_IDENTIFIER_LOCATION_MISMATCH("0AKDC", ClientExceptionType.ANALYSIS),
   /** No Delta table at the path. */
   DELTA_TABLE_NOT_FOUND("42P01"),
   /** The path holds something that is not a Delta table (a file sink). */
@@ -285,7 +296,7 @@ public enum ErrorClass {
    */
   FILECOMMIT_UNSAFE_READ_SETTING("22023"),
   /** A file a commit would reference does not exist (Delta's class for a missing referenced file). */
-  DELTA_FILE_NOT_FOUND_DETAILED("42K03", ClientExceptionType.RUNTIME),
+  DELTA_FILE_NOT_FOUND("42K03", ClientExceptionType.RUNTIME),
   // OPTIMIZE and RESTORE (Delta's OptimizeTableCommand and RestoreTableCommand).
   /** OPTIMIZE: a WHERE predicate that references a column that is not a partition column. */
   DELTA_NON_PARTITION_COLUMN_REFERENCE("42P10"),
@@ -319,6 +330,8 @@ public enum ErrorClass {
   DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED("42808"),
   /** An identity column whose metadata has a start but no step or no allowExplicitInsert (Delta's class). */
   DELTA_IDENTITY_COLUMN_INCONSISTENT_METADATA("42000"),
+  /** A column declared both an identity column and a generated column (Delta's class). */
+  DELTA_IDENTITY_COLUMNS_WITH_GENERATED_EXPRESSION("42613"),
   /** An identity column with step 0 (Delta's class). */
   DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP("42611"),
   /** An identity column declared with a type other than BIGINT (Delta's class). */

@@ -88,7 +88,7 @@ public final class StagedFiles {
    * Refuses to publish staged commits when a file they add (data, deletion vector, change data)
    * is gone: a commit must never reference a missing file.
    *
-   * @throws io.filecommit.errors.FileCommitException {@code DELTA_FILE_NOT_FOUND_DETAILED} naming
+   * @throws io.filecommit.errors.FileCommitException {@code DELTA_FILE_NOT_FOUND} naming
    *     the first missing file (nothing committed), {@code FILECOMMIT_LOG_READ_FAILED} on storage
    *     errors
    */
@@ -102,9 +102,9 @@ public final class StagedFiles {
           throw log.readFailure(e);
         }
         if (!exists) {
-          throw ErrorClass.DELTA_FILE_NOT_FOUND_DETAILED.error("File " + p + " of staged commit " + c.id() + " of "
+          throw ErrorClass.DELTA_FILE_NOT_FOUND.error("File " + p + " of staged commit " + c.id() + " of "
               + log.tablePath() + " does not exist (deleted after it was staged); nothing was committed. Abort the "
-              + "staged commit and stage the files again", Map.of("filePath", p.toString(), "stagedId", c.id()));
+              + "staged commit and stage the files again", Map.of("path", p.toString(), "stagedId", c.id()));
         }
       }
     }

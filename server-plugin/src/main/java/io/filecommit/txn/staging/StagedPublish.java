@@ -58,7 +58,7 @@ public final class StagedPublish {
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_EXPIRED},
    *     {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED} (some, not all, already published), {@code
    *     FILECOMMIT_STAGED_COMMIT_ABORTED}, {@code FILECOMMIT_STAGED_COMMITS_INCOMPATIBLE}, {@code
-   *     DELTA_FILE_NOT_FOUND_DETAILED} (a file it adds is gone), the conflict classes, the commit's
+   *     DELTA_FILE_NOT_FOUND} (a file it adds is gone), the conflict classes, the commit's
    *     failure classes; any other failure is rethrown after its outcome was read from the log
    */
   public static Outcome publish(OptimisticTransaction txn, List<StagedCommit> staged, long now) {

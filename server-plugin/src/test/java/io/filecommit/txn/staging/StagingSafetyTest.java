@@ -272,7 +272,7 @@ class StagingSafetyTest {
     StagedCommit s = stageAppend("a.parquet");
     Files.delete(tmp.resolve("a.parquet"));
     FileCommitException e = assertThrows(FileCommitException.class, () -> publish(s));
-    assertEquals("DELTA_FILE_NOT_FOUND_DETAILED", e.getCondition());
+    assertEquals("DELTA_FILE_NOT_FOUND", e.getCondition());
     assertEquals(List.of(0L), log().listVersions());
     assertEquals(0, StagingStore.abort(log(), s));
   }
