@@ -134,11 +134,13 @@ test-containers-memory: build delta-reader
 ## lint: ruff on client/ and mypy --strict on client/filecommit and client/examples (generated protobuf modules
 ## excluded; config in pyproject.toml, tool versions pinned in its dev extras), then on the Python code blocks of
 ## README.md and docs/*.md, one module per page as tests/test_docs_examples.py runs them (tests/typecheck_docs.py);
-## no test catches a bare pytest.raises(Exception)
+## no test catches a bare pytest.raises(Exception), and no test helper is defined in more than two modules
+## (tests/check_helpers.py)
 lint: setup
 	$(VENV)/bin/ruff check client
 	$(VPY) -m mypy
 	$(VPY) tests/typecheck_docs.py
+	$(VPY) tests/check_helpers.py
 	@if grep -rnE 'pytest\.raises\((Base)?Exception[,)]' tests; then \
 	  echo "lint: a bare pytest.raises(Exception) above: name the exception type, and check the error class (helpers.error_class)"; exit 1; fi
 
