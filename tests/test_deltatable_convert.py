@@ -76,7 +76,7 @@ def _version0(path: str) -> dict:
     """The parts of version 0 both writers must agree on."""
     actions = log_actions(path)
     assert sorted(actions) == [0], f"{path}: versions {sorted(actions)}"
-    found = {"adds": {}}
+    found = {"adds": {}, "stats": {}}
     for a in actions[0]:
         if "metaData" in a:
             md = a["metaData"]
@@ -90,6 +90,7 @@ def _version0(path: str) -> dict:
             assert add["dataChange"] is True
             assert add["size"] == os.path.getsize(os.path.join(path, _decoded(add["path"])))
             found["adds"][add["path"]] = (add["partitionValues"], json.loads(add["stats"])["numRecords"])
+            found["stats"][add["path"]] = json.loads(add["stats"])
         elif "commitInfo" in a:
             info = a["commitInfo"]
             found["operation"] = info["operation"]
@@ -117,8 +118,13 @@ def test_convert_unpartitioned_directory_matches_delta(spark, delta_spark, tmp_p
     assert table.toDF().count() == 5
     assert _delta_convert(delta_spark, theirs)["ok"]
     got, expected = _version0(ours), _version0(theirs)
+    got_stats, expected_stats = got.pop("stats"), expected.pop("stats")
     assert got == expected
     assert [f["name"] for f in got["schema"]["fields"]] == ["id", "v", "w"]
+    # footer statistics: Delta's, but no entry for the column part-0 lacks (Delta: all nulls)
+    assert got_stats["part-1.parquet"] == expected_stats["part-1.parquet"]
+    assert expected_stats["part-0.parquet"]["nullCount"].pop("w") == 3
+    assert got_stats["part-0.parquet"] == expected_stats["part-0.parquet"]
     assert got["parameters"] == {"numFiles": "2", "partitionedBy": "[]", "collectStats": "true",
                                  "sourceFormat": "parquet"}
     columns = ["id", "v", "w"]
