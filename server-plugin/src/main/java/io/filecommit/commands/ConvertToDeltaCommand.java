@@ -155,7 +155,8 @@ public final class ConvertToDeltaCommand {
     files.sort(Comparator.comparing(f -> f.getPath().toString()));
     org.apache.parquet.ParquetReadOptions options = org.apache.parquet.HadoopReadOptions.builder(log.conf()).build();
     ParquetToSparkSchemaConverter converter = new ParquetToSparkSchemaConverter(session.sessionState().conf());
-    List<ParquetMetadata> footers = new ArrayList<>();
+    int indexed = TableConfig.DATA_SKIPPING_NUM_INDEXED_COLS.defaultValue();
+    List<String> stats = new ArrayList<>(); // per file: footers are not kept, a directory may hold many
     StructType data = new StructType();
     for (FileStatus f : files) {
       ParquetMetadata footer;
@@ -167,23 +168,20 @@ public final class ConvertToDeltaCommand {
       }
       data = SchemaEvolution.merge(data, converter.convert(footer.getFileMetaData().getSchema()).asNullable(), false,
           List.of());
-      footers.add(footer);
+      try {
+        stats.add(ParquetStats.fromFooter(footer, indexed));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
     }
     boolean caseSensitive = session.sessionState().conf().caseSensitiveAnalysis();
     StructType schema = PartitioningUtils.mergeDataAndPartitionSchema(data, parts, caseSensitive)._1();
-    int indexed = TableConfig.DATA_SKIPPING_NUM_INDEXED_COLS.defaultValue();
     List<AddFile> adds = new ArrayList<>();
     for (int i = 0; i < files.size(); i++) {
       FileStatus f = files.get(i);
       String relative = root.toUri().relativize(f.getPath().toUri()).getPath();
-      String stats;
-      try {
-        stats = ParquetStats.fromFooter(footers.get(i), indexed);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
       adds.add(new AddFile(PartitionPaths.toLogPath(relative), partitionValues(session, relative, f, parts),
-          f.getLen(), f.getModificationTime(), true, stats, Map.of()));
+          f.getLen(), f.getModificationTime(), true, stats.get(i), Map.of()));
     }
     List<String> partitionColumns = List.of(parts.fieldNames());
     try {
