@@ -223,7 +223,9 @@ _FAILURES = {
     "restore_time_travel_name": ("sql:RESTORE TABLE `{name}@v1` TO VERSION AS OF 0",
                                  "FILECOMMIT_TIME_TRAVEL_WRITE"),
     # Delta statements this server does not run: a class naming them, never a syntax error
-    "convert_to_delta": ("sql:CONVERT TO DELTA parquet.`{missing}`", "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "convert_to_delta_no_statistics": ("sql:CONVERT TO DELTA parquet.`{missing}` NO STATISTICS",
+                                       "FILECOMMIT_UNSUPPORTED_OPERATION"),
+    "convert_to_delta_missing_path": ("sql:CONVERT TO DELTA parquet.`{missing}`", "PATH_NOT_FOUND"),
     "generate_manifest": ("sql:GENERATE symlink_format_manifest FOR TABLE {name}", "FILECOMMIT_UNSUPPORTED_OPERATION"),
     "reorg_purge": ("sql:REORG TABLE {name} APPLY (PURGE)", "FILECOMMIT_UNSUPPORTED_OPERATION"),
     "vacuum_lite": ("sql:VACUUM {name} LITE", "FILECOMMIT_UNSUPPORTED_OPERATION"),

@@ -344,16 +344,3 @@ def test_a_location_outside_the_allowed_roots_is_refused(spark):
                     .addColumn("id", "BIGINT").execute()) == "FILECOMMIT_PATH_NOT_ALLOWED"
     assert not spark.catalog.tableExists(name)
     assert not os.path.exists(os.path.dirname(outside))
-
-
-def test_convert_to_delta_is_refused_by_name(spark, tmp_path):
-    """filecommit converts no Parquet directory (its SQL ``CONVERT TO DELTA`` is refused too):
-    ``DeltaTable.convertToDelta`` is refused before anything is written."""
-    parquet = tmp_path / "parquet"
-    spark.range(3).write.parquet(str(parquet))
-    before = sorted(os.listdir(parquet))
-    with pytest.raises(PySparkException) as e:
-        DeltaTable.convertToDelta(spark, f"parquet.`{parquet}`")
-    assert error_class(e) == "FILECOMMIT_DELTA_CONNECT_UNSUPPORTED"
-    assert e.value.getMessageParameters()["operation"] == "CONVERT_TO_DELTA"
-    assert sorted(os.listdir(parquet)) == before

@@ -17,12 +17,13 @@ import java.util.Locale;
  * RESTORE [TABLE] (table | 'path') [TO] (TIMESTAMP | SYSTEM_TIME) AS OF 'timestamp'
  * (DESCRIBE | DESC) HISTORY (table | 'path') [LIMIT integer]
  * (DESCRIBE | DESC) DETAIL (table | 'path')
+ * CONVERT TO DELTA table [PARTITIONED BY (col type [, ...])]
  * </pre>
  *
  * VACUUM also takes Delta's {@code FULL} (the default: every unreferenced file older than the
  * retention). Refused, as statements of their own ({@link Kind#REFUSED}), instead of a syntax
  * error: Delta statements this server does not run ({@code VACUUM ... LITE}, {@code OPTIMIZE ...
- * FULL}, {@code REORG TABLE}, {@code CONVERT TO DELTA}, {@code GENERATE}), and a time-travel
+ * FULL}, {@code REORG TABLE}, {@code CONVERT TO DELTA ... NO STATISTICS}, {@code GENERATE}), and a time-travel
  * version ({@code t@v1}, {@code VERSION AS OF}, {@code TIMESTAMP AS OF}) given to the target of
  * OPTIMIZE, VACUUM, RESTORE, DELETE, UPDATE or MERGE.
  *
@@ -35,7 +36,8 @@ import java.util.Locale;
  * @param kind which statement
  * @param table the table's name parts, or null when {@code path} is given
  * @param path the table's path given as a string literal, or null
- * @param where OPTIMIZE's predicate as SQL text, or null
+ * @param where OPTIMIZE's predicate as SQL text, or CONVERT's partition columns as DDL text
+ *     ({@code part int, d date}); else null
  * @param zOrderBy OPTIMIZE's Z-order columns, empty for none
  * @param retainHours VACUUM's retention in hours, or null
  * @param dryRun VACUUM's DRY RUN
@@ -49,12 +51,12 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
     Double retainHours, boolean dryRun, Long version, String timestamp, Integer limit, String refused) {
 
   /** The statements; {@code REFUSED}: a statement of Delta's this server does not run ({@link #refused}). */
-  enum Kind { OPTIMIZE, VACUUM, RESTORE, HISTORY, DETAIL, REFUSED }
+  enum Kind { OPTIMIZE, VACUUM, RESTORE, HISTORY, DETAIL, CONVERT, REFUSED }
 
   /** How {@link #refused} ends for a statement refused for its time-travel target. */
   static final String ON_TIME_TRAVEL = " on a time-travel version";
 
-  /** A refused statement: {@code what} names it (e.g. {@code CONVERT TO DELTA}). */
+  /** A refused statement: {@code what} names it (e.g. {@code REORG TABLE}). */
   private static DeltaStatement refuse(String what) {
     return new DeltaStatement(Kind.REFUSED, null, null, null, List.of(), null, false, null, null, null, what);
   }
@@ -97,7 +99,24 @@ record DeltaStatement(Kind kind, List<String> table, String path, String where, 
 
   private static DeltaStatement statement(Cursor c) {
     if (c.accept("CONVERT") && c.accept("TO") && c.accept("DELTA")) {
-      return refuse("CONVERT TO DELTA");
+      List<String> name = name(c);
+      if (c.accept("NO")) {
+        return refuse("CONVERT TO DELTA NO STATISTICS");
+      }
+      String partitions = null;
+      if (c.accept("PARTITIONED")) {
+        c.expect("BY");
+        int from = c.peek().end();
+        c.expect("(");
+        int depth = 1;
+        Token t = null;
+        while (depth > 0) {
+          t = c.next();
+          depth += t.is("(") ? 1 : t.is(")") ? -1 : 0;
+        }
+        partitions = c.sql.substring(from, t.start()).trim();
+      }
+      return new DeltaStatement(Kind.CONVERT, name, null, partitions, List.of(), null, false, null, null, null, null);
     }
     if (c.accept("GENERATE") && c.peek().identifier() && c.peek().value().equalsIgnoreCase("symlink_format_manifest")) {
       return refuse("GENERATE symlink_format_manifest");

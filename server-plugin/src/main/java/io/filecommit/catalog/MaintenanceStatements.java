@@ -1,5 +1,6 @@
 package io.filecommit.catalog;
 
+import io.filecommit.commands.ConvertToDeltaCommand;
 import io.filecommit.commands.MaintenanceResults;
 import io.filecommit.commands.optimize.OptimizeCommand;
 import io.filecommit.commands.RestoreCommand;
@@ -44,7 +45,9 @@ import org.apache.spark.sql.types.StructType;
  *       {@code removed_files_size}, {@code restored_files_size} (bytes);
  *   <li>DESCRIBE HISTORY: the reader's history, newest first, in Delta's columns ({@link
  *       TableDescriptions#history}; provenance this server does not record is null);
- *   <li>DESCRIBE DETAIL: one row of {@link TableDescriptions#DETAIL} from the latest snapshot.
+ *   <li>DESCRIBE DETAIL: one row of {@link TableDescriptions#DETAIL} from the latest snapshot;
+ *   <li>CONVERT TO DELTA {@code parquet.`/path`}: {@link ConvertToDeltaCommand}; no rows, as
+ *       Delta's; the path needs OWNER (a convert creates a table); {@code delta.`/path`} converts nothing.
  * </ul>
  *
  * A table is named ({@code db.t}, {@code delta.`/path`}) or given as a path string; a name resolves
@@ -85,6 +88,7 @@ final class MaintenanceStatements {
       case RESTORE -> node(text, RESTORE, () -> restore(session, s));
       case HISTORY -> node(text, HISTORY, () -> history(session, s));
       case DETAIL -> node(text, DETAIL, () -> detail(session, s));
+      case CONVERT -> node("CONVERT TO DELTA " + s.target(), new StructType(), () -> convert(session, s));
       case REFUSED -> node(s.refused(), VACUUM, () -> Guard.errors(() -> {
         ErrorClass c = s.refused().equals("OPTIMIZE FULL") ? ErrorClass.DELTA_OPTIMIZE_FULL_NOT_SUPPORTED
             : s.refusedTimeTravel() ? ErrorClass.FILECOMMIT_TIME_TRAVEL_WRITE
@@ -133,6 +137,18 @@ final class MaintenanceStatements {
     return Guard.run(session, Map.of(), () -> {
       Located t = locate(session, s);
       return List.of(MaintenanceResults.restore(RestoreCommand.run(session, t.path, s.version(), s.timestamp())));
+    });
+  }
+
+  private static List<Row> convert(SparkSession session, DeltaStatement s) {
+    return Guard.run(session, Map.of(), () -> {
+      ConvertToDeltaCommand.Target t = ConvertToDeltaCommand.target(s.table());
+      StructType partitions = s.where() == null ? null : StructType.fromDDL(s.where());
+      String path = AllowedRoots.allowedPath(t.path(), session, Privilege.OWNER);
+      if (!t.delta()) {
+        ConvertToDeltaCommand.run(session, path, partitions);
+      }
+      return List.of();
     });
   }
 

@@ -59,10 +59,12 @@ import org.apache.spark.sql.types.StructType;
  *   <li>{@code optimize_table}, {@code restore_table}: run at once by {@link DeltaConnectMaintenance}
  *       (Delta's {@code OptimizeTableCommand} / {@code RestoreTableCommand} result rows).
  *   <li>{@code merge_into_table}: run at once by {@link DeltaConnectMerge} (filecommit's {@code
- *       MergeIntoCommand}), answered with Delta's MERGE metric row ({@link DeltaConnectMerge#METRICS}).
+ *       MergeIntoCommand}), answered with Delta's MERGE metric row ({@link DeltaConnectMerge#METRICS});
+ *   <li>{@code convert_to_delta}: run at once by {@link DeltaConnectConvert} (filecommit's {@code
+ *       ConvertToDeltaCommand}), answered with the table's identifier ({@code delta.`/path`}).
  * </ul>
  *
- * Every other kind ({@code convert_to_delta}) is refused with {@code FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} (parameter
+ * A kind this server does not know is refused with {@code FILECOMMIT_DELTA_CONNECT_UNSUPPORTED} (parameter
  * {@code operation}: the kind's name) before anything is read. Tables are checked as {@link
  * DeltaConnectTables#resolve} says (allowed roots, privileges: READ to read, WRITE to change).
  *
@@ -143,6 +145,8 @@ public final class DeltaConnectRelations implements RelationPlugin {
         return DeltaConnectMaintenance.restore(r.getRestoreTable(), planner);
       case MERGE_INTO_TABLE:
         return DeltaConnectMerge.plan(r.getMergeIntoTable(), planner, DeltaConnectRelations::parse);
+      case CONVERT_TO_DELTA:
+        return DeltaConnectConvert.plan(r.getConvertToDelta(), planner);
       case RELATIONTYPE_NOT_SET:
         throw ErrorClass.FILECOMMIT_MALFORMED_COMMAND.error("delta.connect.DeltaRelation without a relation");
       default:

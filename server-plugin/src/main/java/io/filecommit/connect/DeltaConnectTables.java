@@ -196,7 +196,7 @@ final class DeltaConnectTables {
   }
 
   /** A table name's parts, {@code INVALID_SCHEMA_OR_RELATION_NAME} when it does not parse. */
-  private static List<String> nameParts(SparkSession session, String name) {
+  static List<String> nameParts(SparkSession session, String name) {
     try {
       return scala.jdk.javaapi.CollectionConverters.asJava(session.sessionState().sqlParser().parseMultipartIdentifier(name));
     } catch (org.apache.spark.sql.catalyst.parser.ParseException e) {

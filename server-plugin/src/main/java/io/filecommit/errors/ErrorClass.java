@@ -280,6 +280,21 @@ public enum ErrorClass {
   FILECOMMIT_CANNOT_STAGE("0A000"),
   /** A path that does not exist (Spark's class). */
   PATH_NOT_FOUND("42K03"),
+  // CONVERT TO DELTA (Delta's ConvertToDeltaCommand).
+  /** CONVERT TO DELTA of a directory without data files. */
+  DELTA_EMPTY_DIRECTORY("42K03", ClientExceptionType.RUNTIME),
+  /** CONVERT TO DELTA of a path without a format ({@code `/path`} instead of {@code parquet.`/path`}). */
+  DELTA_MISSING_PROVIDER_FOR_CONVERT("0AKDC", ClientExceptionType.ANALYSIS),
+  /** CONVERT TO DELTA of a path in a format other than Parquet ({@code json.`/path`}). */
+  DELTA_CONVERT_NON_PARQUET_TABLE("0AKDC", ClientExceptionType.ANALYSIS),
+  /** CONVERT TO DELTA: a file's partition directory names another column than the partition schema's. */
+  DELTA_UNEXPECTED_PARTITION_COLUMN_FROM_FILE_NAME("KD009", ClientExceptionType.ANALYSIS),
+  /** CONVERT TO DELTA: a file's partition directories are not as many as the partition schema's columns. */
+  DELTA_UNEXPECTED_NUM_PARTITION_COLUMNS_FROM_FILE_NAME("KD009", ClientExceptionType.ANALYSIS),
+  /** CONVERT TO DELTA: a partition directory's value that does not cast to its column's type. */
+  DELTA_FAILED_CAST_PARTITION_VALUE("22018", ClientExceptionType.RUNTIME),
+  /** CONVERT TO DELTA: a data file whose Parquet footer cannot be read. */
+  DELTA_FAILED_READ_FILE_FOOTER("KD001", ClientExceptionType.RUNTIME),
   /**
    * VACUUM with a retention below the table's delta.deletedFileRetentionDuration or the server's
    * retention floor (Delta's class for its retention check).

@@ -450,6 +450,39 @@ public sealed interface Operation {
   }
 
   /**
+   * CONVERT TO DELTA, the first version of a table made from the Parquet files in its directory
+   * (Delta's {@code DeltaOperations.Convert}): parameters {@code numFiles}, {@code partitionedBy}
+   * (JSON array), {@code collectStats} and {@code sourceFormat}; metric {@code numConvertedFiles}.
+   *
+   * @param numFiles the files made the table's
+   * @param partitionBy the partition columns given
+   * @param collectStats whether statistics were collected for them
+   * @param sourceFormat the files' format, {@code parquet}
+   */
+  record Convert(long numFiles, List<String> partitionBy, boolean collectStats, String sourceFormat)
+      implements Operation {
+    @Override
+    public String name() {
+      return "CONVERT";
+    }
+
+    @Override
+    public Map<String, String> parameters() {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("numFiles", Long.toString(numFiles));
+      p.put("partitionedBy", Actions.MAPPER.valueToTree(partitionBy).toString());
+      p.put("collectStats", Boolean.toString(collectStats));
+      p.put("sourceFormat", sourceFormat);
+      return p;
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+      return Map.of("numConvertedFiles", Long.toString(numFiles));
+    }
+  }
+
+  /**
    * A publish of staged commits as one commit: the operation the staged commits recorded, with the
    * parameter {@value WinningCommitSummary#STAGED_COMMITS_PARAMETER} naming them (built by the
    * staging sub-package's publish, which merges the operations of several staged commits).

@@ -47,6 +47,18 @@ class DeltaStatementTest {
   }
 
   @Test
+  void convertToDeltaKeepsThePartitionSchemaText() {
+    DeltaStatement c = DeltaStatement.parse("convert to delta parquet.`/p` PARTITIONED BY (a INT, d DECIMAL(10, 2));");
+    assertEquals(DeltaStatement.Kind.CONVERT, c.kind());
+    assertEquals(List.of("parquet", "/p"), c.table());
+    assertEquals("a INT, d DECIMAL(10, 2)", c.where());
+    DeltaStatement plain = DeltaStatement.parse("CONVERT TO DELTA parquet.`/p`");
+    assertEquals(DeltaStatement.Kind.CONVERT, plain.kind());
+    assertNull(plain.where());
+    assertNull(DeltaStatement.parse("CONVERT TO DELTA parquet.`/p` PARTITIONED BY (a INT"));
+  }
+
+  @Test
   void otherTextIsLeftToSpark() {
     for (String sql : List.of("SELECT 1", "DESCRIBE t", "DESCRIBE TABLE t", "OPTIMIZE t ZORDER (c",
         "VACUUM t RETAIN x HOURS", "RESTORE t TO TIMESTAMP AS OF 5", "DESCRIBE HISTORY t LIMIT -1",
@@ -60,7 +72,7 @@ class DeltaStatementTest {
   @Test
   void deltaStatementsNotRunAndTimeTravelTargetsAreRefusedByName() {
     java.util.Map<String, String> cases = new java.util.LinkedHashMap<>();
-    cases.put("CONVERT TO DELTA parquet.`/p` PARTITIONED BY (a INT)", "CONVERT TO DELTA");
+    cases.put("CONVERT TO DELTA parquet.`/p` NO STATISTICS PARTITIONED BY (a INT)", "CONVERT TO DELTA NO STATISTICS");
     cases.put("GENERATE symlink_format_manifest FOR TABLE t", "GENERATE symlink_format_manifest");
     cases.put("REORG TABLE t APPLY (PURGE)", "REORG TABLE");
     cases.put("VACUUM t LITE", "VACUUM LITE");

@@ -121,6 +121,27 @@ public final class TableLocation {
    *     (parameters {@code path}, {@code file})
    */
   public static Runnable claimNewTable(org.apache.spark.sql.classic.SparkSession session, FileSystem fs, Path dir) {
+    return claim(session, fs, dir, false);
+  }
+
+  /**
+   * Claims the directory of a table made in place from the files already in it (Delta's {@code
+   * ConvertToDeltaCommand}): {@link #claimNewTable} without its refusal of a directory that holds
+   * files, since those files become the table's.
+   *
+   * @param session the command's session
+   * @param fs the file system of {@code dir}
+   * @param dir the table root, an existing directory
+   * @return as {@link #claimNewTable}: removes the {@code _delta_log} it created while still empty
+   * @throws FileCommitException {@code FILECOMMIT_TABLE_LOCATION_OVERLAP} (see {@link #checkNew})
+   */
+  public static Runnable claimConvertedTable(org.apache.spark.sql.classic.SparkSession session, FileSystem fs,
+      Path dir) {
+    return claim(session, fs, dir, true);
+  }
+
+  private static Runnable claim(org.apache.spark.sql.classic.SparkSession session, FileSystem fs, Path dir,
+      boolean keepFiles) {
     checkNew(fs, dir, false, allowedRoots(session));
     Path log = new Path(dir, FileTree.DELTA_LOG);
     boolean dirExisted;
@@ -129,7 +150,7 @@ public final class TableLocation {
         return () -> { };
       }
       dirExisted = fs.exists(dir);
-      if (dirExisted) {
+      if (dirExisted && !keepFiles) {
         for (org.apache.hadoop.fs.FileStatus f : fs.listStatus(dir)) {
           String name = f.getPath().getName();
           if (!name.startsWith(".") && !name.startsWith("_")) {
