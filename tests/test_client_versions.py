@@ -6,8 +6,10 @@ delta-spark 4.2.0's pure-Python Delta Connect client (``delta.tables.DeltaTable`
 ``tests/client_versions_smoke.py`` with its Python against the server's URL, as
 ``tests/test_go_client.py`` runs the Go client, and checks the tables it wrote with delta-rs, an
 independent reader: rows, versions, operations, and the file actions the old client received
-against the log. ``FILECOMMIT_OLDEST_CLIENT_PYTHON`` names another interpreter to run it with
-(e.g. a venv of pyspark-client 4.2.0 and delta-spark 4.3.0, as docs/install.md shows).
+against the log; and the errors as the old client raises them (a commit conflict as its
+Delta-named type, a refusal's error class, ``local_session`` without a JVM).
+``FILECOMMIT_OLDEST_CLIENT_PYTHON`` names another interpreter to run it with (e.g. a venv of
+pyspark-client 4.2.0 and delta-spark 4.3.0, as docs/quickstart.md, "Client versions", shows).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def test_oldest_client_writes_deletes_merges_and_delta_spark_deletes(spark, tmp_
     with open(report_path) as f:
         report = json.load(f)
     print(f"client {report['pyspark']}, delta-spark {report['delta_spark']}: imports {report['import_seconds']} s, "
-          f"all {report['seconds']} s")
+          f"all {report['seconds']} s, steps {report['step_seconds']}")
     if not os.environ.get("FILECOMMIT_OLDEST_CLIENT_PYTHON"):
         assert (report["pyspark"], report["delta_spark"]) == ("4.1.3", "4.2.0")
         assert report["local_session"] == "ImportError"  # pyspark-client has no JVM to start a server
@@ -85,21 +87,26 @@ def test_oldest_client_writes_deletes_merges_and_delta_spark_deletes(spark, tmp_
     assert report["delete"]["metrics"]["deleted"] == 1
     assert (report["merge"]["metrics"]["updated"], report["merge"]["metrics"]["inserted"]) == (1, 1)
 
-    # History through both clients, and the refusal's error class through the old client's conversion.
-    operations = ["WRITE", "WRITE", "DELETE", "MERGE", "DELETE"]
+    # History through both clients, and the errors through the old client's conversion: a conflict
+    # as its Delta-named type, a refusal with its error class, and no JVM for an embedded server.
+    operations = ["WRITE", "WRITE", "DELETE", "MERGE", "DELETE", "DELETE"]
     assert report["history"] == [[v, op] for v, op in enumerate(operations[:4])][::-1]
-    assert report["delta_history"] == [[v, op] for v, op in enumerate(operations)]
+    assert report["delta_history"] == [[v, op] for v, op in enumerate(operations[:5])]
     assert [c["operation"] for c in sorted(delta_table(path).history(), key=lambda c: c["version"])] == operations
     assert report["delta_is_delta_table"] is True
     assert report["delta_delete"] == [{"num_affected_rows": 1}]
+    assert report["delete_again"]["version"] == 5
+    assert set(_log_adds(path, 4)) - set(_log_adds(path, 5)) == {unquote(p) for p in report["delete_again"]["removes"]}
+    assert report["conflict"] == ["ConcurrentDeleteReadException", "DELTA_CONCURRENT_DELETE_READ", True]
     assert report["outside"] == "FILECOMMIT_PATH_NOT_ALLOWED"
     assert not os.path.exists(os.path.dirname(outside))
 
-    # The rows: as the old client read them back on the server, and as delta-rs reads each state.
+    # The rows: as the old clients read them back on the server, and as delta-rs reads each state.
     after_merge = [[1, "a", 11], [3, "a", 30], [4, "b", 40], [5, "c", 50], [6, "c", 60], [7, "c", 70], [9, "d", 90]]
     assert report["rows"] == after_merge
-    final = [r for r in after_merge if r[0] != 3]
-    assert report["delta_rows"] == final
-    for version, rows in ((3, after_merge), (4, final)):
+    after_delta_delete = [r for r in after_merge if r[0] != 3]
+    assert report["delta_rows"] == after_delta_delete
+    final = [r for r in after_delta_delete if r[0] != 4]
+    for version, rows in ((3, after_merge), (4, after_delta_delete), (5, final)):
         got = delta_rows(path, ["id", "kind", "v"], version=version)
-        assert sorted([int(r.id), r.kind, int(r.v)] for r in got.itertuples()) == rows
+        assert sorted([int(r.id), r.kind, int(r.v)] for r in got.itertuples()) == rows, version
