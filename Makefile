@@ -12,13 +12,17 @@ PYTEST_ARGS ?=
 
 .PHONY: setup build run test docs test-java test-python test-stress proto proto-check docker-check lint javadoc bench clean delta-reader \
 	tools minio s3a-jars pg-jdbc-jar native-jars spark-proto go-gen proto-lint proto-breaking proto-release contract-check \
-	test-containers test-containers-if-podman test-containers-memory container-images
+	test-containers test-containers-if-podman test-containers-memory container-images client-venvs
 
 # delta-spark's pure-Python package in the test venv: its DeltaTable API over Spark Connect (Delta Connect's
 # client, tests/test_deltatable_api.py, docs/deltatable-api.md) and the descriptors of Delta Connect's messages
 # (tests/test_delta_connect_proto.py). --no-deps: its metadata pins pyspark<=4.2.0, while its Connect client
 # is pure Python and imports with our pyspark 4.3.0.
 DELTA_SPARK_CLIENT_VERSION := 4.4.0
+
+# The pyspark of the dev / test venv: the Spark the plugin is built and tested for (pyproject.toml
+# accepts the client range pyspark[connect]>=4.1,<4.4; tests/test_client_versions.py runs the oldest).
+PYSPARK_VERSION := 4.3.0
 
 ## setup: Python venv with the client (editable) and its test/dev dependencies, and delta-spark's Python package
 setup: $(VENV)/.installed $(VENV)/.delta-spark-$(DELTA_SPARK_CLIENT_VERSION)
@@ -30,7 +34,7 @@ $(VENV)/.delta-spark-$(DELTA_SPARK_CLIENT_VERSION): $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e '.[test,dev,docs]'
+	$(VPY) -m pip install -q -e '.[test,dev,docs]' 'pyspark[connect]==$(PYSPARK_VERSION)'
 	touch $@
 
 ## delta-reader: a separate venv (.venv-delta) with Spark 4.2.0 + delta-spark 4.4.0, the independent
@@ -67,6 +71,22 @@ $(DELTA_VENV)/.installed: $(DELTA_PINS_STAMP)
 	rm -rf $(DELTA_VENV)/jars && mkdir -p $(DELTA_VENV)/jars
 	for a in $(DELTA_JARS); do \
 	  mvn -q -B dependency:copy -Dartifact=$$a -DoutputDirectory=$(DELTA_VENV)/jars || exit 1; done
+	touch $@
+
+## client-venvs: a venv (.venv-clients/oldest) with the OLDEST supported client, run by tests/test_client_versions.py
+## against the suite's server: pyspark's Connect-only pyspark-client (no JVM, no jars), the filecommit client
+## (editable, --no-deps: pip cannot see pyspark-client as pyspark[connect]) with its protobuf, and delta-spark's
+## pure-Python Delta Connect client (--no-deps: its metadata wants the full pyspark). Made once per pins.
+CLIENT_VENV := .venv-clients/oldest
+CLIENT_PINS := pyspark-client==4.1.3 delta-spark==4.2.0
+CLIENT_STAMP := $(CLIENT_VENV)/.installed-$(subst ==,-,$(subst $() ,_,$(CLIENT_PINS)))
+
+client-venvs: $(CLIENT_STAMP)
+
+$(CLIENT_STAMP):
+	rm -rf $(CLIENT_VENV) && $(PYTHON) -m venv $(CLIENT_VENV)
+	$(CLIENT_VENV)/bin/python -m pip install -q --disable-pip-version-check $(word 1,$(CLIENT_PINS)) 'protobuf>=6.31.1'
+	$(CLIENT_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps -e . $(word 2,$(CLIENT_PINS))
 	touch $@
 
 ## build: the server plugin jar (Maven, against pyspark's Spark 4.3.0 jars), copied into the client
@@ -163,7 +183,7 @@ test-java: setup
 # machines we test on, where one worker leaves a core idle while it waits on the other JVM.
 # PYTEST_WORKERS=0 runs the suite in one process.
 PYTEST_WORKERS ?= 2
-test-python: build delta-reader go-gen minio s3a-jars pg-jdbc-jar
+test-python: build delta-reader client-venvs go-gen minio s3a-jars pg-jdbc-jar
 	$(VPY) -m pytest -q -rs --durations=30 -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 ## test-stress: the tests marked `stress` at full size (FILECOMMIT_STRESS=1, tests/helpers.stress_size): 20

@@ -15,7 +15,8 @@
 #   - constants agree: plugin classes (client/filecommit/session.py PLUGIN_CLASS and the Delta Connect
 #     DELTA_CONNECT_*_CLASS, the Java sources, run-standalone.sh), jar name (Makefile JAR, pom.xml
 #     artifactId/version, Dockerfile,
-#     run-standalone.sh), pyspark version (pyproject.toml test pin, Dockerfile), Python 3.11
+#     run-standalone.sh), pyspark version (Makefile PYSPARK_VERSION, inside pyproject.toml's client
+#     range, and the Dockerfile), Python 3.11
 #     (base image, SPARK_HOME), port 15002, and the env vars tests/conftest.py honours
 #   - `docker compose config -q` or `docker-compose config -q` when one of them is installed (optional)
 #
@@ -109,7 +110,16 @@ for const in ("DELTA_CONNECT_COMMAND_CLASS", "DELTA_CONNECT_RELATION_CLASS"):
         if one(rf'^{const}="([^"]+)"', read("docker/run-standalone.sh"), "run-standalone.sh", re.M) != cls:
             err(f"run-standalone.sh {const} differs from session.py ({cls})")
 pyproject = read("pyproject.toml")
-pyspark_pin = one(r'"pyspark\[connect\]==([0-9.]+)"', pyproject, "pyproject.toml")
+# The server's pyspark: the Makefile's test pin, a release of pyproject's client range (>=A.B,<C.D).
+pyspark_pin = one(r"^PYSPARK_VERSION\s*:=\s*([0-9.]+)", makefile, "Makefile", re.M)
+pyspark_range = re.search(r'"pyspark\[connect\]>=([0-9.]+),<([0-9.]+)"', pyproject)
+if not pyspark_range:
+    err("pyproject.toml: no pyspark[connect]>=A.B,<C.D range")
+elif pyspark_pin:
+    low, high = pyspark_range.groups()
+    version = tuple(int(x) for x in pyspark_pin.split("."))
+    if not tuple(int(x) for x in low.split(".")) <= version < tuple(int(x) for x in high.split(".")):
+        err(f"Makefile PYSPARK_VERSION {pyspark_pin} is outside pyproject.toml's pyspark[connect]>={low},<{high}")
 conftest = read("tests/conftest.py")
 for var in ("FILECOMMIT_REMOTE", "FILECOMMIT_TEST_DIR"):
     if f'"{var}"' not in conftest:
@@ -321,7 +331,7 @@ for s in stages:
 
 text = read(dockerfile_rel)
 if pyspark_pin and f"ARG PYSPARK_VERSION={pyspark_pin}" not in text:
-    err(f"Dockerfile: PYSPARK_VERSION is not pyproject's pin {pyspark_pin}")
+    err(f"Dockerfile: PYSPARK_VERSION is not the Makefile's PYSPARK_VERSION {pyspark_pin}")
 if '"pyspark[connect]==${PYSPARK_VERSION}"' not in text:
     err("Dockerfile: pyspark[connect]==${PYSPARK_VERSION} is not installed")
 if "SPARK_HOME=/usr/local/lib/python3.11/site-packages/pyspark" not in text:

@@ -119,24 +119,39 @@ def test_local_session_arguments_are_checked_before_a_server_starts(monkeypatch)
 
 # ------------------------------------------------------------------ pyspark version guard, typing
 
-def test_pyspark_version_guard_names_the_supported_versions():
+def test_pyspark_version_guard_accepts_the_supported_series_only():
     _connect.check_pyspark_version()  # the installed one is supported (the package imported)
-    for version in ("4.2.0", "4.3.1", "4.3.0.dev0", "5.0.0"):
+    for version in ("4.1.0", "4.1.3", "4.2.0", "4.3.0", "4.3.1", "4.3.0.dev0"):
+        _connect.check_pyspark_version(version)
+    for version in ("4.0.4", "4.4.0", "3.5.9", "5.0.0", "41.0"):
         with pytest.raises(ImportError) as e:
             _connect.check_pyspark_version(version)
         message = str(e.value)
         assert f"pyspark {version} is installed" in message
-        for supported in _connect.SUPPORTED_PYSPARK_VERSIONS:
-            assert f"pyspark[connect]=={supported}" in message
+        assert f"pyspark[connect]{_connect.SUPPORTED_PYSPARK_RANGE}" in message
+        assert f"pyspark-client{_connect.SUPPORTED_PYSPARK_RANGE}" in message
+
+
+def test_local_session_refuses_the_connect_only_pyspark_client(monkeypatch):
+    # pyspark-client has no pyspark.core (no JVM, no jars): local_session says so before starting anything.
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "pyspark.core" else real(n, *a))
+    with pytest.raises(ImportError, match="pyspark-client"):
+        filecommit.local_session()
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is Python 3.11+")
-def test_pyspark_pin_matches_the_supported_versions():
+def test_pyspark_range_matches_the_supported_series():
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     pins = [d for d in project["project"]["dependencies"] if d.startswith("pyspark")]
-    assert pins == [f"pyspark[connect]=={v}" for v in _connect.SUPPORTED_PYSPARK_VERSIONS]
+    assert pins == [f"pyspark[connect]{_connect.SUPPORTED_PYSPARK_RANGE}"]
+    low, high = _connect.SUPPORTED_PYSPARK_SERIES[0], _connect.SUPPORTED_PYSPARK_SERIES[-1]
+    major, minor = high.split(".")
+    assert _connect.SUPPORTED_PYSPARK_RANGE == f">={low},<{major}.{int(minor) + 1}"
     assert "py.typed" in project["tool"]["setuptools"]["package-data"]["filecommit"]
 
 

@@ -21,6 +21,37 @@ def test_private_client_methods_exist_with_expected_parameters():
     assert params[:4] == ["self", "req", "observations", "progress"]
 
 
+def test_handle_error_takes_the_operation_id_on_4_3_only():
+    # The one private signature that differs between the supported releases (_connect.handle_error):
+    # 4.1 and 4.2 take (self, error), 4.3 (self, error, operation_id=None).
+    import pyspark
+    from pyspark.sql.connect.client.core import SparkConnectClient
+
+    params = list(inspect.signature(SparkConnectClient._handle_error).parameters)
+    expected = ["self", "error", "operation_id"] if pyspark.__version__.startswith("4.3.") else ["self", "error"]
+    assert params == expected
+
+
+def test_handle_error_passes_the_operation_id_only_where_accepted():
+    seen = []
+
+    class Old:
+        def _handle_error(self, error):
+            seen.append(("old", error))
+            raise error
+
+    class New:
+        def _handle_error(self, error, operation_id=None):
+            seen.append(("new", error, operation_id))
+            raise error
+
+    error = ValueError("x")
+    for client in (Old(), New()):
+        with pytest.raises(ValueError):
+            _connect.handle_error(client, error, "op-1")
+    assert seen == [("old", error), ("new", error, "op-1")]
+
+
 def test_private_progress_names_exist():
     from pyspark.sql.connect.client.core import SparkConnectClient
     from pyspark.sql.connect.shell.progress import Progress

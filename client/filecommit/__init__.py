@@ -24,8 +24,9 @@ Public API::
     filecommit.restore(spark, "/data/t", version=3)
     e.getCondition() == filecommit.errors.DELTA_CONCURRENT_APPEND         # error classes of failures
 
-Importing the package checks the installed pyspark (``_connect.SUPPORTED_PYSPARK_VERSIONS``) and
-raises ImportError for another release.
+Importing the package checks the installed pyspark, from ``pyspark[connect]`` or the Connect-only
+``pyspark-client`` (``_connect.SUPPORTED_PYSPARK_SERIES``: 4.1, 4.2, 4.3) and raises ImportError
+for another release.
 """
 
 # _connect first: it refuses an unsupported pyspark before anything else imports pyspark modules.

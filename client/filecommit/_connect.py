@@ -6,14 +6,16 @@ the iterator path, which keeps reattach, session hooks and server-error conversi
 ``SparkConnectClient`` in ``pyspark/sql/connect/client/core.py``). tests/test_connect_internals.py
 covers these names.
 
-Private names differ between pyspark releases, so the client supports exactly the pyspark
-versions in :data:`SUPPORTED_PYSPARK_VERSIONS` (pinned in pyproject.toml): importing
-``filecommit`` with any other pyspark raises ``ImportError`` (:func:`check_pyspark_version`).
+Private names may differ between pyspark releases, so the client supports the pyspark release
+series in :data:`SUPPORTED_PYSPARK_SERIES` (pyproject.toml's range), where the names it uses are
+the same: importing ``filecommit`` with any other pyspark raises ``ImportError``
+(:func:`check_pyspark_version`). A difference between supported releases belongs in this module.
 """
 
 from __future__ import annotations
 
 import atexit
+import inspect
 import os
 import weakref
 from collections.abc import Iterator, Mapping
@@ -27,30 +29,43 @@ if TYPE_CHECKING:
 
     from filecommit._typing import AnySparkSession
 
-SUPPORTED_PYSPARK_VERSIONS = ("4.3.0",)
-"""pyspark releases whose private Connect client names this module uses (tested with each)."""
+SUPPORTED_PYSPARK_SERIES = ("4.1", "4.2", "4.3")
+"""pyspark release series (``major.minor``) whose Spark Connect client this module drives: the
+private names it uses are the same in each (tests/test_connect_internals.py checks them on the
+installed pyspark; tests/test_client_versions.py runs the oldest, ``pyspark-client`` 4.1.3, against
+the server). pyproject.toml's ``pyspark[connect]>=4.1,<4.4`` says the same."""
+
+SUPPORTED_PYSPARK_RANGE = ">=4.1,<4.4"
+"""The supported pyspark releases as a pip version specifier (:data:`SUPPORTED_PYSPARK_SERIES`)."""
 
 
 def check_pyspark_version(version: str | None = None) -> None:
     """Refuse a pyspark release this client was not made for.
 
+    Accepts any release of :data:`SUPPORTED_PYSPARK_SERIES`, from the full ``pyspark`` package or the
+    Connect-only ``pyspark-client`` package (both install the ``pyspark`` module with its
+    ``pyspark.version``).
+
     Args:
-        version: a pyspark version string; default: the installed ``pyspark.__version__``.
+        version: a pyspark version string (e.g. ``"4.1.3"``, ``"4.3.0.dev1"``); default: the
+            installed ``pyspark.version.__version__``.
 
     Raises:
-        ImportError: pyspark is missing, or its version is not in
-            :data:`SUPPORTED_PYSPARK_VERSIONS`; the message names the supported versions.
+        ImportError: pyspark is missing, or its ``major.minor`` is not in
+            :data:`SUPPORTED_PYSPARK_SERIES`; the message names the supported range.
     """
-    wanted = " or ".join(f"pyspark[connect]=={v}" for v in SUPPORTED_PYSPARK_VERSIONS)
+    wanted = f"pyspark[connect]{SUPPORTED_PYSPARK_RANGE} (or pyspark-client{SUPPORTED_PYSPARK_RANGE})"
     if version is None:
         try:
-            from pyspark.version import __version__ as version
+            from pyspark.version import __version__ as installed
         except ImportError as e:
             raise ImportError(f"filecommit needs {wanted}; pyspark is not installed") from e
-    if version not in SUPPORTED_PYSPARK_VERSIONS:
+        version = installed
+    series = ".".join(version.split(".")[:2])
+    if series not in SUPPORTED_PYSPARK_SERIES:
         raise ImportError(
-            f"filecommit supports pyspark {', '.join(SUPPORTED_PYSPARK_VERSIONS)} only (it uses private Spark "
-            f"Connect client internals of those releases), but pyspark {version} is installed: "
+            f"filecommit supports pyspark {SUPPORTED_PYSPARK_RANGE} (the {', '.join(SUPPORTED_PYSPARK_SERIES)} "
+            f"releases, whose Spark Connect client internals it uses), but pyspark {version} is installed: "
             f"install {wanted}"
         )
 
@@ -151,7 +166,22 @@ def _execute_once(client: Any, request: Any, progress: Any) -> Iterator[any_pb2.
             if response.HasField("execution_progress"):
                 progress.update_ticks(*from_proto(response.execution_progress), operation_id=response.operation_id)
     except Exception as error:  # noqa: BLE001 - converted as pyspark converts every RPC error
+        handle_error(client, error, operation_id)
+
+
+def handle_error(client: Any, error: Exception, operation_id: str) -> None:
+    """Raise ``error`` converted as pyspark's ``SparkConnectClient._handle_error`` converts an RPC
+    error (a ``SparkConnectGrpcException`` subclass carrying the server's error class).
+
+    The one private name whose shape differs between the supported releases: pyspark 4.3 takes the
+    operation id too (and sets it on the raised exception), 4.1 and 4.2 take the error alone.
+
+    Raises:
+        Exception: always; the converted error, or ``error`` itself when it is no RPC error.
+    """
+    if "operation_id" in inspect.signature(client._handle_error).parameters:
         client._handle_error(error, operation_id)
+    client._handle_error(error)
 
 
 def server_url(spark: SparkSession) -> str:
@@ -203,6 +233,26 @@ def _shutdown() -> None:
             pass
     if ClassicSparkSession._instantiatedSession is not None:
         ClassicSparkSession._instantiatedSession.stop()
+
+
+def require_jvm_pyspark() -> None:
+    """Refuse to start an embedded server with the Connect-only ``pyspark-client`` package.
+
+    An embedded Spark Connect server runs in a JVM that the full ``pyspark`` package launches
+    (``pyspark.core``, its ``jars/``); ``pyspark-client`` ships neither, and connects to a server
+    only (``SparkSession.builder.remote("sc://host:port")``).
+
+    Raises:
+        ImportError: ``pyspark.core`` is missing; the message names both ways out.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark.core") is None:
+        raise ImportError(
+            "filecommit.local_session() starts a Spark Connect server in a JVM, which the installed pyspark "
+            "(the Connect-only pyspark-client package) cannot: install pyspark[connect]==4.3.0 for an embedded "
+            "server, or connect to a running one with SparkSession.builder.remote('sc://host:15002')"
+        )
 
 
 def start_local_server(master: str, conf: Mapping[str, str], python_exec: str | None = None) -> str:

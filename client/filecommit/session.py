@@ -318,6 +318,7 @@ def local_session(
         A Spark Connect ``SparkSession`` (``pyspark.sql.connect.session.SparkSession``).
 
     Raises:
+        ImportError: pyspark is the Connect-only ``pyspark-client`` package (no JVM to run a server).
         FileNotFoundError: if the plugin jar cannot be found.
         pyspark.errors.PySparkValueError: (a ``ValueError``) ``VALUE_NOT_NON_EMPTY_STR`` for an
             empty master; ``NEGATIVE_VALUE`` / ``VALUE_OUT_OF_BOUNDS`` for a port outside
@@ -334,6 +335,7 @@ def local_session(
     _checks.flag("reattachable_execute", reattachable_execute)
     if metastore_dir is not None:
         _checks.non_empty_str("metastore_dir", metastore_dir)
+    _connect.require_jvm_pyspark()
     python_exec = extra.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
     server_conf = {
         "spark.master": master,
