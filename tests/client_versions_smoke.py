@@ -26,13 +26,13 @@ import time
 START = time.monotonic()
 
 
-def _adds(result) -> list[dict]:
+def _add_file_dicts(result) -> list[dict]:
     return [{"path": a.path, "size": a.size, "partition_values": a.partition_values, "data_change": a.data_change}
             for a in result.add_files]
 
 
 def _commit(result) -> dict:
-    return {"version": result.version, "committed": result.committed, "adds": _adds(result),
+    return {"version": result.version, "committed": result.committed, "adds": _add_file_dicts(result),
             "removes": sorted(r.path for r in result.remove_files),
             "metrics": {"rows": result.metrics.rows, "deleted": result.metrics.num_deleted_rows,
                         "updated": result.metrics.num_updated_rows, "inserted": result.metrics.num_inserted_rows}}

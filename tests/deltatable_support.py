@@ -5,7 +5,17 @@ make it, and the checks that read a result back with delta-rs and Spark + Delta.
 from __future__ import annotations
 
 import pandas as pd
-from helpers import log_actions, rows_frame, spark_delta_rows, sql_steps, values_sql, versioned_rows_delta_rs
+import pytest
+from helpers import (
+    error_class,
+    log_actions,
+    rows_frame,
+    spark_delta_rows,
+    sql_steps,
+    values_sql,
+    versioned_rows_delta_rs,
+)
+from pyspark.errors import PySparkException
 
 COLUMNS = ["id", "v", "part"]
 ROWS = [(i, i * 10, "abc"[i % 3]) for i in range(40)]
@@ -46,6 +56,13 @@ def unchanged(path: str, version: int) -> None:
     fixture's ``ROWS``. (The files are the fixture's, untouched, so one reader suffices.)"""
     assert latest_version(path) == version
     delta_rs_reads(path, ROWS)
+
+
+def refused(call) -> str | None:
+    """The error class of the pyspark error ``call()`` raises (it must raise one)."""
+    with pytest.raises(PySparkException) as e:
+        call()
+    return error_class(e)
 
 
 def delta_error(delta_spark, path: str, stmt: str) -> str | None:

@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from delta.tables import DeltaTable
-from helpers import assert_both_readers, canonical, error_class, log_actions
-from pyspark.errors import PySparkException
+from deltatable_support import refused
+from helpers import assert_both_readers, canonical, log_actions
 from pyspark.sql.types import IntegerType, StructField, StructType
 
 pytestmark = pytest.mark.slow
@@ -106,12 +106,6 @@ def _decoded(log_path: str) -> str:
     return unquote(log_path)
 
 
-def _refused(call) -> str | None:
-    with pytest.raises(PySparkException) as e:
-        call()
-    return error_class(e)
-
-
 def test_convert_unpartitioned_directory_matches_delta(spark, delta_spark, tmp_path):
     ours, theirs = _twin(tmp_path, _unpartitioned)
     table = DeltaTable.convertToDelta(spark, f"parquet.`{ours}`")
@@ -170,7 +164,7 @@ def test_partition_schema_that_does_not_match_the_directories(spark, delta_spark
     ours, theirs = _twin(tmp_path, _partitioned)
     given = {"missing_partition_schema": "", "wrong_partition_column": "part STRING, m INT",
              "bad_partition_value": "part INT, n INT"}[case]
-    got = _refused(lambda: DeltaTable.convertToDelta(spark, f"parquet.`{ours}`", given or None))
+    got = refused(lambda: DeltaTable.convertToDelta(spark, f"parquet.`{ours}`", given or None))
     answer = _delta_convert(delta_spark, theirs, given)
     assert not answer["ok"]
     assert got == answer["condition"] == {
@@ -186,7 +180,7 @@ def test_files_of_incompatible_schemas(spark, delta_spark, tmp_path):
         _write(root, "b.parquet", {"id": ["x"]})
 
     ours, theirs = _twin(tmp_path, make)
-    got = _refused(lambda: DeltaTable.convertToDelta(spark, f"parquet.`{ours}`"))
+    got = refused(lambda: DeltaTable.convertToDelta(spark, f"parquet.`{ours}`"))
     answer = _delta_convert(delta_spark, theirs)
     assert not answer["ok"]
     assert got == answer["condition"] == "DELTA_FAILED_TO_MERGE_FIELDS"
@@ -204,13 +198,13 @@ def test_refusals(spark, delta_spark, tmp_path):
         f"parquet.`{empty}`": "DELTA_EMPTY_DIRECTORY",
     }
     for identifier, expected in cases.items():
-        assert _refused(lambda i=identifier: DeltaTable.convertToDelta(spark, i)) == expected, identifier
+        assert refused(lambda i=identifier: DeltaTable.convertToDelta(spark, i)) == expected, identifier
         stmt = f"CONVERT TO DELTA {identifier.replace(ours, theirs).replace(str(empty), str(empty_theirs))}"
         assert delta_spark.read_one({"kind": "sql", "sql": stmt})["condition"] == expected, identifier
     missing = str(tmp_path / "missing")
-    assert _refused(lambda: DeltaTable.convertToDelta(spark, f"parquet.`{missing}`")) == "PATH_NOT_FOUND"
+    assert refused(lambda: DeltaTable.convertToDelta(spark, f"parquet.`{missing}`")) == "PATH_NOT_FOUND"
     assert not _delta_convert(delta_spark, missing)["ok"]
     outside = f"/filecommit-not-allowed-{uuid.uuid4().hex[:8]}/t"
-    assert _refused(lambda: DeltaTable.convertToDelta(spark, f"parquet.`{outside}`")) == "FILECOMMIT_PATH_NOT_ALLOWED"
+    assert refused(lambda: DeltaTable.convertToDelta(spark, f"parquet.`{outside}`")) == "FILECOMMIT_PATH_NOT_ALLOWED"
     assert not os.path.exists(os.path.join(ours, "_delta_log"))
     assert not os.path.exists(os.path.join(str(empty), "_delta_log"))

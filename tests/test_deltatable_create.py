@@ -19,9 +19,8 @@ import uuid
 
 import pytest
 from delta.tables import DeltaTable, IdentityGenerator
-from deltatable_support import rows
-from helpers import error_class, log_actions, spark_delta_sql
-from pyspark.errors import PySparkException
+from deltatable_support import refused, rows
+from helpers import log_actions, spark_delta_sql
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 import filecommit
@@ -247,7 +246,7 @@ def test_replace_by_path_matches_delta(spark, delta_spark, tmp_path):
     DeltaTable.createOrReplace(spark).location(ours).addColumn("k", "STRING").comment("after").execute()
     spark_delta_sql(delta_spark, theirs, "CREATE OR REPLACE TABLE {table} (k STRING) USING delta COMMENT 'after'")
     assert sorted(log_actions(ours)) == sorted(log_actions(theirs)) == [0, 1, 2]
-    got = _refused(lambda: DeltaTable.createOrReplace(spark).location(ours).addColumn("x", "BIGINT").execute())
+    got = refused(lambda: DeltaTable.createOrReplace(spark).location(ours).addColumn("x", "BIGINT").execute())
     expected = delta_spark.read_one({"kind": "sql", "path": theirs,
                                      "sql": "CREATE OR REPLACE TABLE {table} (x BIGINT) USING delta"})
     assert (got, expected["condition"]) == ("DELTA_METADATA_MISMATCH", "DELTA_CREATE_TABLE_SCHEME_MISMATCH")
@@ -261,17 +260,11 @@ def test_create_or_replace_creates_a_missing_table(spark, delta_spark, tmp_path)
     assert_same_table(spark, delta_spark, ours, theirs)
 
 
-def _refused(call) -> str | None:
-    with pytest.raises(PySparkException) as e:
-        call()
-    return error_class(e)
-
-
 def test_create_of_an_existing_table_is_refused_as_delta(spark, delta_spark, tmp_path):
     ours, theirs = _paths(tmp_path)
     DeltaTable.create(spark).location(ours).addColumn("id", "BIGINT").execute()
     spark_delta_sql(delta_spark, theirs, "CREATE TABLE {table} (id BIGINT) USING delta")
-    got = _refused(lambda: DeltaTable.create(spark).location(ours).addColumn("id", "BIGINT").execute())
+    got = refused(lambda: DeltaTable.create(spark).location(ours).addColumn("id", "BIGINT").execute())
     expected = delta_spark.read_one({"kind": "sql", "path": theirs,
                                      "sql": "CREATE TABLE {table} (id BIGINT) USING delta"})
     assert not expected["ok"]
@@ -281,21 +274,21 @@ def test_create_of_an_existing_table_is_refused_as_delta(spark, delta_spark, tmp
 
 def test_replace_of_a_missing_table_is_refused_as_delta(spark, delta_spark, tmp_path):
     ours, theirs = _paths(tmp_path)
-    got = _refused(lambda: DeltaTable.replace(spark).location(ours).addColumn("id", "BIGINT").execute())
+    got = refused(lambda: DeltaTable.replace(spark).location(ours).addColumn("id", "BIGINT").execute())
     expected = delta_spark.read_one({"kind": "sql", "path": theirs,
                                      "sql": "REPLACE TABLE {table} (id BIGINT) USING delta"})
     assert not expected["ok"]
     assert got == expected["condition"]
     assert not os.path.exists(os.path.join(ours, "_delta_log"))
     name = f"dt_create_{uuid.uuid4().hex[:8]}"
-    assert _refused(lambda: DeltaTable.replace(spark).tableName(name).addColumn("id", "BIGINT").execute()) \
+    assert refused(lambda: DeltaTable.replace(spark).tableName(name).addColumn("id", "BIGINT").execute()) \
         == "TABLE_OR_VIEW_NOT_FOUND"
 
 
 @pytest.mark.parametrize("ddl_type", ["nosuchtype", "BIGINT BIGINT"])
 def test_a_bad_column_type_is_refused_as_delta(spark, delta_spark, tmp_path, ddl_type):
     ours, theirs = _paths(tmp_path)
-    got = _refused(lambda: DeltaTable.create(spark).location(ours).addColumn("id", ddl_type).execute())
+    got = refused(lambda: DeltaTable.create(spark).location(ours).addColumn("id", ddl_type).execute())
     expected = delta_spark.read_one({"kind": "sql", "path": theirs,
                                      "sql": f"CREATE TABLE {{table}} (id {ddl_type}) USING delta"})
     assert not expected["ok"]
@@ -303,22 +296,22 @@ def test_a_bad_column_type_is_refused_as_delta(spark, delta_spark, tmp_path, ddl
     assert not os.path.exists(ours)
 
 
-def test_bad_identity_and_layout_declarations_are_refused(spark, delta_spark, tmp_path):
+def test_bad_identity_and_layout_declarations_arerefused(spark, delta_spark, tmp_path):
     ours, theirs = _paths(tmp_path)
-    got = _refused(lambda: DeltaTable.create(spark).location(ours)
+    got = refused(lambda: DeltaTable.create(spark).location(ours)
                    .addColumn("id", "INT", generatedAlwaysAs=IdentityGenerator()).execute())
     expected = delta_spark.read_one({"kind": "sql", "path": theirs,
                                      "sql": "CREATE TABLE {table} (id INT GENERATED ALWAYS AS IDENTITY) USING delta"})
     assert got == expected["condition"] == "DELTA_IDENTITY_COLUMNS_UNSUPPORTED_DATA_TYPE"
-    got = _refused(lambda: DeltaTable.create(spark).location(ours).addColumn("p", "STRING")
+    got = refused(lambda: DeltaTable.create(spark).location(ours).addColumn("p", "STRING")
                    .addColumn("id", "BIGINT", generatedAlwaysAs=IdentityGenerator()).partitionedBy("id").execute())
     expected = delta_spark.read_one({"kind": "sql", "path": theirs, "sql": "CREATE TABLE {table} (p STRING, id BIGINT "
                                      "GENERATED ALWAYS AS IDENTITY) USING delta PARTITIONED BY (id)"})
     assert got == expected["condition"] == "DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED"
     builder = DeltaTable.create(spark).location(ours).addColumn("id", "BIGINT").addColumn("p", "STRING")
     builder._partitioningColumns, builder._clusteringColumns = ["p"], ["id"]  # the client does not check this
-    assert _refused(builder.execute) == "DELTA_CLUSTER_BY_WITH_PARTITIONED_BY"
-    assert _refused(lambda: DeltaTable.create(spark).addColumn("id", "BIGINT").execute()) \
+    assert refused(builder.execute) == "DELTA_CLUSTER_BY_WITH_PARTITIONED_BY"
+    assert refused(lambda: DeltaTable.create(spark).addColumn("id", "BIGINT").execute()) \
         == "DELTA_CREATE_TABLE_MISSING_TABLE_NAME_OR_LOCATION"
     assert not os.path.exists(ours)
     assert not os.path.exists(theirs)
@@ -326,7 +319,7 @@ def test_bad_identity_and_layout_declarations_are_refused(spark, delta_spark, tm
 
 def test_a_generated_column_of_another_type_is_refused_as_delta(spark, delta_spark, tmp_path):
     ours, theirs = _paths(tmp_path)
-    got = _refused(lambda: DeltaTable.create(spark).location(ours).addColumn("k", "STRING")
+    got = refused(lambda: DeltaTable.create(spark).location(ours).addColumn("k", "STRING")
                    .addColumn("n", "BIGINT", generatedAlwaysAs="length(k)").execute())
     expected = delta_spark.read_one({"kind": "sql", "path": theirs, "sql": "CREATE TABLE {table} (k STRING, "
                                      "n BIGINT GENERATED ALWAYS AS (length(k))) USING delta"})
@@ -334,13 +327,13 @@ def test_a_generated_column_of_another_type_is_refused_as_delta(spark, delta_spa
     assert not os.path.exists(ours)
 
 
-def test_a_location_outside_the_allowed_roots_is_refused(spark):
+def test_a_location_outside_the_allowed_roots_isrefused(spark):
     outside = f"/filecommit-not-allowed-{uuid.uuid4().hex[:8]}/t"
     for builder in (DeltaTable.create, DeltaTable.createIfNotExists, DeltaTable.replace, DeltaTable.createOrReplace):
-        assert _refused(lambda b=builder: b(spark).location(outside).addColumn("id", "BIGINT").execute()) \
+        assert refused(lambda b=builder: b(spark).location(outside).addColumn("id", "BIGINT").execute()) \
             == "FILECOMMIT_PATH_NOT_ALLOWED"
     name = f"dt_create_{uuid.uuid4().hex[:8]}"
-    assert _refused(lambda: DeltaTable.create(spark).tableName(name).location(outside)
+    assert refused(lambda: DeltaTable.create(spark).tableName(name).location(outside)
                     .addColumn("id", "BIGINT").execute()) == "FILECOMMIT_PATH_NOT_ALLOWED"
     assert not spark.catalog.tableExists(name)
     assert not os.path.exists(os.path.dirname(outside))
