@@ -39,6 +39,10 @@ import org.apache.spark.sql.functions;
  *
  * <p>Files the command wrote are registered with {@link #onAbort}; {@link #abort} deletes them only
  * while the transaction has not committed. Not thread-safe: one transaction per command.
+ *
+ * <p>Over 400 lines: the surface of Delta's {@code OptimisticTransaction} a command uses (what it
+ * read, metadata, protocol and domain changes, commit, abort); the commit loop, the publishing and
+ * the conflict rules are already in {@link CommitLoop}, {@link LogPublisher} and {@link ConflictChecker}.
  */
 public final class OptimisticTransaction {
   private final SparkSession session;
