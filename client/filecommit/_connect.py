@@ -181,7 +181,8 @@ def handle_error(client: Any, error: Exception, operation_id: str) -> None:
     """
     if "operation_id" in inspect.signature(client._handle_error).parameters:
         client._handle_error(error, operation_id)
-    client._handle_error(error)
+    else:
+        client._handle_error(error)
 
 
 def server_url(spark: SparkSession) -> str:
