@@ -31,8 +31,8 @@ The proxy forwards each request on a new connection to MinIO (a few ms per reque
 wall times here are higher than ``bench_s3.py``'s; the request list is exact.
 
 Usage: ``python bench/profile_s3_append.py [--appends 50] [--warmup 10] [--input range|rows] [--jfr]
-[--json FILE] [--keep DIR] [--summarise FILE]``. Prints the request kinds per append (median), every
-(kind, key, S3A operation) with its count per append and mean proxy time, the requests of the
+[--json FILE] [--keep DIR] [--conf KEY=VALUE ...] [--summarise FILE]``. Prints the request kinds per
+append (median), every (kind, key, S3A operation) with its count per append and mean proxy time, the requests of the
 median append, the median timeline, and (``--jfr``) the stack summaries. Requests of background
 hooks (checkpoints) that overlap an append are counted in it, as S3A's own counters count them.
 Units: milliseconds (ms), requests per append, percent of samples.
@@ -137,6 +137,8 @@ def main(argv=None) -> int:
     ap.add_argument("--appends", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--jfr", action="store_true")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra server conf, e.g. spark.hadoop.fs.s3a.input.stream.type=classic (repeatable)")
     ap.add_argument("--input", choices=("range", "rows"), default="range",
                     help="range: spark.range(n, n + 1, 1, 1) as bench_s3.py (a Spark job); rows: "
                          "createDataFrame of one row (a LocalRelation: the driver-side write)")
@@ -173,6 +175,7 @@ def main(argv=None) -> int:
         minio.create_bucket(bucket)
         conf = s3.server_conf(proxy.endpoint)
         conf["spark.jars"] = ",".join([filecommit.server.find_plugin_jar(), *s3.s3a_jars()])
+        conf.update(kv.split("=", 1) for kv in args.conf)
         if args.jfr:
             jfc = _jfc(os.path.join(base, "sockets.jfc"))
             conf["spark.driver.extraJavaOptions"] = (
@@ -388,8 +391,8 @@ def command_thread_gaps(events: list[dict], appends: list[dict]) -> dict:
     consecutive requests of an append (and between its start / answer and its first / last
     request): per gap, ms per append of its parks / monitor waits (>= 1 ms, by the innermost
     io.filecommit frame and the innermost Spark / Hadoop frame) and of its execution samples
-    (10 ms each). Gaps present in fewer than half the appends are left out; waits that overlap
-    (nested parks) may add up to more than the gap."""
+    (10 ms each), over the requests that at least 90% of the appends make. Waits that overlap
+    (nested parks) may add up to more than the gap; a thread that waits for a CPU shows neither."""
     spans = []
     for e in events:
         v = e["values"]
@@ -407,17 +410,23 @@ def command_thread_gaps(events: list[dict], appends: list[dict]) -> dict:
     per: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     total: collections.Counter = collections.Counter()
     count: collections.Counter = collections.Counter()
+
+    def name(r):
+        key = r["path"].split("?")[0].rsplit("/", 1)[-1]
+        return re.sub(r"\d{20}", "<v>", re.sub(r"part-.*parquet", "part-*.parquet", key)), _kind(r["method"], r["path"])
+
+    # Only the requests most appends make (a background checkpoint's reads would split the gaps).
+    usual = collections.Counter(n for a in appends for n in {name(r) for r in a["requests"]})
     for a in appends:
-        reqs = a["requests"]
+        reqs = [r for r in a["requests"] if usual[name(r)] >= 0.9 * len(appends)]
         if not reqs or "wall" not in reqs[0]:
             continue
         wall0 = a["t0"] - (reqs[0]["t"] - reqs[0]["wall"])
         points = [("start", wall0)]
-        points += [(f"{_kind(r['method'], r['path'])} {r['path'].split('?')[0].rsplit('/', 1)[-1]}", r["wall"])
-                   for r in reqs]
+        points += [(f"{name(r)[1]} {name(r)[0]}", r["wall"]) for r in reqs]
         points.append(("answer", wall0 + a["ms"] / 1000))
         for (n1, t1), (n2, t2) in itertools.pairwise(points):
-            gap = re.sub(r"\d{20}", "<v>", re.sub(r"part-[^ ]*parquet", "part-*.parquet", f"{n1} -> {n2}"))
+            gap = f"{n1} -> {n2}"
             count[gap] += 1
             total[gap] += (t2 - t1) * 1000
             for s, e, label in spans:
