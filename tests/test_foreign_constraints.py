@@ -17,7 +17,9 @@ from foreign_tables import (
     assert_delta_rs_reads,
     assert_refused,
     assert_spark_reads,
+    plain_dicts_frame,
     records,
+    spark_read,
     table_now,
 )
 from pyspark.errors import PySparkException
@@ -124,6 +126,57 @@ def test_generated_column_mismatch_is_refused(spark, delta_spark, clone, row):
     assert_refused(e.value, VIOLATION, t, delta_spark)
     assert_delta_refuses_too(delta_spark, clone("generated", "_delta"), ["ts", "v", "d", "b"], rows, VIOLATION,
                              types={"ts": "TIMESTAMP", "d": "DATE"})
+
+
+# SQL INSERT through the server: a column list may leave generated columns out (Delta computes them),
+# name the columns in another order, or give them all; the same statements run by Spark + Delta on a
+# twin give the rows both readers must see.
+GEN_INSERTS = [
+    "INSERT INTO {t} (ts, v) VALUES (TIMESTAMP'2024-03-05 12:00:00', 7), (TIMESTAMP'2024-03-06 12:00:00', NULL)",
+    "INSERT INTO {t} (v, ts) SELECT 8, TIMESTAMP'2024-03-07 12:00:00'",
+    "INSERT INTO {t} (b, ts, v) VALUES (18, TIMESTAMP'2024-03-08 12:00:00', 9)",
+    "INSERT INTO {t} VALUES (TIMESTAMP'2024-03-09 12:00:00', DATE'2024-03-09', 10, 20)",
+]
+
+
+def test_sql_insert_column_lists_compute_generated_columns(spark, delta_spark, clone):
+    ours, theirs = clone("generated"), clone("generated", "_delta")
+    for stmt in GEN_INSERTS:
+        spark.sql(stmt.format(t=f"delta.`{ours.path}`")).collect()
+        ans = delta_spark.read_one({"kind": "sql", "path": theirs.path, "sql": stmt.format(t="{table}")})
+        assert ans["ok"], ans
+    version = ours.version + len(GEN_INSERTS)
+    expected = plain_dicts_frame(spark_read(delta_spark, theirs.path)["rows"], GEN_COLS)
+    assert len(expected) == len(ours.rows) + 5
+    assert_spark_reads(delta_spark, ours.path, expected, GEN_COLS, version)
+    assert_delta_rs_reads(ours.path, expected, GEN_COLS, ours.delta_rs)
+
+
+def test_sql_insert_column_list_generates_identity_values(spark, delta_spark, clone):
+    ours, theirs = clone("identity"), clone("identity", "_delta")
+    stmt = "INSERT INTO {t} (name) VALUES ('c')"
+    spark.sql(stmt.format(t=f"delta.`{ours.path}`")).collect()
+    assert delta_spark.read_one({"kind": "sql", "path": theirs.path, "sql": stmt.format(t="{table}")})["ok"]
+    expected = plain_dicts_frame(spark_read(delta_spark, theirs.path)["rows"], ours.columns)
+    assert sorted(expected["name"]) == ["a", "b", "c"] and expected["id"].nunique() == 3, expected
+    assert_spark_reads(delta_spark, ours.path, expected, ours.columns, ours.version + 1)
+    assert_delta_rs_reads(ours.path, expected, ours.columns, ours.delta_rs)
+
+
+# A value given for a generated column is checked, NULL included (b must be v * 2 = 14).
+@pytest.mark.parametrize("source", ["VALUES (TIMESTAMP'2024-03-05 12:00:00', 7, 15)",
+                                    "VALUES (TIMESTAMP'2024-03-05 12:00:00', 7, NULL)",
+                                    "SELECT TIMESTAMP'2024-03-05 12:00:00', 7, NULL"],
+                         ids=["value", "null", "select_null"])
+def test_sql_insert_given_generated_value_that_differs_is_refused(spark, delta_spark, clone, source):
+    t = clone("generated")
+    stmt = "INSERT INTO {t} (ts, v, b) " + source
+    with pytest.raises(PySparkException) as e:
+        spark.sql(stmt.format(t=f"delta.`{t.path}`")).collect()
+    assert_refused(e.value, VIOLATION, t, delta_spark)
+    theirs = clone("generated", "_delta")
+    ans = delta_spark.read_one({"kind": "sql", "path": theirs.path, "sql": stmt.format(t="{table}")})
+    assert not ans["ok"] and ans["condition"] == VIOLATION, ans
 
 
 @pytest.mark.parametrize("mode", ["append", "overwrite"])

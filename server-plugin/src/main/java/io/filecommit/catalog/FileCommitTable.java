@@ -189,7 +189,7 @@ public final class FileCommitTable implements Table, SupportsWrite {
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
     check(Privilege.WRITE);
-    return TableWrites.builder(session, path, null, info);
+    return TableWrites.builder(session, path, schema(), null, info);
   }
 
   @Override

@@ -119,7 +119,8 @@ final class Statements {
     options.put(io.filecommit.commands.WriteIntoDelta.PARTITION_OVERWRITE_MODE, "dynamic");
     return node("INSERT OVERWRITE " + t.name(), List.of(), () -> {
       t.check(io.filecommit.security.Privilege.WRITE);
-      TableWrites.write(session, Dataset.ofRows(session, query), t.path(), io.filecommit.commands.WriteMode.OVERWRITE,
+      TableWrites.write(session, io.filecommit.commands.FilledColumns.withoutIdentityOrGenerated(
+          Dataset.ofRows(session, query), t.schema()), t.path(), io.filecommit.commands.WriteMode.OVERWRITE,
           List.of(), options, Map.of());
       return List.of();
     });

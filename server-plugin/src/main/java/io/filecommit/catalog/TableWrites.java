@@ -1,6 +1,7 @@
 package io.filecommit.catalog;
 
 import io.filecommit.txn.CommandResult;
+import io.filecommit.commands.FilledColumns;
 import io.filecommit.commands.WriteIntoDelta;
 import io.filecommit.commands.WriteMode;
 import io.filecommit.errors.ErrorClass;
@@ -23,6 +24,7 @@ import org.apache.spark.sql.connector.write.V1Write;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.sources.InsertableRelation;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * Spark's V1 fallback write of a {@link FileCommitTable} (Delta's {@code WriteIntoDeltaBuilder}):
@@ -41,13 +43,16 @@ final class TableWrites {
    *
    * @param session the session
    * @param path the table root
+   * @param table the table's schema when the statement was analyzed (identity and generated columns
+   *     an INSERT's column list leaves out are written as absent: {@link
+   *     FilledColumns#withoutIdentityOrGenerated})
    * @param onCommit called with the result after the commit (a staged creation's bookkeeping), or null
    * @param info Spark's write info (its options are the writer's options)
    * @return the builder
    */
-  static WriteBuilder builder(SparkSession session, String path, Consumer<CommandResult> onCommit,
+  static WriteBuilder builder(SparkSession session, String path, StructType table, Consumer<CommandResult> onCommit,
       LogicalWriteInfo info) {
-    return new Builder(session, path, onCommit, new HashMap<>(info.options().asCaseSensitiveMap()));
+    return new Builder(session, path, table, onCommit, new HashMap<>(info.options().asCaseSensitiveMap()));
   }
 
   /**
@@ -73,13 +78,16 @@ final class TableWrites {
       SupportsDynamicOverwrite {
     private final SparkSession session;
     private final String path;
+    private final StructType table;
     private final Consumer<CommandResult> onCommit;
     private final Map<String, String> options;
     private WriteMode mode = WriteMode.APPEND;
 
-    Builder(SparkSession session, String path, Consumer<CommandResult> onCommit, Map<String, String> options) {
+    Builder(SparkSession session, String path, StructType table, Consumer<CommandResult> onCommit,
+        Map<String, String> options) {
       this.session = session;
       this.path = path;
+      this.table = table;
       this.onCommit = onCommit;
       this.options = options;
     }
@@ -117,7 +125,8 @@ final class TableWrites {
             if (!(data instanceof Dataset<Row> rows)) {
               throw ErrorClass.FILECOMMIT_INVALID_ARGUMENT.error("Not a server-side DataFrame: " + data.getClass());
             }
-            CommandResult r = write(session, rows, path, mode, List.of(), options, Map.of());
+            CommandResult r = write(session, FilledColumns.withoutIdentityOrGenerated(rows, table), path, mode, List.of(),
+                options, Map.of());
             if (onCommit != null) {
               onCommit.accept(r);
             }

@@ -299,44 +299,13 @@ public final class WriteIntoDelta {
     }
   }
 
-  /**
-   * The data without the identity columns that are the NULL literal: what Spark's analyzer puts in
-   * a column an {@code INSERT INTO t (cols)} leaves out (the catalog's SQL INSERT). Left out, they
-   * get new identity values ({@link io.filecommit.files.TransactionalWrite#normalizeData}), as
-   * Delta's own analysis gives them.
-   *
-   * @param data the rows to write
-   * @param table the table schema
-   * @return {@code data}, or it without such columns
-   */
-  static Dataset<Row> withoutFilledIdentity(Dataset<Row> data, StructType table) {
-    if (IdentityColumns.of(table).isEmpty()
-        || !(data.queryExecution().analyzed() instanceof org.apache.spark.sql.catalyst.plans.logical.Project p)) {
-      return data;
-    }
-    List<String> filled = new ArrayList<>();
-    for (org.apache.spark.sql.catalyst.expressions.NamedExpression e
-        : scala.jdk.javaapi.CollectionConverters.asJava(p.projectList())) {
-      org.apache.spark.sql.catalyst.expressions.Expression x = (org.apache.spark.sql.catalyst.expressions.Expression) e;
-      while (x instanceof org.apache.spark.sql.catalyst.expressions.Alias
-          || x instanceof org.apache.spark.sql.catalyst.expressions.Cast) {
-        x = x.children().head();
-      }
-      if (x instanceof org.apache.spark.sql.catalyst.expressions.Literal l && l.value() == null
-          && IdentityColumns.find(table, e.name()).isPresent()) {
-        filled.add(e.name());
-      }
-    }
-    return filled.isEmpty() ? data : data.drop(filled.toArray(new String[0]));
-  }
-
   /** Writes the files and commits them; the caller aborts the transaction when this throws. */
   private static CommandResult writeAndCommit(OptimisticTransaction txn, Dataset<Row> data,
       Map<String, String> writerOptions, boolean changeData, WriteMode mode, Set<String> replaced, String replaceWhere,
       CommitOptions commitOptions, long start) {
     Snapshot snapshot = txn.snapshot();
     // protocol "Identity Columns": GENERATED ALWAYS columns take no given values (refused before any job)
-    data = withoutFilledIdentity(data, txn.metadata().schema());
+    data = FilledColumns.withoutIdentity(data, txn.metadata().schema());
     if (!(data.queryExecution().analyzed() instanceof org.apache.spark.sql.catalyst.plans.logical.LocalRelation l
         && l.data().isEmpty() && (!snapshot.exists() || mode == WriteMode.OVERWRITE))) {
       // a CREATE (OR REPLACE) TABLE's first commit writes no rows: it gives no values
