@@ -266,9 +266,9 @@ step_suite() {
   start_server   # both start at once; MinIO is up long before the JVM
   wait_healthy "$MINIO" "$MINIO_PORT" 60
   wait_healthy "$SERVER" "$SERVER_PORT" 180
-  # The server container reaches MinIO (host network): its liveness endpoint answers 200.
+  # The server container reaches MinIO (host network): its cluster health endpoint answers 200.
   "${PODMAN[@]}" exec "$SERVER" python -c "import sys, urllib.request; r = urllib.request.urlopen(sys.argv[1], timeout=5); print('server container -> MinIO', sys.argv[1], r.status); sys.exit(r.status != 200)" \
-    "http://127.0.0.1:$MINIO_PORT/minio/health/live"
+    "http://127.0.0.1:$MINIO_PORT/minio/health/cluster"
   local user
   user="$("${PODMAN[@]}" exec "$SERVER" id -un)"
   [[ "$user" == spark ]] || { echo "server runs as $user, not spark" >&2; exit 1; }

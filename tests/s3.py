@@ -89,7 +89,12 @@ class MinioServer(_Client):
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout_s: float = 30.0) -> None:
-        """Start (or restart, on the same data and port) and wait until the health check answers."""
+        """Start (or restart, on the same data and port) and wait until it serves requests.
+
+        MinIO's ``/minio/health/live`` answers 200 before the object layer is initialized (S3 calls
+        then get 503 ``XMinioServerNotInitialized``); ``/minio/health/cluster`` answers 200 only once
+        the object layer is up and has write quorum, so that is the check waited on.
+        """
         os.makedirs(self.data_dir, exist_ok=True)
         env = dict(os.environ, MINIO_ROOT_USER=ACCESS_KEY, MINIO_ROOT_PASSWORD=SECRET_KEY,
                    MINIO_BROWSER="off", MINIO_UPDATE="off", MINIO_REGION=REGION)
@@ -104,7 +109,7 @@ class MinioServer(_Client):
             if self.proc.poll() is not None:
                 raise RuntimeError(f"MinIO exited with {self.proc.returncode}; see {self.log_path}")
             try:
-                with urllib.request.urlopen(f"{self.endpoint}/minio/health/live", timeout=1) as r:
+                with urllib.request.urlopen(f"{self.endpoint}/minio/health/cluster", timeout=1) as r:
                     if r.status == 200:
                         return
             except OSError:
