@@ -41,8 +41,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * length N a table file goes to {@code <N random [0-9A-Za-z]>/<name>} and a change file to {@code
  * _change_data/<N random>/<name>}, the partition values then living only in the action.
  * {@link #commitTask} builds each file's action (size, modification time, Parquet footer
- * statistics); {@link #commitJob} collects them on the driver. Instances are serialized to
- * executors: driver-only registries are transient.
+ * statistics, as its writer left them in {@link WrittenFiles} or else read back); {@link
+ * #commitJob} collects them on the driver. Instances are serialized to executors: driver-only
+ * registries are transient.
  *
  * <p><b>No debris.</b> Delta's {@code abortTask} and {@code abortJob} do nothing (files of a failed
  * write wait for VACUUM). Here a failed write leaves nothing behind: {@link #abortTask} deletes the
@@ -284,6 +285,7 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
     }
     for (Map.Entry<Map<String, String>, String> f : addedFiles) {
       Path file = new Path(path, f.getValue());
+      WrittenFiles.forget(file.toString());
       try {
         file.getFileSystem(taskContext.getConfiguration()).delete(file, false);
       } catch (IOException | RuntimeException e) {
@@ -406,8 +408,9 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   }
 
   /**
-   * Builds one file action per file of this task, with size and modification time from the file
-   * system, and returns them (a serializable {@code ArrayList<FileAction>}) in the message.
+   * Builds one file action per file of this task, with size, modification time and footer from
+   * the file's writer ({@link WrittenFiles}) when it left them, else from the file system (a HEAD
+   * and a footer read on object storage), and returns them (a serializable {@code ArrayList<FileAction>}) in the message.
    *
    * @param taskContext the task attempt
    * @return a message whose payload is the task's file actions (empty list if it wrote nothing)
@@ -418,10 +421,17 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
     ArrayList<FileAction> actions = new ArrayList<>();
     if (addedFiles != null && !addedFiles.isEmpty()) {
       try {
-        FileSystem fs = new Path(path).getFileSystem(taskContext.getConfiguration());
+        FileSystem fs = null;
         for (Map.Entry<Map<String, String>, String> f : addedFiles) {
-          FileStatus stat = fs.getFileStatus(new Path(path, f.getValue()));
-          actions.add(buildActionFromAddedFile(f, stat, taskContext));
+          Path file = new Path(path, f.getValue());
+          java.util.Optional<WrittenFiles.Written> written = WrittenFiles.take(file.toString());
+          if (written.isPresent()) {
+            actions.add(actionOf(f, written.get().length(), written.get().modificationTime(),
+                () -> ParquetStats.fromFooter(written.get().footer(), numIndexedCols)));
+            continue;
+          }
+          fs = fs == null ? file.getFileSystem(taskContext.getConfiguration()) : fs;
+          actions.add(buildActionFromAddedFile(f, fs.getFileStatus(file), taskContext));
         }
       } catch (IOException e) {
         throw new UncheckedIOException("Cannot read back files written under " + path, e);
@@ -444,14 +454,24 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   protected FileAction buildActionFromAddedFile(
       Map.Entry<Map<String, String>, String> f, FileStatus stat, TaskAttemptContext taskContext)
       throws IOException {
+    return actionOf(f, stat.getLen(), stat.getModificationTime(),
+        () -> ParquetStats.collect(taskContext.getConfiguration(), stat, numIndexedCols));
+  }
+
+  /** The statistics JSON of a data file, computed only for an AddFile. */
+  private interface Stats {
+    String json() throws IOException;
+  }
+
+  private static FileAction actionOf(Map.Entry<Map<String, String>, String> f, long length, long modificationTime,
+      Stats stats) throws IOException {
     Map<String, String> partitionValues = new LinkedHashMap<>(f.getKey());
     String isCdc = partitionValues.remove(CDC_PARTITION_COL);
     String logPath = PartitionPaths.toLogPath(f.getValue());
     if ("true".equals(isCdc)) {
-      return new AddCDCFile(logPath, partitionValues, stat.getLen(), Map.of());
+      return new AddCDCFile(logPath, partitionValues, length, Map.of());
     }
-    String stats = ParquetStats.collect(taskContext.getConfiguration(), stat, numIndexedCols);
-    return new AddFile(logPath, partitionValues, stat.getLen(), stat.getModificationTime(), true, stats, Map.of());
+    return new AddFile(logPath, partitionValues, length, modificationTime, true, stats.json(), Map.of());
   }
 
   /**

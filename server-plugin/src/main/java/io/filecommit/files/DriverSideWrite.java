@@ -159,7 +159,8 @@ public final class DriverSideWrite {
     FileOutputFormat.setOutputPath(job, new Path(outputPath));
     DataSourceUtils$.MODULE$.mergeWriteOptionsIntoHadoopConf(scalaOptions, job.getConfiguration());
     StructType dataSchema = DataTypeUtils.fromAttributes(CollectionConverters.asScala(dataColumns).toSeq());
-    ParquetFileFormat format = new ParquetFileFormat();
+    ParquetFileFormat format = committer instanceof DelayedCommitProtocol
+        ? new FooterCapturingParquetFormat() : new ParquetFileFormat();
     DataSourceUtils$.MODULE$.verifySchema(format, dataSchema, false);
     DataSourceUtils$.MODULE$.checkFieldNames(format, dataSchema);
     CaseInsensitiveMap<String> ci = org.apache.spark.sql.catalyst.util.CaseInsensitiveMap$.MODULE$.apply(scalaOptions);

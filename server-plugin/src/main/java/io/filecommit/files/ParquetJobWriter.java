@@ -85,7 +85,7 @@ public final class ParquetJobWriter {
         FileFormatWriter$.MODULE$.write(
             session,
             qe.executedPlan(),
-            new ParquetFileFormat(),
+            committer instanceof DelayedCommitProtocol ? new FooterCapturingParquetFormat() : new ParquetFileFormat(),
             committer,
             spec,
             hadoopConf,

@@ -6,9 +6,10 @@
  * writer, the default for small and columnar inputs), with {@link DelayedCommitProtocol} (Delta's {@code
  * DelayedCommitProtocol}, Spark's {@code FileCommitProtocol}) naming the files and returning them
  * as {@code add} / {@code cdc} actions; {@link DriverSideWrite} runs the same task code on the
- * driver for small local inputs; {@link ParquetStats} reads per-file statistics from the Parquet
- * footer (protocol "Per-file Statistics"); partition directories are the delta package's {@code
- * PartitionPaths}.
+ * driver for small local inputs; {@link ParquetStats} turns a Parquet footer into per-file
+ * statistics (protocol "Per-file Statistics"), the footer its writer left in {@link WrittenFiles}
+ * ({@link FooterCapturingParquetFormat}) or else read back; partition directories are the delta
+ * package's {@code PartitionPaths}.
  *
  * <p>Layering (package order {@code connect} -> {@code commands} / {@code sink} -> {@code files} ->
  * {@code txn} / {@code read} -> {@code constraints} / {@code schema} / {@code deletionvectors} ->
