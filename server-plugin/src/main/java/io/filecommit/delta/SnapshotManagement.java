@@ -74,6 +74,15 @@ final class SnapshotManagement {
     return toSnapshot(fresh);
   }
 
+  /**
+   * The cached state of the commit this server published last on an object store, not checked
+   * against the log ({@link DeltaLog#ownLatestCommit}); empty when the cache holds anything else.
+   */
+  Optional<Snapshot> ownLatestCommit() {
+    SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
+    return c != null && c.mtime() == LogProbe.PUBLISHED_HERE ? Optional.of(toSnapshot(c)) : Optional.empty();
+  }
+
   /** The snapshot of an earlier version ({@link DeltaLog#snapshotAsOfVersion}), from Kernel, not cached. */
   Snapshot asOfVersion(long version) {
     return kernelRead(() -> Table.forPath(engine, key).getSnapshotAsOfVersion(engine, version));
