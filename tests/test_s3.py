@@ -198,7 +198,7 @@ def test_requests_of_stage_publish_and_vacuum(spark, minio, s3_table_path):
     staged = filecommit.write(spark.range(5, 6, 1, 1), s3_table_path, stage=True)
     req = staged.metrics.object_store_requests
     print(f"\nrequests of a staged one-row append: {req}")
-    assert req.get("object_put_request") == 2, req
+    assert req.get("object_put_request") in (2, 3), req  # + the previous version's .crc, in the background
     assert req.get("object_copy_requests", 0) == 0 and req.get("object_delete_request", 0) == 0, req
     pub = filecommit.commit(spark, s3_table_path, staged)
     req = pub.metrics.object_store_requests

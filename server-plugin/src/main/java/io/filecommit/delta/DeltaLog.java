@@ -278,6 +278,7 @@ public final class DeltaLog {
     // Each line serialized as the store consumes it: a commit of 100,000 files never holds its JSON whole.
     java.util.Iterator<String> lines = actions.stream().map(a -> Actions.toJson(a)).iterator();
     logStore.write(commitFile(version), lines, false, conf);
+    snapshots.wrote(version, actions);
   }
 
   /**
@@ -294,7 +295,8 @@ public final class DeltaLog {
   }
 
   /**
-   * On an object store, the state of the commit this server published last, while it is the
+   * On an object store whose commits are conditional PUTs ({@code S3ConditionalLogStore}, its
+   * bucket known to honour the condition), the state of the commit this server published last, while it is the
    * latest commit this server knows of, with no request (no LIST of {@code _delta_log}): the
    * snapshot a blind append may start from. A blind append reads no table data; when another
    * writer has moved the table meanwhile, the conditional PUT of the next version is refused and
@@ -304,8 +306,9 @@ public final class DeltaLog {
    * DELTA_METADATA_CHANGED}) although it may have landed before the append started, so the caller
    * starts over from {@link #snapshot()} on those.
    *
-   * @return the snapshot, or empty (another file system, nothing cached, or the cached state is
-   *     not this server's own last commit): use {@link #snapshot()}
+   * @return the snapshot, or empty (another file system, commits not known to be conditional
+   *     PUTs, nothing cached, or the cached state is not this server's own last commit): use
+   *     {@link #snapshot()}
    */
   public java.util.Optional<Snapshot> ownLatestCommit() {
     return snapshots.ownLatestCommit();
