@@ -96,6 +96,8 @@ final class GroupCommit {
   private final ArrayDeque<Member> queue = new ArrayDeque<>();
   private boolean busy;
   private int lastGroupSize;
+  /** The version the last group of this committer landed at, or -1 (see {@link GroupPublish}). */
+  private long lastVersion = -1;
 
   GroupCommit(String table, long maxWaitMs, int maxSize) {
     this.table = table;
@@ -148,6 +150,7 @@ final class GroupCommit {
   void commit(Member m) {
     List<Member> group;
     boolean lingerInterrupted;
+    long after;
     lock.lock();
     try {
       queue.addLast(m);
@@ -161,6 +164,7 @@ final class GroupCommit {
       busy = true;
       lingerInterrupted = linger();
       group = take();
+      after = lastVersion;
     } finally {
       lock.unlock();
     }
@@ -168,7 +172,7 @@ final class GroupCommit {
     // it is held while the group publishes and restored afterwards.
     boolean interrupted = Thread.interrupted() | lingerInterrupted;
     try {
-      publish(group);
+      publish(group, after);
     } catch (Throwable e) {
       // Last resort (publish decides every outcome itself, from the log): a member without an
       // outcome keeps its files, and the leader's Error is its answer, not a lost outcome.
@@ -182,6 +186,9 @@ final class GroupCommit {
       try {
         for (Member g : group) {
           g.done = true;
+          if (g.committed) {
+            lastVersion = Math.max(lastVersion, g.version);
+          }
         }
         busy = false;
         lastGroupSize = group.size();
@@ -276,6 +283,17 @@ final class GroupCommit {
 
   /** Publishes a group; every member's outcome is set when this returns. */
   static void publish(List<Member> group) {
+    publish(group, -1);
+  }
+
+  /**
+   * Publishes a group; every member's outcome is set when this returns.
+   *
+   * @param group the members, in queue order
+   * @param after a version this server's previous group landed at (-1: none): a group of several
+   *     makes its first attempt after it ({@link GroupPublish})
+   */
+  static void publish(List<Member> group, long after) {
     if (group.size() == 1) {
       Member m = group.get(0);
       try {
@@ -289,7 +307,7 @@ final class GroupCommit {
       m.attempts = m.txn.attempts();
       return;
     }
-    new GroupPublish(group).run();
+    new GroupPublish(group, after).run();
   }
 
   /**
