@@ -54,6 +54,20 @@ final class GroupCommit {
   static final String GROUPED_PARAMETER = "groupedWrites";
 
   private static final ConcurrentHashMap<String, GroupCommit> TABLES = new ConcurrentHashMap<>();
+  /** Tables kept in {@link #LANDED}: the most recently committed ones. */
+  private static final int LANDED_TABLES = 1024;
+  /**
+   * Table key -> the version its last group landed at, beyond the life of a committer (which ends
+   * whenever its queue is empty): the next group's first attempt goes after it ({@link
+   * CommitLoop#startAfter}, {@link GroupPublish}).
+   */
+  private static final Map<String, Long> LANDED = java.util.Collections.synchronizedMap(
+      new java.util.LinkedHashMap<String, Long>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+          return size() > LANDED_TABLES;
+        }
+      });
 
   /**
    * One transaction waiting to be committed in a group, and its outcome.
@@ -96,13 +110,14 @@ final class GroupCommit {
   private final ArrayDeque<Member> queue = new ArrayDeque<>();
   private boolean busy;
   private int lastGroupSize;
-  /** The version the last group of this committer landed at, or -1 (see {@link GroupPublish}). */
-  private long lastVersion = -1;
+  /** The version the last group of this table landed at, or -1 ({@link #LANDED}). */
+  private long lastVersion;
 
   GroupCommit(String table, long maxWaitMs, int maxSize) {
     this.table = table;
     this.maxWaitMs = maxWaitMs;
     this.maxSize = Math.max(1, maxSize);
+    this.lastVersion = LANDED.getOrDefault(table, -1L);
   }
 
   /** The group committer of a table in this server (one per table root, and principal when authenticated). */
@@ -184,14 +199,19 @@ final class GroupCommit {
     } finally {
       lock.lock();
       try {
+        long landed = -1;
         for (Member g : group) {
           g.done = true;
           if (g.committed) {
-            lastVersion = Math.max(lastVersion, g.version);
+            landed = Math.max(landed, g.version);
           }
         }
         busy = false;
         lastGroupSize = group.size();
+        if (landed >= 0) {
+          lastVersion = landed;
+          LANDED.put(table, landed);
+        }
         if (queue.isEmpty()) {
           TABLES.remove(table, this);
         }
@@ -290,15 +310,15 @@ final class GroupCommit {
    * Publishes a group; every member's outcome is set when this returns.
    *
    * @param group the members, in queue order
-   * @param after a version this server's previous group landed at (-1: none): a group of several
-   *     makes its first attempt after it ({@link GroupPublish})
+   * @param after a version this server's previous group landed at (-1: none): the first attempt
+   *     goes after it ({@link GroupPublish}, {@link CommitLoop#startAfter})
    */
   static void publish(List<Member> group, long after) {
     if (group.size() == 1) {
       Member m = group.get(0);
       try {
         m.version = new CommitLoop(m.txn, List.of(new ConflictChecker.Reader(m.readVersion, m.state)), Set.of())
-            .run(m.actions, m.operation);
+            .startAfter(after).run(m.actions, m.operation);
         m.committed = m.txn.committed();
       } catch (Throwable e) {
         // the transaction's own publisher knows whether the outcome is unknown; Errors too

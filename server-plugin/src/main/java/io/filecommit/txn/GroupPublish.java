@@ -47,7 +47,7 @@ final class GroupPublish {
    *
    * @param group the members, in queue order (at least one)
    * @param after the version the previous group of the table's {@link GroupCommit} landed at, or
-   *     -1: the first attempt goes after it
+   *     -1: the first attempt goes after it when the log holds it
    */
   GroupPublish(List<Member> group, long after) {
     this.after = after;
@@ -97,10 +97,26 @@ final class GroupPublish {
     // race saved. Members read their snapshot before the previous group landed, so that group's
     // version is the one to go after: on an object store the snapshot cache cannot prove a commit
     // of this server without a request (a PUT's answer has no time), and one conditional PUT per
-    // group is the point. catchUp reads that version back before anything is published, so a log
-    // that no longer holds it fails the group (nothing committed), never leaves a gap.
+    // group is the point. It is read back first (catchUp needs it anyway); a log that does not
+    // hold it (the table was made anew) is not gone after, so no gap is ever left.
     long read = live.stream().mapToLong(m -> m.readVersion).max().orElseThrow();
-    long version = (after > read ? after : Math.max(read, log.latestKnownVersion(read))) + 1;
+    long version = -1;
+    if (after > read) {
+      List<Action> previous;
+      try {
+        previous = publisher.readOutcome(after, null);
+      } catch (RuntimeException e) {
+        failAll(e, publisher.outcomeUnknown());
+        return;
+      }
+      if (previous != null) {
+        seen.put(after, WinningCommitSummary.of(after, previous));
+        version = after + 1;
+      }
+    }
+    if (version < 0) {
+      version = Math.max(read, log.latestKnownVersion(read)) + 1;
+    }
     for (int attempt = 1; attempt <= CommitLoop.MAX_COMMIT_ATTEMPTS; attempt++) {
       for (Member m : live) {
         m.attempts = attempt;

@@ -341,6 +341,7 @@ class GroupCommitTest {
     createTable();
     GroupCommit.Member conflicting = member("x.parquet", "x", 7);
     GroupCommit.Member plain = member("p.parquet", null, 0);
+    GroupCommit.Member single = member("s.parquet", null, 0);
     foreignVersionOne("x", 5); // x at 5 < 7: a conflict for that member
     assertEquals(-1, log().latestKnownVersion(0), "the cache does not know version 1");
 
@@ -352,22 +353,30 @@ class GroupCommitTest {
     assertEquals(2, plain.version);
     assertEquals(1, plain.attempts, "the first attempt went after version 1: no lost race");
     assertEquals(List.of("p.parquet"), adds(log().readCommit(2)));
+
+    GroupCommit.publish(List.of(single), 2); // a group of one (CommitLoop), read version 0
+    assertTrue(single.committed);
+    assertEquals(3, single.version);
+    assertEquals(1, single.attempts, "after version 2 at once");
   }
 
   @Test
-  void aGroupNeverCommitsAfterAVersionTheLogDoesNotHold() throws Exception {
+  void aPreviousVersionTheLogDoesNotHoldIsNotGoneAfter() throws Exception {
     createTable();
     GroupCommit.Member a = member("a.parquet", null, 0);
     GroupCommit.Member b = member("b.parquet", "b", 1);
+    GroupCommit.Member alone = member("c.parquet", null, 0);
 
-    GroupCommit.publish(List.of(a, b), 3); // a previous group "at 3", but the log ends at version 0
+    GroupCommit.publish(List.of(a, b), 3); // a previous group "at 3", but the log ends at version 0 (made anew)
 
     for (GroupCommit.Member m : List.of(a, b)) {
-      assertEquals("FILECOMMIT_LOG_READ_FAILED", ((FileCommitException) m.error).getCondition());
-      assertFalse(m.committed);
-      assertFalse(m.outcomeUnknown, "nothing was published");
+      assertNull(m.error);
+      assertTrue(m.committed);
+      assertEquals(1, m.version, "no gap");
     }
-    assertEquals(0, log().snapshot().version(), "no version after a gap");
-    assertTrue(log().readCommitIfExists(4).isEmpty());
+    GroupCommit.publish(List.of(alone), 5); // a group of one (CommitLoop) alike
+    assertNull(alone.error);
+    assertEquals(2, alone.version);
+    assertTrue(log().readCommitIfExists(4).isEmpty() && log().readCommitIfExists(6).isEmpty());
   }
 }
