@@ -4,15 +4,20 @@ session and thread each) append one row at a time to one ``s3a://`` table on the
 conditional commit PUT delayed 60 ms (one S3 key prefix takes ~15 such PUTs per second).
 
 One PUT per append would cap the table near 16 appends per second; group commit publishes the
-appends that queue while a PUT is in flight as one version. Counted, not timed per call: more than
-15 appends per second on the one table, fewer versions than appends, one conditional PUT per
-version plus at most a few lost races, and every row exactly once, read back by Spark + Delta
-(``delta_spark``) and the raw log (each answered version's JSON commit holds that append's file).
+appends that queue while a PUT is in flight as one version. Counted, not timed per call: fewer
+versions than appends, exactly one conditional PUT per version (a group goes after the version
+the previous one landed at, so it loses no race to it), every row exactly once, read back by
+Spark + Delta (``delta_spark``) and the raw log (each answered version's JSON commit holds that
+append's file), and more than 15 appends per second on the one table. The rate is a count over
+the run, but it needs the machine's CPU: it is asserted only when the load average before the run
+is at most 2 per core (a 2-core machine shared with other test suites gives the server a fraction
+of a core; the counts above are asserted whatever the load).
 """
 
 from __future__ import annotations
 
 import collections
+import os
 
 import pytest
 import s3_cowriters as cw
@@ -25,7 +30,7 @@ import filecommit
 pytestmark = pytest.mark.slow
 
 WRITERS = 16
-SECONDS = 12
+SECONDS = 10
 DELAY_S = 0.06
 # A StructType, not a DDL string: Spark Connect parses a DDL string with a request to the server.
 SCHEMA = StructType([StructField("id", LongType()), StructField("writer", StringType())])
@@ -42,6 +47,7 @@ def test_sixteen_writers_share_the_slow_conditional_puts_of_one_table(peer, mini
         return filecommit.write(df, path, mode="append")
 
     warm = {}
+    load = os.getloadavg()[0]
     try:
         out = cw.append_for(WRITERS, SECONDS, append, warmup=lambda w: warm.setdefault(w, append(w, 999)))
     finally:
@@ -61,7 +67,8 @@ def test_sixteen_writers_share_the_slow_conditional_puts_of_one_table(peer, mini
             {a["add"]["path"] for a in commits[r.version] if "add" in a}, f"writer {w} append {n}: {r.version}"
     sizes = collections.Counter(r.version for _w, _n, r in answers)
     summary = (f"{len(timed)} appends in {out['wall_s']:.1f} s = {rate:.1f}/s; {len(answers)} appends in "
-               f"{versions[-1]} versions, {slow.fired} conditional PUTs; group sizes {sorted(sizes.values())}")
+               f"{versions[-1]} versions, {slow.fired} conditional PUTs; group sizes {sorted(sizes.values())}; "
+               f"load average {load:.1f}")
     print(summary)
 
     read = peer.delta_spark.read_one({"path": path, "kind": "table"})
@@ -71,7 +78,7 @@ def test_sixteen_writers_share_the_slow_conditional_puts_of_one_table(peer, mini
     want = sorted([-1, *(cw.ids(w, n, 1)[0] for w, n, _r in answers)])
     assert got == want, f"{len(got)} rows, {len(set(got))} distinct, {len(want)} expected"
 
-    assert rate > 15, summary
     assert versions[-1] < len(answers), f"groups formed: {summary}"
-    # One conditional PUT per version, and a few more only where a single append raced a group.
-    assert versions[-1] <= slow.fired <= versions[-1] + WRITERS, summary
+    assert slow.fired == versions[-1], f"one conditional PUT per version: {summary}"
+    if load <= 2 * (os.cpu_count() or 1):
+        assert rate > 15, summary

@@ -38,6 +38,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>Bounded wait: a leader lingers at most {@code maxWaitMs} for more members, and only while
  *       the table is busy (other members queued or the previous group had several); an idle
  *       table's single writer commits at once.
+ *   <li>One publish per group: a group's first attempt goes after the version the table's previous
+ *       group landed at ({@link #LANDED}), which its members, queued while it was in flight, did
+ *       not read; that version is read back from the log first (not gone after when the log does
+ *       not hold it) and judged like the others. On an object store the commit is one conditional
+ *       PUT, and the snapshot cache cannot prove this server's own last commit without a request.
  *   <li>The outcome of an ambiguous publish is read from the log ({@link LogPublisher}, the
  *       group's {@code commitInfo.txnId}); when it cannot be read every member is told {@code
  *       FILECOMMIT_COMMIT_STATE_UNKNOWN} and keeps its files.
