@@ -184,7 +184,9 @@ def run_delta_rs(proxy, minio, bucket: str, table: str, writers: int, seconds: f
     check_rows(uri, minio.storage_options(), [-1, *ok, *(row_id(w, n) for w, n in done)])
     # version 0: the first append, then one version per warm-up append; the rest were timed
     versions = DeltaTable(uri, storage_options=minio.storage_options()).version() - len(ok)
-    return summary(len(done), versions, puts, out["wall_s"], [1] * versions, len(out["errors"]))
+    result = summary(len(done), versions, puts, out["wall_s"], [1] * versions, len(out["errors"]))
+    result["failed_by"] = dict(collections.Counter(type(e).__name__ for e in out["errors"]))
+    return result
 
 
 def main(argv=None) -> int:
@@ -240,7 +242,8 @@ def print_run(writer: str, delay: int, r: dict) -> None:
     print(f"{writer:<10} delay {delay:3d} ms: {r['appends']} appends in {r['wall_s']} s = {r['appends_per_s']} "
           f"appends/s; {r['commit_puts_per_s']} commit PUTs/s ({r['commit_puts']}); {r['versions_per_s']} "
           f"versions/s ({r['versions']}); group mean {r['group_mean']} median {r['group_median']} max "
-          f"{r['group_max']}; failed {r['failed']} (load {os.getloadavg()[0]:.1f})", flush=True)
+          f"{r['group_max']}; failed {r['failed']} {r.get('failed_by', '')} (load {os.getloadavg()[0]:.1f})",
+          flush=True)
 
 
 if __name__ == "__main__":
