@@ -288,6 +288,21 @@ def s3_peer(spark, minio, tmp_path_factory):
             proxy.stop()
 
 
+@pytest.fixture
+def peer(s3_peer, minio, delta_spark):
+    """The second server (:func:`s3_peer`) with a clean proxy, for one test: ``spark``, ``proxy``,
+    ``server`` and the Spark + Delta reader (``delta_spark``); every proxy rule cleared and MinIO
+    running again after the test."""
+    import types
+
+    s3_peer.proxy.clear()
+    yield types.SimpleNamespace(spark=s3_peer.spark, proxy=s3_peer.proxy, server=s3_peer.server,
+                                delta_spark=delta_spark)
+    s3_peer.proxy.clear()
+    if minio.proc is None:
+        minio.start()
+
+
 @pytest.fixture(scope="module")
 def made(delta_spark, tmp_path_factory, request):
     """The module's fixture tables (its ``FIXTURES`` dict: name -> the steps ``tests/delta_tables.py``

@@ -94,6 +94,50 @@ def run_concurrently(writers: list[Writer], path: str, appends: int, rows: int =
     return time.monotonic() - t0
 
 
+def append_for(writers: int, seconds: float, append, warmup=None, on_start=None) -> dict:
+    """``writers`` threads append for ``seconds`` s from a common start: each runs ``warmup(w)``
+    (untimed; None: none); once every warm-up is done ``on_start()`` runs (None: nothing) and the
+    clock starts; then each calls ``append(w, n)`` for n = 0, 1, ... while fewer than ``seconds``
+    have passed since the start (the last call may end after). Returns ``results``
+    (writer -> list of (n, what ``append`` returned) for the calls that returned), ``errors`` (what
+    the calls raised, warm-ups included) and ``wall_s`` (start until the last writer's last call
+    returned)."""
+    results: dict[int, list] = {w: [] for w in range(writers)}
+    errors: list[BaseException] = []
+    start = threading.Barrier(writers + 1)
+    go = threading.Event()
+    deadline = [float("inf")]
+
+    def run(w):
+        try:
+            if warmup is not None:
+                warmup(w)
+        except BaseException as e:  # noqa: BLE001 - the caller judges it
+            errors.append(e)
+        start.wait()
+        go.wait()
+        n = 0
+        while time.monotonic() < deadline[0]:
+            try:
+                results[w].append((n, append(w, n)))
+            except BaseException as e:  # noqa: BLE001 - the caller judges it
+                errors.append(e)
+            n += 1
+
+    threads = [threading.Thread(target=run, args=(w,), name=f"writer-{w}", daemon=True) for w in range(writers)]
+    for t in threads:
+        t.start()
+    start.wait()
+    if on_start is not None:
+        on_start()
+    t0 = time.monotonic()
+    deadline[0] = t0 + seconds
+    go.set()
+    for t in threads:
+        t.join()
+    return {"results": results, "errors": errors, "wall_s": time.monotonic() - t0}
+
+
 def expected_ids(writers: list[Writer], rows: int = 1) -> list[int]:
     out = [-1]
     for w in writers:

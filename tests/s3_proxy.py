@@ -14,7 +14,10 @@ skips the first ``skip`` matches and then acts on the next ``times`` ones (-1: a
   can kill the store while the request is in flight; a request that cannot be forwarded any more
   gets its connection closed without an answer;
 * ``"hold_after"``: forward, then wait until released and close the connection without an
-  answer: the request was carried out, and the store can be killed before the client learns it.
+  answer: the request was carried out, and the store can be killed before the client learns it;
+* ``"delay"``: sleep ``seconds`` before forwarding, then answer as the store did: a slower store
+  (e.g. ~60 ms per conditional PUT, as one key prefix of S3 takes). A delay rule acts on every
+  matching request (it never expires: ``times`` is ignored); requests sleep concurrently.
 
 Every rule counts the requests it acted on (:attr:`Rule.fired`), so a test can prove its fault hit.
 The proxy also records every request it received as ``(method, path)`` in :attr:`FaultProxy.seen`
@@ -26,9 +29,12 @@ from __future__ import annotations
 import http.client
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
+# The path of a commit's conditional PUT: ``/<bucket>/<table>/_delta_log/<20 digits>.json``.
+COMMIT_PUT = r"/_delta_log/\d{20}\.json$"
 _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "expect"}
 _ERRORS = {
     "503": (503, "SlowDown", "Please reduce your request rate."),
@@ -40,9 +46,13 @@ _ERRORS = {
 class Rule:
     """One armed fault; see the module docstring."""
 
-    def __init__(self, method: str, path: str, action: str, skip: int, times: int, after: Rule | None = None):
-        if action not in (*_ERRORS, "hold", "hold_after"):
+    def __init__(self, method: str, path: str, action: str, skip: int, times: int, after: Rule | None = None,
+                 seconds: float = 0.0):
+        if action not in (*_ERRORS, "hold", "hold_after", "delay"):
             raise ValueError(f"unknown action {action!r}")
+        if action == "delay":
+            times = -1  # a slow store is slow for every request
+        self.seconds = seconds
         self.method = method.upper()
         self.pattern = re.compile(path)
         self.action = action
@@ -147,6 +157,8 @@ class FaultProxy:
                     return
                 if rule is not None and rule.action == "hold":
                     rule.wait(120)
+                if rule is not None and rule.action == "delay":
+                    time.sleep(rule.seconds)
                 try:
                     resp, data = self._forward(body)
                 except OSError:
@@ -190,11 +202,11 @@ class FaultProxy:
         self.server.server_close()
 
     def arm(self, method: str, path: str, action: str, *, skip: int = 0, times: int = 1,
-            after: Rule | None = None) -> Rule:
+            after: Rule | None = None, seconds: float = 0.0) -> Rule:
         """Adds a rule (see the module docstring); ``path`` is a regular expression searched in the
         request path (``/bucket/key?query``); with ``after``, the rule counts requests only once
-        that rule has fired."""
-        rule = Rule(method, path, action, skip, times, after)
+        that rule has fired; ``seconds``: the sleep of a ``"delay"`` rule."""
+        rule = Rule(method, path, action, skip, times, after, seconds)
         with self.lock:
             self.rules.append(rule)
         return rule

@@ -35,22 +35,6 @@ STATE_UNKNOWN = errors.FILECOMMIT_COMMIT_STATE_UNKNOWN
 LOG_WRITE_FAILED = errors.FILECOMMIT_LOG_WRITE_FAILED
 
 
-@pytest.fixture
-def peer(s3_peer, minio, delta_spark):
-    """The second server with a clean proxy (``spark``, ``proxy``, ``server``) and the Spark + Delta
-    reader (``delta_spark``); MinIO running again after the test."""
-    import types
-
-    s3_peer.proxy.clear()
-    yield types.SimpleNamespace(spark=s3_peer.spark, proxy=s3_peer.proxy, server=s3_peer.server,
-                                delta_spark=delta_spark)
-    s3_peer.proxy.clear()
-    if minio.proc is None:
-        minio.start()
-
-
-
-
 def _append_ids(spark, path: str, ids: list[int], txn=None):
     df = spark.createDataFrame([(i, "x") for i in ids], "id long, writer string")
     return filecommit.write(df, path, mode="append", txn=txn)

@@ -38,6 +38,8 @@ public final class CommitLoop {
   private long lastTimestamp;
   private boolean duplicateOfStaged;
   private RowTracking rowTracking;
+  /** A version this server's previous commit of the table landed at, or -1 ({@link #startAfter}). */
+  private long after = -1;
 
   /**
    * A loop for one commit of {@code txn}.
@@ -55,6 +57,21 @@ public final class CommitLoop {
   }
 
   /**
+   * Makes the first attempt go after {@code version}, when it is newer than the snapshot: a version
+   * this server's previous commit of the table landed at ({@link GroupCommit}), which the snapshot
+   * cache of an object store cannot prove without a request. It is read from the log first and,
+   * like every version a reader did not see, judged before anything is published; when the log
+   * does not hold it (the table was made anew) it is not used, so no gap is ever left.
+   *
+   * @param version the version, or -1
+   * @return this loop
+   */
+  CommitLoop startAfter(long version) {
+    this.after = version;
+    return this;
+  }
+
+  /**
    * Runs the loop. Runs the table's post-commit hooks (snapshot cache, checkpoints, log clean-up)
    * when the commit lands, not the hooks registered with {@link
    * OptimisticTransaction#registerPostCommitHook}.
@@ -65,7 +82,8 @@ public final class CommitLoop {
    *     txn}, or the same staged commits: {@link #duplicateOfStaged}), that commit's version ({@link
    *     OptimisticTransaction#committed} is false)
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_EXPIRED} when
-   *     a version a reader did not see was cleaned from the log; {@code
+   *     a version a staged commit did not see was cleaned from the log ({@code
+   *     FILECOMMIT_LOG_READ_FAILED} for a plain commit); {@code
    *     FILECOMMIT_STAGED_COMMIT_PUBLISHED} when a concurrent commit published some of the staged
    *     commits; a conflict class; {@code DELTA_CONCURRENT_TRANSACTION} after 200 attempts; the
    *     failure classes of the commit's publish ({@code LogPublisher})
@@ -84,9 +102,16 @@ public final class CommitLoop {
     txn.loopOutcome(false, 0);
     rowTracking = RowTracking.start(deltaLog, snapshot, pr != null ? pr : txn.protocol(), effective);
     long firstRead = readers.stream().mapToLong(ConflictChecker.Reader::readVersion).min().orElse(snapshot.version());
-    long known = Math.max(snapshot.version(), snapshot.exists() ? deltaLog.latestKnownVersion(snapshot.version()) : -1);
+    List<Action> previous = snapshot.exists() && after > snapshot.version() ? txn.publisher.readOutcome(after, null)
+        : null;
+    long known = previous != null ? after
+        : Math.max(snapshot.version(), snapshot.exists() ? deltaLog.latestKnownVersion(snapshot.version()) : -1);
     for (long v = firstRead + 1; v <= known; v++) {
-      List<Action> seen = txn.publisher.readOutcome(v, null);
+      List<Action> seen = previous != null && v == after ? previous : txn.publisher.readOutcome(v, null);
+      if (seen == null && stagedIds.isEmpty()) {
+        throw ErrorClass.FILECOMMIT_LOG_READ_FAILED.error("Version " + v + " of " + table + " is not in the log "
+            + "although a later one is; its conflicts cannot be checked; nothing was committed", Map.of("table", table));
+      }
       if (seen == null) {
         throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Version " + v + " of " + table + ", read by a "
             + "staged commit of version " + firstRead + ", is no longer in the log (cleaned up): its conflicts "

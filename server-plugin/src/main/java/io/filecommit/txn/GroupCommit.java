@@ -38,6 +38,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>Bounded wait: a leader lingers at most {@code maxWaitMs} for more members, and only while
  *       the table is busy (other members queued or the previous group had several); an idle
  *       table's single writer commits at once.
+ *   <li>One publish per group: a group's first attempt goes after the version the table's previous
+ *       group landed at ({@link #LANDED}), which its members, queued while it was in flight, did
+ *       not read; that version is read back from the log first (not gone after when the log does
+ *       not hold it) and judged like the others. On an object store the commit is one conditional
+ *       PUT, and the snapshot cache cannot prove this server's own last commit without a request.
  *   <li>The outcome of an ambiguous publish is read from the log ({@link LogPublisher}, the
  *       group's {@code commitInfo.txnId}); when it cannot be read every member is told {@code
  *       FILECOMMIT_COMMIT_STATE_UNKNOWN} and keeps its files.
@@ -54,6 +59,20 @@ final class GroupCommit {
   static final String GROUPED_PARAMETER = "groupedWrites";
 
   private static final ConcurrentHashMap<String, GroupCommit> TABLES = new ConcurrentHashMap<>();
+  /** Tables kept in {@link #LANDED}: the most recently committed ones. */
+  private static final int LANDED_TABLES = 1024;
+  /**
+   * Table key -> the version its last group landed at, beyond the life of a committer (which ends
+   * whenever its queue is empty): the next group's first attempt goes after it ({@link
+   * CommitLoop#startAfter}, {@link GroupPublish}).
+   */
+  private static final Map<String, Long> LANDED = java.util.Collections.synchronizedMap(
+      new java.util.LinkedHashMap<String, Long>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+          return size() > LANDED_TABLES;
+        }
+      });
 
   /**
    * One transaction waiting to be committed in a group, and its outcome.
@@ -96,11 +115,14 @@ final class GroupCommit {
   private final ArrayDeque<Member> queue = new ArrayDeque<>();
   private boolean busy;
   private int lastGroupSize;
+  /** The version the last group of this table landed at, or -1 ({@link #LANDED}). */
+  private long lastVersion;
 
   GroupCommit(String table, long maxWaitMs, int maxSize) {
     this.table = table;
     this.maxWaitMs = maxWaitMs;
     this.maxSize = Math.max(1, maxSize);
+    this.lastVersion = LANDED.getOrDefault(table, -1L);
   }
 
   /** The group committer of a table in this server (one per table root, and principal when authenticated). */
@@ -148,6 +170,7 @@ final class GroupCommit {
   void commit(Member m) {
     List<Member> group;
     boolean lingerInterrupted;
+    long after;
     lock.lock();
     try {
       queue.addLast(m);
@@ -161,6 +184,7 @@ final class GroupCommit {
       busy = true;
       lingerInterrupted = linger();
       group = take();
+      after = lastVersion;
     } finally {
       lock.unlock();
     }
@@ -168,7 +192,7 @@ final class GroupCommit {
     // it is held while the group publishes and restored afterwards.
     boolean interrupted = Thread.interrupted() | lingerInterrupted;
     try {
-      publish(group);
+      publish(group, after);
     } catch (Throwable e) {
       // Last resort (publish decides every outcome itself, from the log): a member without an
       // outcome keeps its files, and the leader's Error is its answer, not a lost outcome.
@@ -180,11 +204,19 @@ final class GroupCommit {
     } finally {
       lock.lock();
       try {
+        long landed = -1;
         for (Member g : group) {
           g.done = true;
+          if (g.committed) {
+            landed = Math.max(landed, g.version);
+          }
         }
         busy = false;
         lastGroupSize = group.size();
+        if (landed >= 0) {
+          lastVersion = landed;
+          LANDED.put(table, landed);
+        }
         if (queue.isEmpty()) {
           TABLES.remove(table, this);
         }
@@ -276,11 +308,22 @@ final class GroupCommit {
 
   /** Publishes a group; every member's outcome is set when this returns. */
   static void publish(List<Member> group) {
+    publish(group, -1);
+  }
+
+  /**
+   * Publishes a group; every member's outcome is set when this returns.
+   *
+   * @param group the members, in queue order
+   * @param after a version this server's previous group landed at (-1: none): the first attempt
+   *     goes after it ({@link GroupPublish}, {@link CommitLoop#startAfter})
+   */
+  static void publish(List<Member> group, long after) {
     if (group.size() == 1) {
       Member m = group.get(0);
       try {
         m.version = new CommitLoop(m.txn, List.of(new ConflictChecker.Reader(m.readVersion, m.state)), Set.of())
-            .run(m.actions, m.operation);
+            .startAfter(after).run(m.actions, m.operation);
         m.committed = m.txn.committed();
       } catch (Throwable e) {
         // the transaction's own publisher knows whether the outcome is unknown; Errors too
@@ -289,7 +332,7 @@ final class GroupCommit {
       m.attempts = m.txn.attempts();
       return;
     }
-    new GroupPublish(group).run();
+    new GroupPublish(group, after).run();
   }
 
   /**

@@ -39,7 +39,18 @@ final class GroupPublish {
   /** The version being published and not yet decided, or -1. */
   private long inFlight = -1;
 
-  GroupPublish(List<Member> group) {
+  /** The version the previous group of this server landed at, or -1. */
+  private final long after;
+
+  /**
+   * The publish of one group.
+   *
+   * @param group the members, in queue order (at least one)
+   * @param after the version the previous group of the table's {@link GroupCommit} landed at, or
+   *     -1: the first attempt goes after it when the log holds it
+   */
+  GroupPublish(List<Member> group, long after) {
+    this.after = after;
     this.live = new ArrayList<>(group);
     OptimisticTransaction first = group.get(0).txn;
     this.log = first.deltaLog();
@@ -82,9 +93,30 @@ final class GroupPublish {
       }
     }
     // The first attempt goes after the newest version this server knows (catchUp judges the
-    // versions in between), not after the members' older read versions: a lost race saved.
+    // versions in between, read from the log), not after the members' older read versions: a lost
+    // race saved. Members read their snapshot before the previous group landed, so that group's
+    // version is the one to go after: on an object store the snapshot cache cannot prove a commit
+    // of this server without a request (a PUT's answer has no time), and one conditional PUT per
+    // group is the point. It is read back first (catchUp needs it anyway); a log that does not
+    // hold it (the table was made anew) is not gone after, so no gap is ever left.
     long read = live.stream().mapToLong(m -> m.readVersion).max().orElseThrow();
-    long version = Math.max(read, log.latestKnownVersion(read)) + 1;
+    long version = -1;
+    if (after > read) {
+      List<Action> previous;
+      try {
+        previous = publisher.readOutcome(after, null);
+      } catch (RuntimeException e) {
+        failAll(e, publisher.outcomeUnknown());
+        return;
+      }
+      if (previous != null) {
+        seen.put(after, WinningCommitSummary.of(after, previous));
+        version = after + 1;
+      }
+    }
+    if (version < 0) {
+      version = Math.max(read, log.latestKnownVersion(read)) + 1;
+    }
     for (int attempt = 1; attempt <= CommitLoop.MAX_COMMIT_ATTEMPTS; attempt++) {
       for (Member m : live) {
         m.attempts = attempt;

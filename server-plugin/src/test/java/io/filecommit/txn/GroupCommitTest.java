@@ -324,4 +324,59 @@ class GroupCommitTest {
         "the table has in-commit timestamps since version 1: " + v2);
     assertTrue(log().readCommit(2).get(0) instanceof CommitInfo, "commitInfo first");
   }
+
+  /** Version 1 by another writer, written straight to the log (this server's cache does not know it). */
+  private void foreignVersionOne(String app, long version) {
+    long ts = System.currentTimeMillis();
+    try {
+      log().writeCommit(1, List.of(new CommitInfo(ts, ts, "WRITE", Map.of(), 0L, "WriteSerializable", true, null,
+          "test", UUID.randomUUID().toString()), new SetTransaction(app, version, ts), add("w.parquet")));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  @Test
+  void aGroupGoesAfterThePreviousGroupsVersionAndStillJudgesEveryVersionItsMembersDidNotRead() {
+    createTable();
+    GroupCommit.Member conflicting = member("x.parquet", "x", 7);
+    GroupCommit.Member plain = member("p.parquet", null, 0);
+    GroupCommit.Member single = member("s.parquet", null, 0);
+    foreignVersionOne("x", 5); // x at 5 < 7: a conflict for that member
+    assertEquals(-1, log().latestKnownVersion(0), "the cache does not know version 1");
+
+    GroupCommit.publish(List.of(conflicting, plain), 1);
+
+    assertEquals("DELTA_CONCURRENT_TRANSACTION", ((FileCommitException) conflicting.error).getCondition(),
+        "version 1 was read from the log and judged");
+    assertTrue(plain.committed);
+    assertEquals(2, plain.version);
+    assertEquals(1, plain.attempts, "the first attempt went after version 1: no lost race");
+    assertEquals(List.of("p.parquet"), adds(log().readCommit(2)));
+
+    GroupCommit.publish(List.of(single), 2); // a group of one (CommitLoop), read version 0
+    assertTrue(single.committed);
+    assertEquals(3, single.version);
+    assertEquals(1, single.attempts, "after version 2 at once");
+  }
+
+  @Test
+  void aPreviousVersionTheLogDoesNotHoldIsNotGoneAfter() throws Exception {
+    createTable();
+    GroupCommit.Member a = member("a.parquet", null, 0);
+    GroupCommit.Member b = member("b.parquet", "b", 1);
+    GroupCommit.Member alone = member("c.parquet", null, 0);
+
+    GroupCommit.publish(List.of(a, b), 3); // a previous group "at 3", but the log ends at version 0 (made anew)
+
+    for (GroupCommit.Member m : List.of(a, b)) {
+      assertNull(m.error);
+      assertTrue(m.committed);
+      assertEquals(1, m.version, "no gap");
+    }
+    GroupCommit.publish(List.of(alone), 5); // a group of one (CommitLoop) alike
+    assertNull(alone.error);
+    assertEquals(2, alone.version);
+    assertTrue(log().readCommitIfExists(4).isEmpty() && log().readCommitIfExists(6).isEmpty());
+  }
 }

@@ -113,12 +113,13 @@ class OptimisticTransactionTest {
   }
 
   @Test
-  void concurrentBlindAppendsBothLandInConsecutiveVersions() {
+  void concurrentBlindAppendsBothLandInConsecutiveVersions() throws Exception {
     assertEquals(0, createTable());
-    OptimisticTransaction a = new OptimisticTransaction(spark, log());
     OptimisticTransaction b = new OptimisticTransaction(spark, log());
-    assertEquals(1, a.commit(List.of(add("a.parquet")), APPEND));
-    log().invalidateCache(); // as if another server had committed version 1: b loses the race for it
+    // Version 1 by another server (no cache or committer of this one knows it): b loses the race for it.
+    long ts = System.currentTimeMillis();
+    log().writeCommit(1, List.of(new CommitInfo(ts, ts, "WRITE", Map.of(), 0L, "WriteSerializable", true, null, "test",
+        UUID.randomUUID().toString()), add("a.parquet")));
     assertEquals(2, b.commit(List.of(add("b.parquet")), APPEND));
     assertEquals(2, b.attempts());
     Snapshot s = log().snapshot();
