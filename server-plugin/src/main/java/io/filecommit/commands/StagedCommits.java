@@ -53,8 +53,9 @@ public final class StagedCommits {
   public static CommandResult publish(SparkSession session, String path, List<String> ids, TransactionId txnId) {
     long start = System.currentTimeMillis();
     DeltaLog log = open(session, path, ids);
-    List<StagedCommit> staged = load(log, ids);
-    OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    List<StagedCommit> staged = load(log, ids, true);
+    // The cached snapshot, unchecked: the commit is put-if-absent, and a lost race reads the log.
+    OptimisticTransaction txn = OptimisticTransaction.onCachedSnapshot(session, log);
     Snapshot snapshot = txn.snapshot();
     if (snapshot.exists()) {
       TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), txn.table());
@@ -120,7 +121,7 @@ public final class StagedCommits {
     for (String id : ids) {
       StagedCommit c;
       try {
-        c = load(log, List.of(id)).get(0);
+        c = load(log, List.of(id), false).get(0);
       } catch (io.filecommit.errors.FileCommitException e) {
         if (ErrorClass.FILECOMMIT_STAGED_COMMIT_ABORTED.name().equals(e.getCondition())
             || ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.name().equals(e.getCondition())) {
@@ -144,7 +145,7 @@ public final class StagedCommits {
    */
   public static StagedCommit get(SparkSession session, String path, String id) {
     DeltaLog log = open(session, path, List.of(id));
-    return load(log, List.of(id)).get(0);
+    return load(log, List.of(id), false).get(0);
   }
 
   /**
@@ -163,7 +164,7 @@ public final class StagedCommits {
    */
   public static Dataset<Row> read(SparkSession session, String path, List<String> ids, boolean tableAfter) {
     DeltaLog log = open(session, path, ids);
-    List<StagedCommit> staged = load(log, ids);
+    List<StagedCommit> staged = load(log, ids, false);
     Snapshot snapshot = log.snapshot();
     Metadata md = snapshot.exists() ? snapshot.metadata() : null;
     Map<String, AddFile> files = new LinkedHashMap<>();
@@ -208,10 +209,10 @@ public final class StagedCommits {
     return log;
   }
 
-  private static List<StagedCommit> load(DeltaLog log, List<String> ids) {
+  private static List<StagedCommit> load(DeltaLog log, List<String> ids, boolean cached) {
     List<StagedCommit> out = new ArrayList<>();
     for (String id : ids) {
-      StagedCommit c = StagingStore.load(log, id);
+      StagedCommit c = StagingStore.load(log, id, cached);
       if (!c.tablePath().equals(log.tablePath().toString())) {
         throw ErrorClass.FILECOMMIT_STAGED_COMMIT_NOT_FOUND.error("Staged commit " + id + " belongs to "
             + c.tablePath() + ", not to " + log.tablePath(), Map.of("stagedId", id));

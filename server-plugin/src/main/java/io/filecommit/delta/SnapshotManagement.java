@@ -74,6 +74,12 @@ final class SnapshotManagement {
     return toSnapshot(fresh);
   }
 
+  /** The cached snapshot, unchecked ({@link DeltaLog#cachedSnapshot}), or null. */
+  Snapshot cached() {
+    SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
+    return c == null ? null : toSnapshot(c);
+  }
+
   /** The snapshot of an earlier version ({@link DeltaLog#snapshotAsOfVersion}), from Kernel, not cached. */
   Snapshot asOfVersion(long version) {
     return kernelRead(() -> Table.forPath(engine, key).getSnapshotAsOfVersion(engine, version));

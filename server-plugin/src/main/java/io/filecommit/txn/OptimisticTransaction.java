@@ -48,6 +48,7 @@ public final class OptimisticTransaction {
   private final SparkSession session;
   private final DeltaLog deltaLog;
   private final Snapshot snapshot;
+  private final boolean snapshotChecked;
   /** This transaction's {@code commitInfo.txnId}. */
   final String txnId = UUID.randomUUID().toString();
   private Metadata newMetadata;
@@ -76,10 +77,38 @@ public final class OptimisticTransaction {
    * @param deltaLog the table's log
    */
   public OptimisticTransaction(SparkSession session, DeltaLog deltaLog) {
+    this(session, deltaLog, deltaLog.snapshot(), true);
+  }
+
+  private OptimisticTransaction(SparkSession session, DeltaLog deltaLog, Snapshot snapshot, boolean checked) {
     this.session = session;
     this.deltaLog = deltaLog;
-    this.snapshot = deltaLog.snapshot();
+    this.snapshot = snapshot;
+    this.snapshotChecked = checked;
     this.publisher = new LogPublisher(deltaLog, txnId, table());
+  }
+
+  /**
+   * Starts a transaction at the snapshot this server cached for the table, without asking the
+   * store whether it is still the latest ({@link DeltaLog#cachedSnapshot}); the latest snapshot
+   * when none is cached. For a commit whose every decision is judged again against the versions
+   * it did not read (a publish of staged commits): the commit is put-if-absent, and its first lost
+   * race lists the log once and judges every version it missed ({@link CommitLoop}). Delta's
+   * {@code OptimisticTransaction} always starts from {@code DeltaLog.update()}.
+   *
+   * @param session the Spark session that runs the command
+   * @param deltaLog the table's log
+   * @return the transaction
+   */
+  public static OptimisticTransaction onCachedSnapshot(SparkSession session, DeltaLog deltaLog) {
+    Snapshot cached = deltaLog.cachedSnapshot();
+    return cached != null ? new OptimisticTransaction(session, deltaLog, cached, false)
+        : new OptimisticTransaction(session, deltaLog);
+  }
+
+  /** {@return whether the snapshot was checked to be the latest when the transaction started} */
+  boolean snapshotChecked() {
+    return snapshotChecked;
   }
 
   /**

@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import org.apache.hadoop.fs.Path;
 
 /**
  * Publishes one or several staged commits of a table as one table version: one transaction whose
@@ -63,12 +62,12 @@ public final class StagedPublish {
    */
   public static Outcome publish(OptimisticTransaction txn, List<StagedCommit> staged, long now) {
     List<String> ids = staged.stream().map(StagedCommit::id).toList();
-    Optional<Long> done = alreadyPublished(txn, ids);
-    if (done.isPresent()) {
-      return new Outcome(done.get(), false, 0);
-    }
     for (StagedCommit c : staged) {
       if (c.expiredAt(now)) {
+        Optional<Long> done = publishedAlready(txn, staged);
+        if (done.isPresent()) {
+          return new Outcome(done.get(), false, 0);
+        }
         throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Staged commit " + c.id() + " of " + txn.table()
             + " expired at " + java.time.Instant.ofEpochMilli(c.expirationTime()) + "; it cannot be published",
             Map.of("stagedId", c.id(), "expirationTime", Long.toString(c.expirationTime())));
@@ -96,58 +95,64 @@ public final class StagedPublish {
           s.readWholeTable(), s.readPredicates(), s.readFiles(), s.removedFiles(), allTxns, s.isolationLevel())));
       actions.addAll(c.actions());
     }
-    List<Path> markers = StagingStore.beginPublish(txn.deltaLog(), ids);
+    StagingStore.Hold hold = StagingStore.beginPublish(txn.deltaLog(), staged);
+    if (hold.publishedIn() >= 0) {
+      return new Outcome(hold.publishedIn(), false, 0);
+    }
     CommitLoop loop = new CommitLoop(txn, readers, new LinkedHashSet<>(ids));
     long version;
     try {
-      // Under the marker no abort deletes them, and VACUUM keeps the files of staged records.
+      // Under the claim no abort deletes them, and VACUUM keeps the files of staged records.
       StagedFiles.checkExist(txn.deltaLog(), staged);
       version = loop.run(actions, operation(staged));
     } catch (FileCommitException e) {
       if (!ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.name().equals(e.getCondition())) {
-        StagingStore.endPublish(txn.deltaLog(), markers, ids, -1);
+        StagingStore.endPublish(txn.deltaLog(), hold, -1);
       }
       throw e;
     } catch (Throwable t) {
-      decideFromLog(txn, staged, markers, t);
+      decideFromLog(txn, staged, hold, t);
       throw t;
     }
     boolean holdsThem = txn.committed() || loop.duplicateOfStaged();
-    StagingStore.endPublish(txn.deltaLog(), markers, ids, holdsThem ? version : -1);
+    StagingStore.endPublish(txn.deltaLog(), hold, holdsThem ? version : -1);
     return new Outcome(version, txn.committed(), txn.attempts());
   }
 
   /**
    * Ends a publish that failed with an exception that is not filecommit's (a bug, an {@code
-   * Error}): whether it landed is read from the log, and the publish's markers are released with
+   * Error}): whether it landed is read from the log, and the publish's claims are released with
    * that answer, so that the staged commits are either published or can be aborted. When the log
-   * cannot be read the markers stay (an unknown outcome keeps the files); that failure is added to
+   * cannot be read the claims stay (an unknown outcome keeps the files); that failure is added to
    * {@code failure} as suppressed.
    */
-  private static void decideFromLog(OptimisticTransaction txn, List<StagedCommit> staged, List<Path> markers,
+  private static void decideFromLog(OptimisticTransaction txn, List<StagedCommit> staged, StagingStore.Hold hold,
       Throwable failure) {
     try {
       Set<Long> versions = new HashSet<>();
       for (StagedCommit c : staged) {
         StagingStore.findInLog(txn.deltaLog(), c).ifPresent(versions::add);
       }
-      List<String> ids = staged.stream().map(StagedCommit::id).toList();
       if (versions.isEmpty()) {
-        StagingStore.endPublish(txn.deltaLog(), markers, ids, -1);
+        StagingStore.endPublish(txn.deltaLog(), hold, -1);
       } else if (versions.size() == 1) {
-        StagingStore.endPublish(txn.deltaLog(), markers, ids, versions.iterator().next());
+        StagingStore.endPublish(txn.deltaLog(), hold, versions.iterator().next());
       }
     } catch (RuntimeException e) {
       failure.addSuppressed(e);
     }
   }
 
-  /** The version that published all of {@code ids}, if one did; an error if only some were. */
-  private static Optional<Long> alreadyPublished(OptimisticTransaction txn, List<String> ids) {
+  /**
+   * The version that published all of {@code staged}, read from the log (for staged commits that
+   * expired: published ones answer as published until the sweep drops their records); an error
+   * if only some were.
+   */
+  private static Optional<Long> publishedAlready(OptimisticTransaction txn, List<StagedCommit> staged) {
     Set<Long> versions = new HashSet<>();
     int published = 0;
-    for (String id : ids) {
-      Optional<Long> v = StagingStore.publishedVersion(txn.deltaLog(), id);
+    for (StagedCommit c : staged) {
+      Optional<Long> v = StagingStore.findInLog(txn.deltaLog(), c);
       if (v.isPresent()) {
         versions.add(v.get());
         published++;
@@ -156,12 +161,12 @@ public final class StagedPublish {
     if (published == 0) {
       return Optional.empty();
     }
-    if (published == ids.size() && versions.size() == 1) {
+    if (published == staged.size() && versions.size() == 1) {
       return Optional.of(versions.iterator().next());
     }
-    throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Some of the staged commits " + ids + " of "
-        + txn.table() + " were already published (in versions " + versions + "); nothing was committed",
-        Map.of("versions", versions.toString()));
+    throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Some of the staged commits "
+        + staged.stream().map(StagedCommit::id).toList() + " of " + txn.table() + " were already published (in "
+        + "versions " + versions + "); nothing was committed", Map.of("versions", versions.toString()));
   }
 
   /**
