@@ -29,8 +29,28 @@ import java.util.Set;
  * actions are theirs, judged by Delta's conflict rules ({@link ConflictChecker}) against every
  * version after each staged commit's read version, as if each had committed itself (protocol
  * "Optimistic Concurrency Control"). Idempotent: the commit names the staged commits in {@code
- * commitInfo.operationParameters.stagedCommits}, and a publish that finds them there (or their
- * {@code published} marker, {@link StagingStore}) commits nothing again.
+ * commitInfo.operationParameters.stagedCommits}, and a publish that finds them there commits
+ * nothing again.
+ *
+ * <p>Requests to an object store of a publish of one staged commit of one data file, on the server
+ * that staged it (measured on MinIO by {@code bench/profile_s3_publish.py}; 17 before the claim):
+ * <ol>
+ *   <li>{@code PUT} (conditional, {@code If-None-Match: *}) of the staged commit's claim {@code
+ *       _delta_log/_staged/<id>.claim}: the one write that orders the publish against any abort
+ *       ({@link StagingClaims}); without it an abort could delete files a version then references;
+ *   <li>{@code HEAD} of the data file: a commit must never reference a missing file ({@code
+ *       DELTA_FILE_NOT_FOUND}; one per added data, deletion-vector and change-data file);
+ *   <li>{@code PUT} (conditional) of {@code _delta_log/<version>.json}: the commit itself;
+ *   <li>{@code PUT} of {@code _delta_log/<version>.crc}: the version's checksum (protocol "Version
+ *       Checksum File"), written by the post-commit hooks.
+ * </ol>
+ * Nothing else: the record comes from this server's memory (a record never changes once
+ * written; another server reads it, a {@code HEAD} and a {@code GET}); the transaction starts on
+ * the cached snapshot without a listing ({@link OptimisticTransaction#onCachedSnapshot}: the
+ * commit is put-if-absent, and a lost race lists the log once and judges every version it missed);
+ * no {@code published} marker is written (the claim stays, and the log holds the version) and no
+ * marker is deleted; the staging folder is swept only when one of its records is due ({@link
+ * StagingSweeper}).
  */
 public final class StagedPublish {
   private StagedPublish() {}
@@ -95,7 +115,7 @@ public final class StagedPublish {
           s.readWholeTable(), s.readPredicates(), s.readFiles(), s.removedFiles(), allTxns, s.isolationLevel())));
       actions.addAll(c.actions());
     }
-    StagingStore.Hold hold = StagingStore.beginPublish(txn.deltaLog(), staged);
+    StagingClaims.Hold hold = StagingClaims.beginPublish(txn.deltaLog(), staged);
     if (hold.publishedIn() >= 0) {
       return new Outcome(hold.publishedIn(), false, 0);
     }
@@ -107,7 +127,7 @@ public final class StagedPublish {
       version = loop.run(actions, operation(staged));
     } catch (FileCommitException e) {
       if (!ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.name().equals(e.getCondition())) {
-        StagingStore.endPublish(txn.deltaLog(), hold, -1);
+        StagingClaims.endPublish(txn.deltaLog(), hold, -1);
       }
       throw e;
     } catch (Throwable t) {
@@ -115,7 +135,7 @@ public final class StagedPublish {
       throw t;
     }
     boolean holdsThem = txn.committed() || loop.duplicateOfStaged();
-    StagingStore.endPublish(txn.deltaLog(), hold, holdsThem ? version : -1);
+    StagingClaims.endPublish(txn.deltaLog(), hold, holdsThem ? version : -1);
     return new Outcome(version, txn.committed(), txn.attempts());
   }
 
@@ -126,7 +146,7 @@ public final class StagedPublish {
    * cannot be read the claims stay (an unknown outcome keeps the files); that failure is added to
    * {@code failure} as suppressed.
    */
-  private static void decideFromLog(OptimisticTransaction txn, List<StagedCommit> staged, StagingStore.Hold hold,
+  private static void decideFromLog(OptimisticTransaction txn, List<StagedCommit> staged, StagingClaims.Hold hold,
       Throwable failure) {
     try {
       Set<Long> versions = new HashSet<>();
@@ -134,9 +154,9 @@ public final class StagedPublish {
         StagingStore.findInLog(txn.deltaLog(), c).ifPresent(versions::add);
       }
       if (versions.isEmpty()) {
-        StagingStore.endPublish(txn.deltaLog(), hold, -1);
+        StagingClaims.endPublish(txn.deltaLog(), hold, -1);
       } else if (versions.size() == 1) {
-        StagingStore.endPublish(txn.deltaLog(), hold, versions.iterator().next());
+        StagingClaims.endPublish(txn.deltaLog(), hold, versions.iterator().next());
       }
     } catch (RuntimeException e) {
       failure.addSuppressed(e);
