@@ -52,7 +52,7 @@ public final class StagedCommits {
    */
   public static CommandResult publish(SparkSession session, String path, List<String> ids, TransactionId txnId) {
     long start = System.currentTimeMillis();
-    DeltaLog log = open(session, path, ids);
+    DeltaLog log = open(session, path, ids, true);
     List<StagedCommit> staged = load(log, ids, true);
     // The cached snapshot, unchecked: the commit is put-if-absent, and a lost race reads the log.
     OptimisticTransaction txn = OptimisticTransaction.onCachedSnapshot(session, log);
@@ -116,7 +116,7 @@ public final class StagedCommits {
    *     {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED}, {@code FILECOMMIT_STAGED_COMMIT_BUSY}
    */
   public static long abort(SparkSession session, String path, List<String> ids) {
-    DeltaLog log = open(session, path, ids);
+    DeltaLog log = open(session, path, ids, false);
     long deleted = 0;
     for (String id : ids) {
       StagedCommit c;
@@ -144,7 +144,7 @@ public final class StagedCommits {
    * @throws io.filecommit.errors.FileCommitException the classes of {@link StagingStore#load}
    */
   public static StagedCommit get(SparkSession session, String path, String id) {
-    DeltaLog log = open(session, path, List.of(id));
+    DeltaLog log = open(session, path, List.of(id), false);
     return load(log, List.of(id), false).get(0);
   }
 
@@ -163,7 +163,7 @@ public final class StagedCommits {
    * @throws io.filecommit.errors.FileCommitException the classes of {@link StagingStore#load}
    */
   public static Dataset<Row> read(SparkSession session, String path, List<String> ids, boolean tableAfter) {
-    DeltaLog log = open(session, path, ids);
+    DeltaLog log = open(session, path, ids, false);
     List<StagedCommit> staged = load(log, ids, false);
     Snapshot snapshot = log.snapshot();
     Metadata md = snapshot.exists() ? snapshot.metadata() : null;
@@ -192,7 +192,7 @@ public final class StagedCommits {
     return rows.drop(TableScan.FILE_COLUMN, TableScan.ROW_COLUMN);
   }
 
-  private static DeltaLog open(SparkSession session, String path, List<String> ids) {
+  private static DeltaLog open(SparkSession session, String path, List<String> ids, boolean publish) {
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
     }
@@ -205,7 +205,11 @@ public final class StagedCommits {
           java.util.Map.of("stagedIds", String.join(", ", ids)));
     }
     DeltaLog log = DeltaLog.forTable(session, path);
-    StagingStore.sweepIfDue(log, System.currentTimeMillis());
+    if (publish) {
+      StagingStore.sweepWhenDue(log, System.currentTimeMillis());
+    } else {
+      StagingStore.sweepIfDue(log, System.currentTimeMillis());
+    }
     return log;
   }
 

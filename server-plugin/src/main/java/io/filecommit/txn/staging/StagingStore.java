@@ -232,7 +232,20 @@ public final class StagingStore {
    * @return ids of the staged commits aborted
    */
   public static List<String> sweepIfDue(DeltaLog log, long now) {
-    return StagingSweeper.sweepIfDue(log, now);
+    return StagingSweeper.sweepIfDue(log, now, false);
+  }
+
+  /**
+   * Sweeps as {@link #sweepIfDue} only when a record this server stored or saw is due, or the
+   * table's last listing is {@link StagingSweeper#RESWEEP_MS} old (the background thread's rule):
+   * for a publish, which would otherwise list the staging folder and read every record.
+   *
+   * @param log the table's log
+   * @param now the time, ms since the epoch
+   * @return ids of the staged commits aborted
+   */
+  public static List<String> sweepWhenDue(DeltaLog log, long now) {
+    return StagingSweeper.sweepIfDue(log, now, true);
   }
 
   /**

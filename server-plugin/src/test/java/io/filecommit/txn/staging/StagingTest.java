@@ -182,8 +182,9 @@ class StagingTest {
     FileCommitException e = assertThrows(FileCommitException.class, () -> publish(s));
     assertEquals("FILECOMMIT_COMMIT_STATE_UNKNOWN", e.getCondition());
     CommitOutcomeTest.FAIL_READ.set(0);
-    FileCommitException busy = assertThrows(FileCommitException.class, () -> StagingStore.abort(log(), s));
-    assertEquals("FILECOMMIT_STAGED_COMMIT_BUSY", busy.getCondition());
+    // The publish's claim stays; the abort asks the log, which holds the version.
+    FileCommitException refused = assertThrows(FileCommitException.class, () -> StagingStore.abort(log(), s));
+    assertEquals("FILECOMMIT_STAGED_COMMIT_PUBLISHED", refused.getCondition());
     assertTrue(Files.exists(tmp.resolve("a.parquet")), "the commit landed: its file must stay");
     assertEquals(1, versionsHolding("a.parquet"));
   }
