@@ -6,10 +6,9 @@ Starts its own MinIO (``make minio``; ``tests/s3.py``), the recording proxy in f
 one unpartitioned table (``id`` BIGINT, two one-row appends first) it runs, each ``--rounds``
 times: a staged one-row append (``filecommit.write(..., stage=True)``), its publish
 (``filecommit.commit``), a second staged append and its abort (``filecommit.abort``), then one
-VACUUM (``retention_hours=168``) and one snapshot load of a cold table handle (a second server
-session reading ``count()`` through ``format("filecommit")`` is not cold, so the load is the first
-command on a fresh table path: a one-row append to it, then the read of its snapshot by
-``filecommit.history``).
+VACUUM (``retention_hours=168``) and the history of a second table (one one-row append to it
+first, so its snapshot is cached as after a write; ``filecommit.history`` loads it and reads its
+commits).
 
 Prints, per command, the requests the proxy saw between the call and its answer: method (``LIST``
 for a listing GET), key (table prefix, versions and uuids abstracted), the S3A audit operation
@@ -18,7 +17,12 @@ counters the command reported (``metrics.object_store_requests``). Requests of b
 that overlaps a command (checkpoints, checksum files) are counted in it, as S3A's counters count
 them; ``--settle`` seconds of sleep after each command keep them out of the next one.
 
-Usage: ``python bench/profile_s3_publish.py [--rounds 1] [--settle 0.5] [--conf KEY=VALUE ...]``.
+With ``--jfr`` the server runs under a JDK Flight Recording, and the script prints, for every
+``HEAD`` S3A sent to learn a file's status before opening it, the innermost Delta Kernel /
+filecommit frames that opened the file (none when S3A opened it on its own thread pool), and keeps
+the recording and the request log (``requests.json``) in its temporary directory.
+
+Usage: ``python bench/profile_s3_publish.py [--rounds 1] [--settle 0.5] [--conf KEY=VALUE ...] [--jfr]``.
 """
 
 from __future__ import annotations
@@ -87,7 +91,8 @@ def main(argv=None) -> int:
             reqs = list(seen.log[i0:])
             print(f"\n{label}: {len(reqs)} requests; S3A counters {dict(metrics(r)) if metrics else '-'}")
             for e in reqs:
-                print(f"  {_kind(e['method'], e['path']):<5} {_shape(e['path'], f'/{bucket}/staged_table')}  ({_op(e['referer'])})")
+                shape = _shape(e["path"], f"/{bucket}/staged_table")
+                print(f"  {_kind(e['method'], e['path']):<5} {shape}  ({_op(e['referer'])})")
             time.sleep(args.settle)
             late = seen.log[i0 + len(reqs):]
             if late:
@@ -96,12 +101,12 @@ def main(argv=None) -> int:
 
         n = 10
         for _ in range(args.rounds):
-            staged = run("staged one-row append", lambda: filecommit.write(spark.range(n, n + 1, 1, 1), table,
-                                                                              stage=True))
-            run("publish", lambda: filecommit.commit(spark, table, staged))
+            staged = run("staged one-row append",
+                         lambda n=n: filecommit.write(spark.range(n, n + 1, 1, 1), table, stage=True))
+            run("publish", lambda s=staged: filecommit.commit(spark, table, s))
             staged = run("staged one-row append (to abort)",
-                         lambda: filecommit.write(spark.range(n + 1, n + 2, 1, 1), table, stage=True))
-            run("abort", lambda: filecommit.abort(spark, table, staged), metrics=None)
+                         lambda n=n: filecommit.write(spark.range(n + 1, n + 2, 1, 1), table, stage=True))
+            run("abort", lambda s=staged: filecommit.abort(spark, table, s), metrics=None)
             n += 2
         run("VACUUM", lambda: filecommit.vacuum(spark, table, retention_hours=168),
             metrics=lambda r: r.object_store_requests)
