@@ -52,9 +52,10 @@ public final class StagedCommits {
    */
   public static CommandResult publish(SparkSession session, String path, List<String> ids, TransactionId txnId) {
     long start = System.currentTimeMillis();
-    DeltaLog log = open(session, path, ids);
-    List<StagedCommit> staged = load(log, ids);
-    OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    DeltaLog log = open(session, path, ids, true);
+    List<StagedCommit> staged = load(log, ids, true);
+    // The cached snapshot, unchecked: the commit is put-if-absent, and a lost race reads the log.
+    OptimisticTransaction txn = OptimisticTransaction.onCachedSnapshot(session, log);
     Snapshot snapshot = txn.snapshot();
     if (snapshot.exists()) {
       TableFeatures.checkWritable(snapshot.protocol(), snapshot.metadata(), txn.table());
@@ -115,12 +116,12 @@ public final class StagedCommits {
    *     {@code FILECOMMIT_STAGED_COMMIT_PUBLISHED}, {@code FILECOMMIT_STAGED_COMMIT_BUSY}
    */
   public static long abort(SparkSession session, String path, List<String> ids) {
-    DeltaLog log = open(session, path, ids);
+    DeltaLog log = open(session, path, ids, false);
     long deleted = 0;
     for (String id : ids) {
       StagedCommit c;
       try {
-        c = load(log, List.of(id)).get(0);
+        c = load(log, List.of(id), false).get(0);
       } catch (io.filecommit.errors.FileCommitException e) {
         if (ErrorClass.FILECOMMIT_STAGED_COMMIT_ABORTED.name().equals(e.getCondition())
             || ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.name().equals(e.getCondition())) {
@@ -143,8 +144,8 @@ public final class StagedCommits {
    * @throws io.filecommit.errors.FileCommitException the classes of {@link StagingStore#load}
    */
   public static StagedCommit get(SparkSession session, String path, String id) {
-    DeltaLog log = open(session, path, List.of(id));
-    return load(log, List.of(id)).get(0);
+    DeltaLog log = open(session, path, List.of(id), false);
+    return load(log, List.of(id), false).get(0);
   }
 
   /**
@@ -162,8 +163,8 @@ public final class StagedCommits {
    * @throws io.filecommit.errors.FileCommitException the classes of {@link StagingStore#load}
    */
   public static Dataset<Row> read(SparkSession session, String path, List<String> ids, boolean tableAfter) {
-    DeltaLog log = open(session, path, ids);
-    List<StagedCommit> staged = load(log, ids);
+    DeltaLog log = open(session, path, ids, false);
+    List<StagedCommit> staged = load(log, ids, false);
     Snapshot snapshot = log.snapshot();
     Metadata md = snapshot.exists() ? snapshot.metadata() : null;
     Map<String, AddFile> files = new LinkedHashMap<>();
@@ -191,7 +192,7 @@ public final class StagedCommits {
     return rows.drop(TableScan.FILE_COLUMN, TableScan.ROW_COLUMN);
   }
 
-  private static DeltaLog open(SparkSession session, String path, List<String> ids) {
+  private static DeltaLog open(SparkSession session, String path, List<String> ids, boolean publish) {
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
     }
@@ -204,14 +205,18 @@ public final class StagedCommits {
           java.util.Map.of("stagedIds", String.join(", ", ids)));
     }
     DeltaLog log = DeltaLog.forTable(session, path);
-    StagingStore.sweepIfDue(log, System.currentTimeMillis());
+    if (publish) {
+      StagingStore.sweepWhenDue(log, System.currentTimeMillis());
+    } else {
+      StagingStore.sweepIfDue(log, System.currentTimeMillis());
+    }
     return log;
   }
 
-  private static List<StagedCommit> load(DeltaLog log, List<String> ids) {
+  private static List<StagedCommit> load(DeltaLog log, List<String> ids, boolean cached) {
     List<StagedCommit> out = new ArrayList<>();
     for (String id : ids) {
-      StagedCommit c = StagingStore.load(log, id);
+      StagedCommit c = StagingStore.load(log, id, cached);
       if (!c.tablePath().equals(log.tablePath().toString())) {
         throw ErrorClass.FILECOMMIT_STAGED_COMMIT_NOT_FOUND.error("Staged commit " + id + " belongs to "
             + c.tablePath() + ", not to " + log.tablePath(), Map.of("stagedId", id));

@@ -3,6 +3,7 @@ package io.filecommit.commands;
 import io.filecommit.conf.FileCommitConf;
 import io.filecommit.delta.DeltaLog;
 import io.filecommit.delta.KernelInternals;
+import io.filecommit.delta.LogFiles;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.TableFeatures;
@@ -179,9 +180,27 @@ public final class VacuumCommand {
       valid.add(fs.makeQualified(log.absolutePath(f.path())));
       addDv(valid, fs, root, f.deletionVector());
     }
-    List<Long> versions = log.listVersions();
-    for (long v : versions) {
-      List<Action> actions = log.readCommit(v);
+    // One listing of the log: its commits (each read with the listed length, no status request)
+    // and, when older commits were cleaned, its checkpoints.
+    FileStatus[] listed;
+    try {
+      listed = fs.listStatus(log.logPath());
+    } catch (IOException e) {
+      throw log.readFailure(e);
+    }
+    List<LogFiles.Commit> commits = new ArrayList<>();
+    List<Long> versions = new ArrayList<>();
+    for (FileStatus st : listed) {
+      String name = st.getPath().getName();
+      if (name.length() == 25 && name.endsWith(".json") && name.chars().limit(20).allMatch(Character::isDigit)) {
+        commits.add(new LogFiles.Commit(Long.parseLong(name.substring(0, 20)), st));
+      }
+    }
+    commits.sort(java.util.Comparator.comparingLong(LogFiles.Commit::version));
+    for (LogFiles.Commit c : commits) {
+      long v = c.version();
+      versions.add(v);
+      List<Action> actions = LogFiles.read(log, c);
       staged.commit(v, actions); // the staged commits' protection from the same read of the log
       for (Action a : actions) {
         if (a instanceof RemoveFile r && r.deletionTimestamp() > cutoff) {
@@ -192,14 +211,10 @@ public final class VacuumCommand {
     }
     if (!versions.isEmpty() && versions.get(0) > 0) {
       List<String> checkpoints = new ArrayList<>();
-      try {
-        for (org.apache.hadoop.fs.FileStatus st : fs.listStatus(log.logPath())) {
-          if (st.getPath().getName().contains(".checkpoint") && st.getPath().getName().endsWith(".parquet")) {
-            checkpoints.add(st.getPath().toString());
-          }
+      for (FileStatus st : listed) {
+        if (st.getPath().getName().contains(".checkpoint") && st.getPath().getName().endsWith(".parquet")) {
+          checkpoints.add(st.getPath().toString());
         }
-      } catch (IOException e) {
-        throw log.readFailure(e);
       }
       if (!checkpoints.isEmpty()) {
         var removes = session.read().parquet(checkpoints.toArray(new String[0])).where("remove IS NOT NULL");

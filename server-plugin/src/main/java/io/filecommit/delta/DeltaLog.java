@@ -329,6 +329,16 @@ public final class DeltaLog {
   }
 
   /**
+   * The snapshot this server cached for the table, NOT checked against the log (no request): for
+   * a commit that judges every version it did not read after a lost race; null when none is cached.
+   *
+   * @return the cached snapshot, or null
+   */
+  public Snapshot cachedSnapshot() {
+    return snapshots.cached();
+  }
+
+  /**
    * Tells the snapshot cache that this process committed {@code version}: a cached state of {@code version - 1} moves
    * to it (new protocol/metadata, if any, and the commit's txns) without a Kernel reload; a state further behind, or
    * already past it, is kept (the next snapshot rolls it forward, as Delta's incremental {@code DeltaLog.update}):

@@ -89,6 +89,12 @@ final class SnapshotManagement {
     return c != null && c.mtime() == LogProbe.PUBLISHED_HERE ? Optional.of(toSnapshot(c)) : Optional.empty();
   }
 
+  /** The cached snapshot, unchecked ({@link DeltaLog#cachedSnapshot}), or null. */
+  Snapshot cached() {
+    SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
+    return c == null ? null : toSnapshot(c);
+  }
+
   /** The snapshot of an earlier version ({@link DeltaLog#snapshotAsOfVersion}), from Kernel, not cached. */
   Snapshot asOfVersion(long version) {
     return kernelRead(() -> Table.forPath(engine, key).getSnapshotAsOfVersion(engine, version));

@@ -1,6 +1,7 @@
 package io.filecommit.txn;
 
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.LogFiles;
 import io.filecommit.delta.Snapshot;
 import io.filecommit.delta.TableConfig;
 import io.filecommit.delta.actions.Action;
@@ -122,6 +123,7 @@ public final class CommitLoop {
       }
     }
     long version = known + 1;
+    boolean caughtUp = false;
     for (int attempts = 1; attempts <= MAX_COMMIT_ATTEMPTS; attempts++) {
       txn.loopOutcome(false, attempts);
       long now = System.currentTimeMillis();
@@ -159,6 +161,19 @@ public final class CommitLoop {
         md = null;
         pr = null;
         blind = CommitActions.onlyAdds(actions);
+      }
+      if (!caughtUp && txn.snapshotUnchecked()) {
+        // Started on an unchecked cached snapshot: one listing of the log, every later version judged.
+        caughtUp = true;
+        for (LogFiles.Commit c : LogFiles.listCommits(deltaLog)) {
+          if (c.version() > version) {
+            List<Action> seen = LogFiles.read(deltaLog, c);
+            if (judge(WinningCommitSummary.of(c.version(), seen), seen, effective, false)) {
+              return c.version();
+            }
+            version = c.version();
+          }
+        }
       }
       version++;
       LogPublisher.backoff(attempts);

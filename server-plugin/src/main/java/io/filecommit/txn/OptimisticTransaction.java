@@ -48,6 +48,7 @@ public final class OptimisticTransaction {
   private final SparkSession session;
   private final DeltaLog deltaLog;
   private final Snapshot snapshot;
+  private final boolean snapshotChecked;
   /** This transaction's {@code commitInfo.txnId}. */
   final String txnId = UUID.randomUUID().toString();
   private Metadata newMetadata;
@@ -64,7 +65,6 @@ public final class OptimisticTransaction {
   /** appId -> version of the {@code txn} actions it commits, in the order set ({@link CommitLoop}). */
   final Map<String, Long> txns = new LinkedHashMap<>();
   private final List<Runnable> cleanups = new ArrayList<>();
-  private final boolean snapshotUnchecked;
   private IdentityValues identityValues;
   /** The domain metadata it commits ({@link CommitLoop}). */
   final List<DomainMetadata> domains = new ArrayList<>();
@@ -77,7 +77,7 @@ public final class OptimisticTransaction {
    * @param deltaLog the table's log
    */
   public OptimisticTransaction(SparkSession session, DeltaLog deltaLog) {
-    this(session, deltaLog, false);
+    this(session, deltaLog, deltaLog.snapshot(), true);
   }
 
   /**
@@ -90,21 +90,47 @@ public final class OptimisticTransaction {
    * @param blindAppend whether the transaction only appends files without reading the table
    */
   public OptimisticTransaction(SparkSession session, DeltaLog deltaLog, boolean blindAppend) {
+    this(session, deltaLog, blindAppend ? deltaLog.ownLatestCommit() : java.util.Optional.empty());
+  }
+
+  private OptimisticTransaction(SparkSession session, DeltaLog deltaLog, java.util.Optional<Snapshot> own) {
+    this(session, deltaLog, own.isPresent() ? own.get() : deltaLog.snapshot(), own.isEmpty());
+  }
+
+  private OptimisticTransaction(SparkSession session, DeltaLog deltaLog, Snapshot snapshot, boolean checked) {
     this.session = session;
     this.deltaLog = deltaLog;
-    java.util.Optional<Snapshot> own = blindAppend ? deltaLog.ownLatestCommit() : java.util.Optional.empty();
-    this.snapshotUnchecked = own.isPresent();
-    this.snapshot = own.isPresent() ? own.get() : deltaLog.snapshot();
+    this.snapshot = snapshot;
+    this.snapshotChecked = checked;
     this.publisher = new LogPublisher(deltaLog, txnId, table());
   }
 
   /**
-   * {@return whether the snapshot is this server's own last commit, not checked against the log
-   * ({@link DeltaLog#ownLatestCommit}): a protocol or metadata conflict may then be with a commit
-   * that landed before this transaction started}
+   * Starts a transaction at the snapshot this server cached for the table, without asking the
+   * store whether it is still the latest ({@link DeltaLog#cachedSnapshot}); the latest snapshot
+   * when none is cached. For a commit whose every decision is judged again against the versions
+   * it did not read (a publish of staged commits): the commit is put-if-absent, and its first lost
+   * race lists the log once and judges every version it missed ({@link CommitLoop}). Delta's
+   * {@code OptimisticTransaction} always starts from {@code DeltaLog.update()}.
+   *
+   * @param session the Spark session that runs the command
+   * @param deltaLog the table's log
+   * @return the transaction
+   */
+  public static OptimisticTransaction onCachedSnapshot(SparkSession session, DeltaLog deltaLog) {
+    Snapshot cached = deltaLog.cachedSnapshot();
+    return cached != null ? new OptimisticTransaction(session, deltaLog, cached, false)
+        : new OptimisticTransaction(session, deltaLog);
+  }
+
+  /**
+   * {@return whether the snapshot was not checked to be the latest when the transaction started
+   * (this server's own last commit, {@link DeltaLog#ownLatestCommit}, or its cached state, {@link
+   * #onCachedSnapshot}): a protocol or metadata conflict may then be with a commit that landed
+   * before this transaction started}
    */
   public boolean snapshotUnchecked() {
-    return snapshotUnchecked;
+    return !snapshotChecked;
   }
 
   /**

@@ -4,9 +4,9 @@ import io.delta.storage.CloseableIterator;
 import io.delta.storage.HadoopFileSystemLogStore;
 import io.delta.storage.S3SingleDriverLogStore;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * other failure (a {@code 409 ConditionalRequestConflict} of two racing writes, 5xx, timeouts, a
  * lost response) as a plain {@link IOException}, whose outcome the committer reads from the log.
  * Overwrites ({@code _last_checkpoint}) are plain {@code PUT}s, which S3 makes visible whole or not
- * at all. Reading and listing are delta-storage's {@link HadoopFileSystemLogStore} (S3 lists and
+ * at all. Lines are streamed into S3A's output stream, never joined in memory ({@link
+ * S3ConditionalPut#create}). Reading and listing are delta-storage's {@link HadoopFileSystemLogStore} (S3 lists and
  * reads consistently after a write). delta-rs commits the same way, so both can share a table.
  *
  * <p>This class (the "auto" mode) asks each bucket once whether it honours the condition: a probe
@@ -68,18 +69,14 @@ public class S3ConditionalLogStore extends HadoopFileSystemLogStore {
       fallback.write(path, actions, overwrite, hadoopConf);
       return;
     }
-    StringBuilder sb = new StringBuilder();
-    while (actions.hasNext()) {
-      sb.append(actions.next()).append('\n');
-    }
-    byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
     if (Boolean.TRUE.equals(overwrite)) {
       try (var out = fs.create(path, true)) {
-        out.write(bytes);
+        S3ConditionalPut.writeLines(out, actions);
       }
       return;
     }
-    S3ConditionalPut.create(fs, path, bytes);
+    // Streamed: a commit of 100,000 files is never held whole in the heap (S3ConditionalPut#create).
+    S3ConditionalPut.create(fs, path, actions);
   }
 
   @Override
@@ -160,10 +157,9 @@ public class S3ConditionalLogStore extends HadoopFileSystemLogStore {
    */
   private static boolean probe(FileSystem fs, Path dir) throws IOException {
     Path probe = new Path(dir, ".s3-conditional-probe." + UUID.randomUUID());
-    byte[] bytes = "probe\n".getBytes(StandardCharsets.UTF_8);
     try {
       try {
-        S3ConditionalPut.create(fs, probe, bytes);
+        S3ConditionalPut.create(fs, probe, List.of("probe").iterator());
       } catch (IOException e) {
         if (S3ConditionalPut.refusal(e) == S3ConditionalPut.Refusal.UNSUPPORTED) {
           return false;
@@ -171,7 +167,7 @@ public class S3ConditionalLogStore extends HadoopFileSystemLogStore {
         throw e;
       }
       try {
-        S3ConditionalPut.create(fs, probe, bytes);
+        S3ConditionalPut.create(fs, probe, List.of("probe").iterator());
         return false;
       } catch (IOException e) {
         S3ConditionalPut.Refusal r = S3ConditionalPut.refusal(e);

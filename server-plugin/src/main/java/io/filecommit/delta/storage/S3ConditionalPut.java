@@ -36,18 +36,24 @@ final class S3ConditionalPut {
   }
 
   /**
-   * Writes {@code bytes} as the object {@code path} only if no object of that name exists: one
-   * {@code PUT} with {@code If-None-Match: *} (no existence check before it).
+   * Writes {@code lines} (each followed by a newline, UTF-8) as the object {@code path} only if no
+   * object of that name exists: one {@code PUT} with {@code If-None-Match: *} (no existence check
+   * before it). The lines are streamed into S3A's output stream through a 64 KiB buffer, never
+   * held whole: S3A buffers the object in blocks of {@code fs.s3a.multipart.size} (default 64 MiB)
+   * as {@code fs.s3a.fast.upload.buffer} says (default {@code disk}: files under {@code
+   * fs.s3a.buffer.dir}); an object larger than one block goes up as a multipart upload whose
+   * completion carries the condition. A failure while the lines are produced or written aborts
+   * the stream: nothing is uploaded.
    *
    * @param fs the path's S3A file system
    * @param path the object to create
-   * @param bytes its whole content
+   * @param lines its lines
    * @throws FileAlreadyExistsException when the store answered 412 (the object exists)
    * @throws IOException any other failure (409 ConditionalRequestConflict, 5xx, timeouts, lost
    *     responses): the object may or may not have landed; or, before anything is sent, when the
    *     file system cannot make the write conditional (then nothing is written)
    */
-  static void create(FileSystem fs, Path path, byte[] bytes) throws IOException {
+  static void create(FileSystem fs, Path path, java.util.Iterator<String> lines) throws IOException {
     if (!fs.hasPathCapability(path, CONDITIONAL)) {
       throw new NotConditional("The file system of " + path + " cannot write conditionally (S3A with "
           + "fs.s3a.create.conditional.enabled=true is needed); nothing was written");
@@ -63,8 +69,10 @@ final class S3ConditionalPut {
       throw new NotConditional("S3A will not make the write of " + path + " conditional (is "
           + "fs.s3a.create.conditional.enabled false?); nothing was written");
     }
+    boolean closing = false;
     try {
-      out.write(bytes);
+      writeLines(out, lines);
+      closing = true;
       out.close();
     } catch (RemoteFileChangedException e) {
       if (refusal(e) == Refusal.EXISTS) {
@@ -74,7 +82,29 @@ final class S3ConditionalPut {
         throw exists;
       }
       throw e;
+    } catch (IOException | RuntimeException | Error e) {
+      if (!closing) {
+        out.abort();
+      }
+      throw e;
     }
+  }
+
+  /**
+   * Writes each line and a newline, UTF-8, through a 64 KiB buffer, and flushes it (the caller
+   * closes {@code out}).
+   *
+   * @param out the stream
+   * @param lines the lines
+   * @throws IOException when the stream fails
+   */
+  static void writeLines(java.io.OutputStream out, java.util.Iterator<String> lines) throws IOException {
+    java.io.BufferedOutputStream buf = new java.io.BufferedOutputStream(out, 1 << 16);
+    while (lines.hasNext()) {
+      buf.write(lines.next().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      buf.write('\n');
+    }
+    buf.flush();
   }
 
   /** S3A cannot send the write with its condition; nothing was written. */

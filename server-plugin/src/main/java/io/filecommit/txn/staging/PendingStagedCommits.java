@@ -20,7 +20,7 @@ public final class PendingStagedCommits {
 
   /**
    * Refuses a new staged commit on a table that holds {@link FileCommitConf#STAGING_MAX_PENDING}
-   * pending ones already (a record with neither a {@code published} marker nor a tombstone): one
+   * pending ones already (a record without a claim, {@link StagingClaims}): one
    * listing of {@code _delta_log/_staged}. Called before the record is written, so the command
    * aborts and deletes its files.
    *
@@ -46,8 +46,9 @@ public final class PendingStagedCommits {
   }
 
   /**
-   * How many staged commits of the table are pending: a record with neither a {@code published}
-   * marker nor a tombstone (expired ones until the sweep aborts them included). One listing.
+   * How many staged commits of the table are pending: a record without a claim (nor an older
+   * server's {@code published} marker or tombstone; expired ones until the sweep aborts them
+   * included). One listing.
    *
    * @param log the table's log
    * @return the count
@@ -67,7 +68,7 @@ public final class PendingStagedCommits {
         String id = dot < 0 ? name : name.substring(0, dot);
         if (name.endsWith(".json") && dot == name.length() - 5) {
           records.add(id);
-        } else if (name.endsWith(".published") || name.contains(".aborted")) {
+        } else if (name.endsWith(StagingClaims.SUFFIX) || name.endsWith(".published") || name.contains(".aborted")) {
           ended.add(id);
         }
       }

@@ -20,6 +20,7 @@ import io.filecommit.txn.Operation;
 import io.filecommit.txn.OptimisticTransaction;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -168,13 +169,22 @@ public record StagedCommit(String id, String tablePath, long readVersion, long c
     if (wholeTable && snapshot.exists()) {
       snapshot.allFiles().forEach(f -> readFiles.add(f.path()));
     }
-    Map<String, AddFile> before = snapshot.exists() ? snapshot.activeFiles() : Map.of();
+    // An add of a file the table holds comes with the remove of that file in the same commit
+    // (protocol "Add File and Remove File": a path is added again only after its removal, e.g. with
+    // a new deletion vector): the commit's own removes tell which adds the server did not write,
+    // without reading the table's active files.
+    Map<String, RemoveFile> before = new HashMap<>();
+    for (FileAction a : actions) {
+      if (a instanceof RemoveFile r) {
+        before.put(r.path(), r);
+      }
+    }
     List<String> written = new ArrayList<>();
     for (FileAction a : request.foreignFiles() ? List.<FileAction>of() : actions) {
       if (a instanceof AddCDCFile c) {
         written.add(c.path());
       } else if (a instanceof AddFile f) {
-        AddFile old = before.get(f.path());
+        RemoveFile old = before.get(f.path());
         if (old == null) {
           written.add(f.path());
         }

@@ -23,15 +23,34 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import org.apache.hadoop.fs.Path;
 
 /**
  * Publishes one or several staged commits of a table as one table version: one transaction whose
  * actions are theirs, judged by Delta's conflict rules ({@link ConflictChecker}) against every
  * version after each staged commit's read version, as if each had committed itself (protocol
  * "Optimistic Concurrency Control"). Idempotent: the commit names the staged commits in {@code
- * commitInfo.operationParameters.stagedCommits}, and a publish that finds them there (or their
- * {@code published} marker, {@link StagingStore}) commits nothing again.
+ * commitInfo.operationParameters.stagedCommits}, and a publish that finds them there commits
+ * nothing again.
+ *
+ * <p>Requests to an object store of a publish of one staged commit of one data file, on the server
+ * that staged it (measured on MinIO by {@code bench/profile_s3_publish.py}; 17 before the claim):
+ * <ol>
+ *   <li>{@code PUT} (conditional, {@code If-None-Match: *}) of the staged commit's claim {@code
+ *       _delta_log/_staged/<id>.claim}: the one write that orders the publish against any abort
+ *       ({@link StagingClaims}); without it an abort could delete files a version then references;
+ *   <li>{@code HEAD} of the data file: a commit must never reference a missing file ({@code
+ *       DELTA_FILE_NOT_FOUND}; one per added data, deletion-vector and change-data file);
+ *   <li>{@code PUT} (conditional) of {@code _delta_log/<version>.json}: the commit itself;
+ *   <li>{@code PUT} of {@code _delta_log/<version>.crc}: the version's checksum (protocol "Version
+ *       Checksum File"), written by the post-commit hooks.
+ * </ol>
+ * Nothing else: the record comes from this server's memory (a record never changes once
+ * written; another server reads it, a {@code HEAD} and a {@code GET}); the transaction starts on
+ * the cached snapshot without a listing ({@link OptimisticTransaction#onCachedSnapshot}: the
+ * commit is put-if-absent, and a lost race lists the log once and judges every version it missed);
+ * no {@code published} marker is written (the claim stays, and the log holds the version) and no
+ * marker is deleted; the staging folder is swept only when one of its records is due ({@link
+ * StagingSweeper}).
  */
 public final class StagedPublish {
   private StagedPublish() {}
@@ -63,12 +82,12 @@ public final class StagedPublish {
    */
   public static Outcome publish(OptimisticTransaction txn, List<StagedCommit> staged, long now) {
     List<String> ids = staged.stream().map(StagedCommit::id).toList();
-    Optional<Long> done = alreadyPublished(txn, ids);
-    if (done.isPresent()) {
-      return new Outcome(done.get(), false, 0);
-    }
     for (StagedCommit c : staged) {
       if (c.expiredAt(now)) {
+        Optional<Long> done = publishedAlready(txn, staged);
+        if (done.isPresent()) {
+          return new Outcome(done.get(), false, 0);
+        }
         throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Staged commit " + c.id() + " of " + txn.table()
             + " expired at " + java.time.Instant.ofEpochMilli(c.expirationTime()) + "; it cannot be published",
             Map.of("stagedId", c.id(), "expirationTime", Long.toString(c.expirationTime())));
@@ -96,58 +115,64 @@ public final class StagedPublish {
           s.readWholeTable(), s.readPredicates(), s.readFiles(), s.removedFiles(), allTxns, s.isolationLevel())));
       actions.addAll(c.actions());
     }
-    List<Path> markers = StagingStore.beginPublish(txn.deltaLog(), ids);
+    StagingClaims.Hold hold = StagingClaims.beginPublish(txn.deltaLog(), staged);
+    if (hold.publishedIn() >= 0) {
+      return new Outcome(hold.publishedIn(), false, 0);
+    }
     CommitLoop loop = new CommitLoop(txn, readers, new LinkedHashSet<>(ids));
     long version;
     try {
-      // Under the marker no abort deletes them, and VACUUM keeps the files of staged records.
+      // Under the claim no abort deletes them, and VACUUM keeps the files of staged records.
       StagedFiles.checkExist(txn.deltaLog(), staged);
       version = loop.run(actions, operation(staged));
     } catch (FileCommitException e) {
       if (!ErrorClass.FILECOMMIT_COMMIT_STATE_UNKNOWN.name().equals(e.getCondition())) {
-        StagingStore.endPublish(txn.deltaLog(), markers, ids, -1);
+        StagingClaims.endPublish(txn.deltaLog(), hold, -1);
       }
       throw e;
     } catch (Throwable t) {
-      decideFromLog(txn, staged, markers, t);
+      decideFromLog(txn, staged, hold, t);
       throw t;
     }
     boolean holdsThem = txn.committed() || loop.duplicateOfStaged();
-    StagingStore.endPublish(txn.deltaLog(), markers, ids, holdsThem ? version : -1);
+    StagingClaims.endPublish(txn.deltaLog(), hold, holdsThem ? version : -1);
     return new Outcome(version, txn.committed(), txn.attempts());
   }
 
   /**
    * Ends a publish that failed with an exception that is not filecommit's (a bug, an {@code
-   * Error}): whether it landed is read from the log, and the publish's markers are released with
+   * Error}): whether it landed is read from the log, and the publish's claims are released with
    * that answer, so that the staged commits are either published or can be aborted. When the log
-   * cannot be read the markers stay (an unknown outcome keeps the files); that failure is added to
+   * cannot be read the claims stay (an unknown outcome keeps the files); that failure is added to
    * {@code failure} as suppressed.
    */
-  private static void decideFromLog(OptimisticTransaction txn, List<StagedCommit> staged, List<Path> markers,
+  private static void decideFromLog(OptimisticTransaction txn, List<StagedCommit> staged, StagingClaims.Hold hold,
       Throwable failure) {
     try {
       Set<Long> versions = new HashSet<>();
       for (StagedCommit c : staged) {
         StagingStore.findInLog(txn.deltaLog(), c).ifPresent(versions::add);
       }
-      List<String> ids = staged.stream().map(StagedCommit::id).toList();
       if (versions.isEmpty()) {
-        StagingStore.endPublish(txn.deltaLog(), markers, ids, -1);
+        StagingClaims.endPublish(txn.deltaLog(), hold, -1);
       } else if (versions.size() == 1) {
-        StagingStore.endPublish(txn.deltaLog(), markers, ids, versions.iterator().next());
+        StagingClaims.endPublish(txn.deltaLog(), hold, versions.iterator().next());
       }
     } catch (RuntimeException e) {
       failure.addSuppressed(e);
     }
   }
 
-  /** The version that published all of {@code ids}, if one did; an error if only some were. */
-  private static Optional<Long> alreadyPublished(OptimisticTransaction txn, List<String> ids) {
+  /**
+   * The version that published all of {@code staged}, read from the log (for staged commits that
+   * expired: published ones answer as published until the sweep drops their records); an error
+   * if only some were.
+   */
+  private static Optional<Long> publishedAlready(OptimisticTransaction txn, List<StagedCommit> staged) {
     Set<Long> versions = new HashSet<>();
     int published = 0;
-    for (String id : ids) {
-      Optional<Long> v = StagingStore.publishedVersion(txn.deltaLog(), id);
+    for (StagedCommit c : staged) {
+      Optional<Long> v = StagingStore.findInLog(txn.deltaLog(), c);
       if (v.isPresent()) {
         versions.add(v.get());
         published++;
@@ -156,12 +181,12 @@ public final class StagedPublish {
     if (published == 0) {
       return Optional.empty();
     }
-    if (published == ids.size() && versions.size() == 1) {
+    if (published == staged.size() && versions.size() == 1) {
       return Optional.of(versions.iterator().next());
     }
-    throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Some of the staged commits " + ids + " of "
-        + txn.table() + " were already published (in versions " + versions + "); nothing was committed",
-        Map.of("versions", versions.toString()));
+    throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Some of the staged commits "
+        + staged.stream().map(StagedCommit::id).toList() + " of " + txn.table() + " were already published (in "
+        + "versions " + versions + "); nothing was committed", Map.of("versions", versions.toString()));
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.filecommit.txn.staging;
 
 import io.filecommit.delta.DeltaLog;
+import io.filecommit.delta.LogFiles;
 import io.filecommit.delta.LogProbe;
 import io.filecommit.delta.actions.Action;
 import io.filecommit.delta.actions.AddCDCFile;
@@ -14,13 +15,12 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -34,16 +34,19 @@ import org.slf4j.LoggerFactory;
  * survives a server restart and any server of the same storage can publish it.
  *
  * <p>Files per staged commit {@code <id>}: {@code <id>.json} the record ({@link StagedCommit});
- * {@code <id>.publishing.<token>} while a publish runs; {@code <id>.published} (content: the
- * version) once published; {@code <id>.aborted.<token>} for each abort that runs or ran (its own
- * tombstone; {@code <id>.aborted} from older servers counts too). A publish writes its {@code
- * publishing} marker and then looks for any tombstone; an abort writes its tombstone and then
- * looks for {@code publishing} / {@code published} markers, and for the staged commit in every
- * version since its read version: of two that meet, at least one sees the other and backs off (an
- * abort that backs off deletes only its own tombstone, never the one another abort relies on), so
- * files are deleted only when no version references them and no publish can make one (the
- * invariant that referenced files are never deleted). A publish whose outcome could not be read
- * keeps its marker, and with it the files, for good.
+ * {@code <id>.claim}, the one decision between publishing and aborting it ({@link StagingClaims}:
+ * created only if absent by the first publish or abort; a publish that succeeds keeps it, the log
+ * holds the version); {@code <id>.publishing.<token>} only while a publish runs that found another
+ * publish's claim. Records of older servers' protocol ({@code <id>.published}, {@code
+ * <id>.aborted[.<token>]}) are still read: they end a record as before. Files are deleted only
+ * when an abort holds the claim, no publish marker is listed after it and no version of the log
+ * references the staged commit (the invariant that referenced files are never deleted). A publish
+ * whose outcome could not be read keeps its claim, and with it the files, until the log shows it.
+ *
+ * <p>Records this server stored or read are kept in memory for a while ({@link #load} with {@code
+ * cached}): a record never changes once written, and the claim, not the record, says whether it
+ * may still be published, so a publish on the server that staged it reads nothing from the
+ * staging folder.
  *
  * <p>Over 400 lines: the record layout and both sides of the publish / abort race above are one
  * protocol, read together.
@@ -54,8 +57,7 @@ public final class StagingStore {
   /** How long an abort's tombstone is kept so that a late publish is refused by name, ms. */
   static final long TOMBSTONE_MS = 7L * 24 * 3600 * 1000;
   private static final Logger LOG = LoggerFactory.getLogger(StagingStore.class);
-  private static final String ABORTED = "aborted";
-  private static final String EXPIRED = "expired";
+  private static final String EXPIRED = StagingClaims.EXPIRED;
 
   private StagingStore() {}
 
@@ -63,7 +65,7 @@ public final class StagingStore {
     return new Path(log.logPath(), DIR);
   }
 
-  private static Path file(DeltaLog log, String id, String suffix) {
+  static Path file(DeltaLog log, String id, String suffix) {
     return new Path(dir(log), id + suffix);
   }
 
@@ -95,8 +97,21 @@ public final class StagingStore {
       throw ErrorClass.FILECOMMIT_LOG_WRITE_FAILED.error("Cannot store the staged commit of " + log.tablePath()
           + ": " + e, e, Map.of("table", log.tablePath().toString()));
     }
+    remember(log, commit);
     // After the record exists: a sweep listing from now on sees it, one listing before is told of it.
     StagingSweeper.watch(log, commit.expirationTime());
+  }
+
+  /**
+   * Loads a staged commit from storage ({@link #load(DeltaLog, String, boolean)} without the cache).
+   *
+   * @param log the table's log
+   * @param id the staged commit's id
+   * @return the staged commit
+   * @throws io.filecommit.errors.FileCommitException as {@link #load(DeltaLog, String, boolean)}
+   */
+  public static StagedCommit load(DeltaLog log, String id) {
+    return load(log, id, false);
   }
 
   /**
@@ -104,29 +119,47 @@ public final class StagingStore {
    *
    * @param log the table's log
    * @param id the staged commit's id
+   * @param cached whether a record this server stored or read in the last {@link #CACHE_MS} ms may
+   *     be returned without reading it (for a publish, whose claim decides whether it may go on)
    * @return the staged commit
    * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_ABORTED} when
-   *     it was aborted, {@code FILECOMMIT_STAGED_COMMIT_NOT_FOUND} when there is no such staged
-   *     commit (or {@code id} is not an id)
+   *     it was aborted, {@code FILECOMMIT_STAGED_COMMIT_EXPIRED} when it expired and was swept,
+   *     {@code FILECOMMIT_STAGED_COMMIT_NOT_FOUND} when there is no such staged commit (or {@code
+   *     id} is not an id)
    */
-  public static StagedCommit load(DeltaLog log, String id) {
+  public static StagedCommit load(DeltaLog log, String id, boolean cached) {
     if (!StagedCommit.isValidId(id)) {
       throw ErrorClass.FILECOMMIT_STAGED_COMMIT_NOT_FOUND.error("'" + id + "' is not a staged commit id (a UUID)",
           Map.of("stagedId", String.valueOf(id)));
     }
+    long now = System.currentTimeMillis();
+    if (cached) {
+      Cached c = RECORDS.get(key(log, id));
+      if (c != null && now - c.at() < CACHE_MS && !c.commit().expiredAt(now)) {
+        return c.commit();
+      }
+    }
     try {
       List<String> lines = readLines(log, file(log, id, ".json"));
       if (lines != null && !lines.isEmpty()) {
-        return StagedCommit.parse(lines);
+        StagedCommit commit = StagedCommit.parse(lines);
+        remember(log, commit);
+        return commit;
       }
+      forget(log, id);
       boolean aborted = false;
-      for (FileStatus st : tombstones(log, id)) {
-        List<String> tombstone = readLines(log, st.getPath());
-        if (tombstone != null && !tombstone.isEmpty() && EXPIRED.equals(tombstone.get(0).trim())) {
+      for (FileStatus st : ended(log, id)) {
+        String name = st.getPath().getName();
+        List<String> content = readLines(log, st.getPath());
+        String kind = content == null || content.isEmpty() ? null : content.get(0).trim();
+        if (name.endsWith(StagingClaims.SUFFIX) && StagingClaims.PUBLISH.equals(kind)) {
+          continue; // published, and its record swept after it expired
+        }
+        if (EXPIRED.equals(kind)) {
           throw ErrorClass.FILECOMMIT_STAGED_COMMIT_EXPIRED.error("Staged commit " + id + " of " + log.tablePath()
               + " expired and its files were deleted; it cannot be published", Map.of("stagedId", id));
         }
-        aborted |= tombstone != null;
+        aborted |= content != null;
       }
       if (aborted) {
         throw ErrorClass.FILECOMMIT_STAGED_COMMIT_ABORTED.error("Staged commit " + id + " of " + log.tablePath()
@@ -140,75 +173,8 @@ public final class StagingStore {
   }
 
   /**
-   * The version that published a staged commit, when it was published.
-   *
-   * @param log the table's log
-   * @param id the staged commit's id
-   * @return the version from its {@code published} marker, or empty
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_LOG_READ_FAILED} on storage errors
-   */
-  public static Optional<Long> publishedVersion(DeltaLog log, String id) {
-    try {
-      List<String> lines = readLines(log, file(log, id, ".published"));
-      return lines == null || lines.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(lines.get(0).trim()));
-    } catch (IOException | NumberFormatException e) {
-      throw log.readFailure(e);
-    }
-  }
-
-  /**
-   * Marks a publish of {@code ids} as running, unless one of them was aborted.
-   *
-   * @return the markers, for {@link #endPublish}
-   * @throws io.filecommit.errors.FileCommitException {@code FILECOMMIT_STAGED_COMMIT_ABORTED}
-   */
-  static List<Path> beginPublish(DeltaLog log, List<String> ids) {
-    String token = UUID.randomUUID().toString();
-    List<Path> markers = new ArrayList<>();
-    try {
-      for (String id : ids) {
-        Path m = file(log, id, ".publishing." + token);
-        log.fs().create(m, false).close();
-        markers.add(m);
-      }
-      for (String id : ids) {
-        if (tombstones(log, id).length > 0) {
-          markers.forEach(m -> deleteQuietly(log, m));
-          throw ErrorClass.FILECOMMIT_STAGED_COMMIT_ABORTED.error("Staged commit " + id + " of " + log.tablePath()
-              + " is being aborted or was aborted; nothing was committed", Map.of("stagedId", id));
-        }
-      }
-    } catch (IOException e) {
-      markers.forEach(m -> deleteQuietly(log, m));
-      throw ErrorClass.FILECOMMIT_LOG_WRITE_FAILED.error("Cannot mark the publish of " + ids + ": " + e, e,
-          Map.of("table", log.tablePath().toString()));
-    }
-    return markers;
-  }
-
-  /**
-   * Ends a publish: records the version that published {@code ids} (when one did) and removes the
-   * publish's markers. Not called when the outcome is unknown: the markers then keep the files.
-   *
-   * @param version the version that holds the staged commits, or -1 when none does
-   */
-  static void endPublish(DeltaLog log, List<Path> markers, List<String> ids, long version) {
-    if (version >= 0) {
-      for (String id : ids) {
-        try (OutputStream out = log.fs().create(file(log, id, ".published"), true)) {
-          out.write(Long.toString(version).getBytes(StandardCharsets.UTF_8));
-        } catch (IOException e) {
-          // The log holds the answer; the marker only saves a search of it.
-          LOG.warn("filecommit: cannot record that staged commit " + id + " was published in version " + version, e);
-        }
-      }
-    }
-    markers.forEach(m -> deleteQuietly(log, m));
-  }
-
-  /**
-   * Aborts a staged commit: deletes the files the server wrote for it and its record, keeping a
-   * tombstone so that a later publish is refused by name.
+   * Aborts a staged commit: deletes the files the server wrote for it and its record, keeping its
+   * claim as a tombstone so that a later publish is refused by name ({@link StagingClaims#abort}).
    *
    * @param log the table's log
    * @param commit the staged commit
@@ -218,52 +184,7 @@ public final class StagingStore {
    *     running (or its outcome is unknown)
    */
   public static int abort(DeltaLog log, StagedCommit commit) {
-    return abort(log, commit, false);
-  }
-
-  private static int abort(DeltaLog log, StagedCommit commit, boolean expired) {
-    String id = commit.id();
-    FileSystem fs = log.fs();
-    Path tombstone = file(log, id, ".aborted." + UUID.randomUUID());
-    try {
-      try (OutputStream out = fs.create(tombstone, true)) {
-        out.write((expired ? EXPIRED : ABORTED).getBytes(StandardCharsets.UTF_8));
-      }
-      for (FileStatus st : fs.listStatus(dir(log))) {
-        if (st.getPath().getName().startsWith(id + ".publishing.")) {
-          deleteQuietly(log, tombstone);
-          throw ErrorClass.FILECOMMIT_STAGED_COMMIT_BUSY.error("Staged commit " + id + " of " + log.tablePath()
-              + " is being published (or a publish of it ended with an unknown outcome); it was not aborted",
-              Map.of("stagedId", id));
-        }
-      }
-      Optional<Long> published = publishedVersion(log, id);
-      if (published.isEmpty()) {
-        try {
-          published = findInLog(log, commit);
-        } catch (RuntimeException e) {
-          deleteQuietly(log, tombstone);
-          throw e;
-        }
-      }
-      if (published.isPresent()) {
-        deleteQuietly(log, tombstone);
-        endPublish(log, List.of(), List.of(id), published.get());
-        throw ErrorClass.FILECOMMIT_STAGED_COMMIT_PUBLISHED.error("Staged commit " + id + " of " + log.tablePath()
-            + " was published in version " + published.get() + "; it cannot be aborted",
-            Map.of("stagedId", id, "version", Long.toString(published.get())));
-      }
-      int deleted = 0;
-      for (Path f : StagedFiles.resolveAll(log, commit.writtenFiles())) {
-        if (fs.delete(f, false)) {
-          deleted++;
-        }
-      }
-      fs.delete(file(log, id, ".json"), false);
-      return deleted;
-    } catch (IOException e) {
-      throw log.readFailure(e);
-    }
+    return StagingClaims.abort(log, commit, false);
   }
 
   /**
@@ -275,17 +196,18 @@ public final class StagingStore {
    *     some of those versions were cleaned from the log (the search cannot prove absence)
    */
   static Optional<Long> findInLog(DeltaLog log, StagedCommit commit) {
-    List<Long> versions = log.listVersions();
-    long latest = versions.isEmpty() ? -1 : versions.get(versions.size() - 1);
-    Set<Long> present = new HashSet<>(versions);
+    List<LogFiles.Commit> commits = LogFiles.listCommits(log);
+    Map<Long, LogFiles.Commit> present = new HashMap<>();
+    commits.forEach(c -> present.put(c.version(), c));
+    long latest = commits.isEmpty() ? -1 : commits.get(commits.size() - 1).version();
     Set<String> written = new HashSet<>(commit.writtenFiles());
     for (long v = commit.readVersion() + 1; v <= latest; v++) {
-      if (!present.contains(v)) {
+      if (!present.containsKey(v)) {
         throw ErrorClass.FILECOMMIT_STAGED_COMMIT_BUSY.error("Cannot prove that staged commit " + commit.id()
             + " is in no version of " + log.tablePath() + ": version " + v + " was cleaned from the log; its files "
             + "are kept", Map.of("stagedId", commit.id()));
       }
-      List<Action> actions = log.readCommit(v);
+      List<Action> actions = LogFiles.read(log, present.get(v));
       if (WinningCommitSummary.of(v, actions).stagedCommitIds().contains(commit.id())) {
         return Optional.of(v);
       }
@@ -299,6 +221,7 @@ public final class StagingStore {
     return Optional.empty();
   }
 
+
   /**
    * Aborts the table's expired staged commits and drops the records of expired published ones and
    * old tombstones, at most once per {@link StagingSweeper#SWEEP_INTERVAL_MS} per table. Best
@@ -309,7 +232,20 @@ public final class StagingStore {
    * @return ids of the staged commits aborted
    */
   public static List<String> sweepIfDue(DeltaLog log, long now) {
-    return StagingSweeper.sweepIfDue(log, now);
+    return StagingSweeper.sweepIfDue(log, now, false);
+  }
+
+  /**
+   * Sweeps as {@link #sweepIfDue} only when a record this server stored or saw is due, or the
+   * table's last listing is {@link StagingSweeper#RESWEEP_MS} old (the background thread's rule):
+   * for a publish, which would otherwise list the staging folder and read every record.
+   *
+   * @param log the table's log
+   * @param now the time, ms since the epoch
+   * @return ids of the staged commits aborted
+   */
+  public static List<String> sweepWhenDue(DeltaLog log, long now) {
+    return StagingSweeper.sweepIfDue(log, now, true);
   }
 
   /**
@@ -343,17 +279,25 @@ public final class StagingStore {
       LOG.warn("filecommit: cannot list staged commits of " + log.tablePath(), e);
       return new Swept(aborted, now, true);
     }
+    Set<String> names = new HashSet<>();
+    for (FileStatus st : entries) {
+      names.add(st.getPath().getName());
+    }
     long nextDue = Long.MAX_VALUE;
     boolean left = false;
     for (FileStatus st : entries) {
       String name = st.getPath().getName();
       try {
-        if (name.contains(".aborted") && now - st.getModificationTime() > TOMBSTONE_MS) {
+        boolean old = now - st.getModificationTime() > TOMBSTONE_MS;
+        if (name.contains(".aborted") && old) {
           log.fs().delete(st.getPath(), false);
+        } else if (name.endsWith(StagingClaims.SUFFIX) && old
+            && !names.contains(name.substring(0, name.length() - StagingClaims.SUFFIX.length()) + ".json")) {
+          log.fs().delete(st.getPath(), false); // the tombstone of an abort, or a published record's claim
         } else if (name.endsWith(".json") && !name.startsWith(".")) {
           left = true;
           String id = name.substring(0, name.length() - ".json".length());
-          List<String> lines = readLines(log, st.getPath());
+          List<String> lines = readLines(log, st);
           if (lines == null || lines.isEmpty()) {
             continue;
           }
@@ -362,12 +306,26 @@ public final class StagingStore {
             nextDue = Math.min(nextDue, header.expirationTime());
             continue;
           }
-          if (publishedVersion(log, id).isPresent()) {
+          if (names.contains(id + ".published")) { // an older server's marker
             log.fs().delete(st.getPath(), false);
             log.fs().delete(file(log, id, ".published"), false);
             continue;
           }
-          int n = abort(log, StagedCommit.parse(lines), true);
+          StagedCommit commit = StagedCommit.parse(lines);
+          if (names.contains(id + StagingClaims.SUFFIX)) {
+            StagingClaims.Claim claim = StagingClaims.read(log, id);
+            if (claim != null && claim.publish()) {
+              if (findInLog(log, commit).isEmpty()) {
+                nextDue = Math.min(nextDue, now); // running, or its outcome unknown: the files stay
+                continue;
+              }
+              log.fs().delete(st.getPath(), false);
+              log.fs().delete(StagingClaims.path(log, id), false);
+              forget(log, id);
+              continue;
+            }
+          }
+          int n = StagingClaims.abort(log, commit, true);
           aborted.add(id);
           LOG.info("filecommit: staged commit " + id + " of " + log.tablePath() + " expired; deleted " + n + " files");
         }
@@ -395,7 +353,8 @@ public final class StagingStore {
 
   /**
    * The stored records of the table's staged commits that are not aborted (published ones until
-   * they expire included), each as its lines ({@link StagedCommit#parse}).
+   * they expire included), each as its lines ({@link StagedCommit#parse}); each read with the
+   * length the listing gave (one {@code GET} per record on an object store).
    *
    * @param log the table's log
    * @return each record's lines
@@ -408,7 +367,7 @@ public final class StagingStore {
       for (FileStatus st : entries(log)) {
         String name = st.getPath().getName();
         if (name.endsWith(".json") && !name.startsWith(".")) {
-          List<String> lines = readLines(log, st.getPath());
+          List<String> lines = readLines(log, st);
           if (lines != null && !lines.isEmpty()) {
             out.add(lines);
           }
@@ -420,10 +379,14 @@ public final class StagingStore {
     return out;
   }
 
-  /** The tombstones of staged commit {@code id}: one per abort that runs or ran. */
-  private static FileStatus[] tombstones(DeltaLog log, String id) throws IOException {
+  /**
+   * The files that end staged commit {@code id}: its claim, and older servers' {@code .published}
+   * marker and {@code .aborted} tombstones.
+   */
+  private static FileStatus[] ended(DeltaLog log, String id) throws IOException {
     try {
-      return log.fs().listStatus(dir(log), p -> p.getName().startsWith(id + ".aborted"));
+      return log.fs().listStatus(dir(log), p -> p.getName().startsWith(id + ".aborted")
+          || p.getName().equals(id + StagingClaims.SUFFIX));
     } catch (java.io.FileNotFoundException e) {
       return new FileStatus[0];
     }
@@ -431,20 +394,61 @@ public final class StagingStore {
 
   /** The lines of a file, or null when it does not exist. */
   private static List<String> readLines(DeltaLog log, Path path) throws IOException {
+    try {
+      return lines(log.fs().open(path));
+    } catch (java.io.FileNotFoundException e) {
+      return null;
+    }
+  }
+
+  /** The lines of a listed file (opened with the listing's length), or null when it is gone. */
+  private static List<String> readLines(DeltaLog log, FileStatus st) throws IOException {
+    try {
+      return lines(LogFiles.open(log.fs(), st));
+    } catch (java.io.FileNotFoundException e) {
+      return null;
+    }
+  }
+
+  private static List<String> lines(java.io.InputStream in) throws IOException {
     List<String> lines = new ArrayList<>();
-    try (BufferedReader r = new BufferedReader(new InputStreamReader(log.fs().open(path), StandardCharsets.UTF_8))) {
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
       for (String line = r.readLine(); line != null; line = r.readLine()) {
         if (!line.isBlank()) {
           lines.add(line);
         }
       }
-    } catch (java.io.FileNotFoundException e) {
-      return null;
     }
     return lines;
   }
 
-  private static void deleteQuietly(DeltaLog log, Path p) {
+  /** How long a record stays in {@link #RECORDS}, ms. */
+  static final long CACHE_MS = 10 * 60_000;
+
+  private record Cached(StagedCommit commit, long at) {}
+
+  /** Records this server stored or read, by table and id (at most 1,000, least recently used out). */
+  private static final Map<String, Cached> RECORDS = java.util.Collections.synchronizedMap(
+      new java.util.LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Cached> eldest) {
+          return size() > 1000;
+        }
+      });
+
+  private static String key(DeltaLog log, String id) {
+    return log.tablePath() + "#" + id;
+  }
+
+  private static void remember(DeltaLog log, StagedCommit commit) {
+    RECORDS.put(key(log, commit.id()), new Cached(commit, System.currentTimeMillis()));
+  }
+
+  static void forget(DeltaLog log, String id) {
+    RECORDS.remove(key(log, id));
+  }
+
+  static void deleteQuietly(DeltaLog log, Path p) {
     try {
       log.fs().delete(p, false);
     } catch (IOException e) {

@@ -75,18 +75,27 @@ final class StagingSweeper {
   }
 
   /**
-   * Sweeps the table unless a sweep of it ran less than {@link #SWEEP_INTERVAL_MS} ago, and watches
-   * it.
+   * Sweeps the table unless a sweep of it ran less than {@link #SWEEP_INTERVAL_MS} ago (or, with
+   * {@code onlyWhenDue}, it is watched and nothing is due: the earliest expiry of the records its
+   * last listing saw or this server stored since is later, and that listing is less than {@link
+   * #RESWEEP_MS} old), and watches it.
    *
    * @param log the table's log
    * @param now the time, ms since the epoch
+   * @param onlyWhenDue whether to follow the background thread's rule (a publish: no listing
+   *     while nothing is due)
    * @return ids of the staged commits aborted
    */
-  static List<String> sweepIfDue(DeltaLog log, long now) {
-    watch(log, Long.MAX_VALUE);
+  static List<String> sweepIfDue(DeltaLog log, long now, boolean onlyWhenDue) {
     String key = log.tablePath().toString();
+    Watched w = WATCHED.get(key);
+    watch(log, Long.MAX_VALUE);
     Long last = LAST_SWEEP.get(key);
     if (last != null && now - last < SWEEP_INTERVAL_MS) {
+      return List.of();
+    }
+    if (onlyWhenDue && w != null && w.due() > now && now - w.since() < RESWEEP_MS) {
+      // Watched, and nothing it saw or stored is due: the background thread's rule, no listing.
       return List.of();
     }
     return sweepNow(key, log, now).aborted();

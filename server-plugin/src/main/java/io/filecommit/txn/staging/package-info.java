@@ -7,8 +7,9 @@
  * never list (protocol "Delta Log Entries"). {@link StagedPublish} commits one or several staged
  * commits through the transaction's {@link io.filecommit.txn.CommitLoop}, judged by Delta's
  * conflict rules against every version since each read version (protocol "Optimistic Concurrency
- * Control"); abort and expiry ({@code StagingSweeper}) delete the files only when no version holds
- * them. {@link StagedFiles} says which files VACUUM must keep for the records and how their paths
+ * Control"); publish and abort are ordered by one put-if-absent claim per staged commit ({@code
+ * StagingClaims}), and abort and expiry ({@code StagingSweeper}) delete the files only when no
+ * version holds them. {@link StagedFiles} says which files VACUUM must keep for the records and how their paths
  * are stored (protocol "Add File and Remove File", "Deletion Vector Descriptor Schema"); {@link
  * PendingStagedCommits} bounds the records per table. Delta has no commit held back for a client:
  * its coordinated commits hold a commit only until the coordinator backfills it.

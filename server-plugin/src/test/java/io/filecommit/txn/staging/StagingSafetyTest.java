@@ -83,7 +83,7 @@ class StagingSafetyTest {
     }
   }
 
-  /** The local log store, throwing {@link #THROW_BEFORE} / {@link #THROW_AFTER} once each. */
+  /** The local log store, throwing {@link #THROW_BEFORE} / {@link #THROW_AFTER} once each around a commit's write. */
   public static final class ThrowingLogStore extends HardLinkLocalLogStore {
     public ThrowingLogStore(Configuration conf) {
       super(conf);
@@ -92,9 +92,14 @@ class StagingSafetyTest {
     @Override
     public void write(org.apache.hadoop.fs.Path path, Iterator<String> actions, Boolean overwrite, Configuration conf)
         throws IOException {
-      throwIfSet(THROW_BEFORE);
+      boolean commit = path.getName().matches("\\d{20}\\.json");
+      if (commit) {
+        throwIfSet(THROW_BEFORE);
+      }
       super.write(path, actions, overwrite, conf);
-      throwIfSet(THROW_AFTER);
+      if (commit) {
+        throwIfSet(THROW_AFTER);
+      }
     }
 
     private static void throwIfSet(AtomicReference<Throwable> ref) {
@@ -163,26 +168,64 @@ class StagingSafetyTest {
   }
 
   /**
-   * Abort A has checked (no publish running) and is about to delete the files; a publish writes
-   * its marker; abort B writes its tombstone, sees the publish and backs off; then the publish
-   * looks for tombstones. It must still see A's: B removes only its own.
+   * Publish P1 holds the claim (its outcome unknown); publish P2 finds it, writes its own marker
+   * and pauses; P1's claim is released (as a failed publish releases it); an abort now takes the
+   * claim, lists the staging folder, sees P2's marker and backs off, releasing its claim; P2 reads
+   * the claim again (none), goes on and commits: the files stay.
    */
   @Test
-  void anAbortThatBacksOffNeverRemovesTheTombstoneAnotherAbortReliesOn() throws Exception {
+  void anAbortAfterAReleasedClaimSeesTheMarkerOfAPublishThatReliedOnIt() throws Exception {
+    createTable();
+    StagedCommit s = stageAppend("a.parquet");
+    java.nio.file.Path claim = tmp.resolve("_delta_log/_staged/" + s.id() + ".claim");
+    Files.writeString(claim, "publish\np1\n");
+    CountDownLatch pMarked = new CountDownLatch(1);
+    CountDownLatch releaseP = new CountDownLatch(1);
+    hook = (op, p) -> {
+      if (op.equals("created") && Thread.currentThread().getName().equals("publish")
+          && p.getName().contains(".publishing.")) {
+        pMarked.countDown();
+        await(releaseP);
+      }
+    };
+    CompletableFuture<StagedPublish.Outcome> pub = new CompletableFuture<>();
+    Thread p = new Thread(() -> {
+      try {
+        pub.complete(StagedPublish.publish(new OptimisticTransaction(spark, log()), List.of(s),
+            System.currentTimeMillis()));
+      } catch (Throwable t) {
+        pub.completeExceptionally(t);
+      }
+    }, "publish");
+    p.start();
+    await(pMarked);
+    Files.delete(claim);
+    FileCommitException busy = assertThrows(FileCommitException.class, () -> StagingStore.abort(log(), s));
+    assertEquals("FILECOMMIT_STAGED_COMMIT_BUSY", busy.getCondition(), "the abort meets P2's marker");
+    assertFalse(Files.exists(claim), "the abort that backed off released its claim");
+    releaseP.countDown();
+    p.join(120_000);
+    assertTrue(pub.get().committed());
+    assertTrue(Files.exists(tmp.resolve("a.parquet")));
+    assertEquals(1, versionsHolding("a.parquet"));
+    FileCommitException published = assertThrows(FileCommitException.class, () -> StagingStore.abort(log(), s));
+    assertEquals("FILECOMMIT_STAGED_COMMIT_PUBLISHED", published.getCondition());
+  }
+
+  /**
+   * An abort holds the claim and is deleting the files; a publish that comes now is refused by
+   * the claim before anything else, and a second abort finishes nothing more than the first.
+   */
+  @Test
+  void aPublishMeetingAnAbortsClaimIsRefused() throws Exception {
     createTable();
     StagedCommit s = stageAppend("a.parquet");
     CountDownLatch aDeleting = new CountDownLatch(1);
     CountDownLatch releaseA = new CountDownLatch(1);
-    CountDownLatch pMarked = new CountDownLatch(1);
-    CountDownLatch releaseP = new CountDownLatch(1);
     hook = (op, p) -> {
-      String thread = Thread.currentThread().getName();
-      if (op.equals("delete") && thread.equals("abort-a") && p.getName().equals("a.parquet")) {
+      if (op.equals("delete") && Thread.currentThread().getName().equals("abort-a") && p.getName().equals("a.parquet")) {
         aDeleting.countDown();
         await(releaseA);
-      } else if (op.equals("created") && thread.equals("publish") && p.getName().contains(".publishing.")) {
-        pMarked.countDown();
-        await(releaseP);
       }
     };
     CompletableFuture<Integer> abortA = new CompletableFuture<>();
@@ -195,28 +238,14 @@ class StagingSafetyTest {
     }, "abort-a");
     a.start();
     await(aDeleting);
-    CompletableFuture<StagedPublish.Outcome> pub = new CompletableFuture<>();
-    Thread p = new Thread(() -> {
-      try {
-        pub.complete(StagedPublish.publish(new OptimisticTransaction(spark, log()), List.of(s),
-            System.currentTimeMillis()));
-      } catch (Throwable t) {
-        pub.completeExceptionally(t);
-      }
-    }, "publish");
-    p.start();
-    await(pMarked);
-    FileCommitException busy = assertThrows(FileCommitException.class, () -> StagingStore.abort(log(), s));
-    assertEquals("FILECOMMIT_STAGED_COMMIT_BUSY", busy.getCondition(), "abort B meets the running publish");
-    releaseP.countDown();
-    p.join(120_000);
+    FileCommitException refused = assertThrows(FileCommitException.class,
+        () -> StagedPublish.publish(new OptimisticTransaction(spark, log()), List.of(s), System.currentTimeMillis()));
+    assertEquals("FILECOMMIT_STAGED_COMMIT_ABORTED", refused.getCondition());
     releaseA.countDown();
     a.join(120_000);
     assertEquals(1, abortA.get(), "abort A deleted the staged file");
     assertFalse(Files.exists(tmp.resolve("a.parquet")));
     assertEquals(0, versionsHolding("a.parquet"), "no version may reference a file an abort deleted");
-    ExecutionException e = assertThrows(ExecutionException.class, pub::get);
-    assertEquals("FILECOMMIT_STAGED_COMMIT_ABORTED", ((FileCommitException) e.getCause()).getCondition());
   }
 
   @Test
@@ -237,16 +266,16 @@ class StagingSafetyTest {
     createTable();
     StagedCommit s = stageAppend("a.parquet");
     // An Error outside the log store's write (which the commit loop decides from the log): here the
-    // publish's own check that its files exist, made while it holds its marker.
+    // publish's own check that its files exist, made while it holds its claim.
     hook = (op, p) -> {
       if (op.equals("status") && p.getName().equals("a.parquet")) {
         hook = (o, q) -> { };
-        throw new StackOverflowError("injected: while the publish holds its marker");
+        throw new StackOverflowError("injected: while the publish holds its claim");
       }
     };
     assertThrows(StackOverflowError.class, () -> publish(s));
     assertEquals(0, versionsHolding("a.parquet"));
-    assertEquals(1, StagingStore.abort(log(), s), "not stuck: the failed publish released its marker");
+    assertEquals(1, StagingStore.abort(log(), s), "not stuck: the failed publish released its claim");
     assertFalse(Files.exists(tmp.resolve("a.parquet")));
   }
 

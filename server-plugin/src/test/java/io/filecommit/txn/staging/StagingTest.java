@@ -152,8 +152,7 @@ class StagingTest {
     StagedCommit a = stageAppend("a.parquet");
     StagedCommit b = stageAppend("b.parquet");
     publish(a);
-    // Without the marker only the log knows: the commit loop finds the id in commitInfo.
-    new java.io.File(tmp.resolve("_delta_log/_staged/" + a.id() + ".published").toString()).delete();
+    // Only the log knows the version: the claim of a is a publish's, the log names a.
     FileCommitException e = assertThrows(FileCommitException.class, () -> publish(a, b));
     assertEquals("FILECOMMIT_STAGED_COMMIT_PUBLISHED", e.getCondition());
     assertEquals(0, versionsHolding("b.parquet"));
@@ -183,8 +182,9 @@ class StagingTest {
     FileCommitException e = assertThrows(FileCommitException.class, () -> publish(s));
     assertEquals("FILECOMMIT_COMMIT_STATE_UNKNOWN", e.getCondition());
     CommitOutcomeTest.FAIL_READ.set(0);
-    FileCommitException busy = assertThrows(FileCommitException.class, () -> StagingStore.abort(log(), s));
-    assertEquals("FILECOMMIT_STAGED_COMMIT_BUSY", busy.getCondition());
+    // The publish's claim stays; the abort asks the log, which holds the version.
+    FileCommitException refused = assertThrows(FileCommitException.class, () -> StagingStore.abort(log(), s));
+    assertEquals("FILECOMMIT_STAGED_COMMIT_PUBLISHED", refused.getCondition());
     assertTrue(Files.exists(tmp.resolve("a.parquet")), "the commit landed: its file must stay");
     assertEquals(1, versionsHolding("a.parquet"));
   }
@@ -193,16 +193,16 @@ class StagingTest {
   void aPublishMeetingAnAbortBacksOff() throws IOException {
     createTable();
     StagedCommit s = stageAppend("a.parquet");
-    // An abort that has written its tombstone: a publish that starts now must not land.
+    // An abort that holds the claim: a publish that starts now must not land.
     Files.createDirectories(tmp.resolve("_delta_log/_staged"));
-    Files.writeString(tmp.resolve("_delta_log/_staged/" + s.id() + ".aborted"), "aborted");
+    Files.writeString(tmp.resolve("_delta_log/_staged/" + s.id() + ".claim"), "aborted\nx\n");
     List<StagedCommit> loaded = List.of(s);
     FileCommitException e = assertThrows(FileCommitException.class,
         () -> StagedPublish.publish(new OptimisticTransaction(spark, log()), loaded, System.currentTimeMillis()));
     assertEquals("FILECOMMIT_STAGED_COMMIT_ABORTED", e.getCondition());
     assertEquals(0, versionsHolding("a.parquet"));
     // And an abort that finds a publish running backs off, keeping the files.
-    Files.delete(tmp.resolve("_delta_log/_staged/" + s.id() + ".aborted"));
+    Files.delete(tmp.resolve("_delta_log/_staged/" + s.id() + ".claim"));
     Files.writeString(tmp.resolve("_delta_log/_staged/" + s.id() + ".publishing.x"), "");
     FileCommitException busy = assertThrows(FileCommitException.class, () -> StagingStore.abort(log(), s));
     assertEquals("FILECOMMIT_STAGED_COMMIT_BUSY", busy.getCondition());
