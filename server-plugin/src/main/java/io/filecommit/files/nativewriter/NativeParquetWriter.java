@@ -117,7 +117,9 @@ public final class NativeParquetWriter {
   /**
    * Why a write cannot use the native writer, or empty when it can: the setting is {@code off}, the
    * write has Spark writer options, {@code spark.sql.files.maxRecordsPerFile} is set, the table is
-   * not on the local file system, a data column has a type without an exact Arrow mapping here
+   * neither on the local file system nor on S3 through Hadoop's S3A ({@code s3a:}: each file is
+   * encoded into a local temporary file and uploaded, {@link StagedUpload}; other object stores are
+   * refused until tested the same way), a data column has a type without an exact Arrow mapping here
    * (allowed: boolean, byte, short, int, long, string without collation, binary, date, timestamp,
    * timestamp without time zone, decimal, and float and double with DuckDB's engine only: it writes
    * no min/max for a chunk with NaN, Arrow's writes bounds that leave NaN out), or a partition
@@ -147,7 +149,7 @@ public final class NativeParquetWriter {
       return Optional.of("spark.sql.files.maxRecordsPerFile is set");
     }
     String scheme = new org.apache.hadoop.fs.Path(outputPath).toUri().getScheme();
-    if (scheme != null && !scheme.equals("file")) {
+    if (scheme != null && !scheme.equals("file") && !scheme.equals("s3a")) {
       return Optional.of("table on " + scheme + ":");
     }
     for (StructField f : schema.fields()) {
