@@ -275,12 +275,14 @@ public final class NativeParquetWriter {
    * @param outputPath the table root, as given to the committer
    * @param partitionColumns partition column names in directory order (exact names of the data)
    * @param committer the commit protocol of this job
+   * @param recorder where a file put on object storage leaves its length and footer for the
+   *     committer (the files package's {@code WrittenFiles::record})
    * @param description the SQL execution's description
    * @throws RuntimeException (Spark's {@code SparkException} and others) when the job fails; the
    *     committer's {@code abortJob} has run by then
    */
   public static void write(SparkSession session, Dataset<Row> data, String outputPath, List<String> partitionColumns,
-      org.apache.spark.internal.io.FileCommitProtocol committer, String description) {
+      org.apache.spark.internal.io.FileCommitProtocol committer, FileRecorder recorder, String description) {
     QueryExecution qe = data.queryExecution();
     StructType schema = qe.analyzed().schema();
     List<Integer> partitionOrdinals = new ArrayList<>();
@@ -290,7 +292,7 @@ public final class NativeParquetWriter {
     Configuration hadoopConf = io.filecommit.delta.DeltaLogCache.sessionHadoopConfWithOptions(session, Map.of());
     String jobTrackerId = new SimpleDateFormat("yyyyMMddHHmmss", Locale.US).format(new Date());
     NativeTaskWriter task = new NativeTaskWriter(committer, hadoopConf, schema, partitionOrdinals,
-        session.sessionState().conf().sessionLocalTimeZone(), jobTrackerId);
+        session.sessionState().conf().sessionLocalTimeZone(), jobTrackerId, recorder);
     Job job;
     try {
       job = Job.getInstance(hadoopConf);

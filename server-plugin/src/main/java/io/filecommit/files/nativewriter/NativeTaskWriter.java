@@ -64,8 +64,7 @@ import scala.Option;
  *
  * <p>Arrow's dataset writer refuses a non-empty directory, so each of its files is written alone into a hidden
  * directory next to its final place ({@code _filecommit_native-<uuid>}) and renamed to the name the
- * committer handed out (on object storage: into a local directory, the file then uploaded); the
- * hidden directory is removed in every outcome.
+ * committer handed out (on object storage: a local directory, the file uploaded); it is removed always.
  *
  * <p>Over 400 lines: one task's whole life (row and columnar input, an open file per partition
  * directory, both engines' files, abort) in one place.
@@ -102,9 +101,10 @@ final class NativeTaskWriter implements Serializable {
   private final int[] dataOrdinals;
   private final String timeZone;
   private final String jobTrackerId;
+  private final FileRecorder recorder;
 
   NativeTaskWriter(org.apache.spark.internal.io.FileCommitProtocol committer, Configuration conf, StructType schema,
-      List<Integer> partitionOrdinals, String timeZone, String jobTrackerId) {
+      List<Integer> partitionOrdinals, String timeZone, String jobTrackerId, FileRecorder recorder) {
     this.committer = committer;
     this.conf = new SerializableConfiguration(conf);
     this.schema = schema;
@@ -118,6 +118,7 @@ final class NativeTaskWriter implements Serializable {
     this.dataOrdinals = data.stream().mapToInt(Integer::intValue).toArray();
     this.timeZone = timeZone;
     this.jobTrackerId = jobTrackerId;
+    this.recorder = recorder;
   }
 
   /**
@@ -217,7 +218,6 @@ final class NativeTaskWriter implements Serializable {
     private final String partExt;
     /** Bytes per value of each variable-width column in the task's last batch (0: none yet). */
     private final double[] density;
-    /** The task's uploads of files staged on local disk (object storage). */
     private final StagedUpload.Uploads uploads;
 
     TaskFiles(TaskAttemptContextImpl ctx, Configuration hc, BufferAllocator allocator) {
@@ -230,7 +230,7 @@ final class NativeTaskWriter implements Serializable {
       this.ext = snappy ? SNAPPY_EXTENSION : EXTENSION;
       this.partExt = snappy ? SNAPPY_PARTITIONED_EXTENSION : PARTITIONED_EXTENSION;
       this.density = new double[arrowSchema.getFields().size()];
-      this.uploads = new StagedUpload.Uploads(hc);
+      this.uploads = new StagedUpload.Uploads(hc, recorder);
     }
 
     /** The open file of a directory ("" unpartitioned), opened (at most {@value #MAX_OPEN_FILES}) when new. */
@@ -335,9 +335,8 @@ final class NativeTaskWriter implements Serializable {
       this.hc = hc;
       this.allocator = allocator;
       this.arrowSchema = arrowSchema;
-      // Off the local file system the native writer's file is staged on local disk and uploaded.
       this.tmpDir = StagedUpload.direct(target) ? new Path(target.getParent(), "_filecommit_native-" + UUID.randomUUID())
-          : new Path(StagedUpload.localFile().toURI());
+          : new Path(StagedUpload.localFile().toURI()); // staged on local disk, then uploaded
       this.root = VectorSchemaRoot.create(arrowSchema, allocator);
       this.vectors = root.getFieldVectors().toArray(new FieldVector[0]);
       this.density = density;
@@ -430,15 +429,8 @@ final class NativeTaskWriter implements Serializable {
         }
         root.close();
         if (snappy && !StagedUpload.direct(target)) {
-          java.io.File local = StagedUpload.localFile();
-          try {
-            DuckDbParquetFiles.write(allocator, new ArrowBatchListReader(allocator, arrowSchema, batches),
-                local.getPath());
-          } catch (RuntimeException e) {
-            java.nio.file.Files.deleteIfExists(local.toPath());
-            throw e;
-          }
-          uploads.submit(local, target.toString());
+          uploads.submit(StagedUpload.encode(local -> DuckDbParquetFiles.write(allocator,
+              new ArrowBatchListReader(allocator, arrowSchema, batches), local)), target.toString());
           return;
         }
         if (snappy) {
@@ -467,8 +459,7 @@ final class NativeTaskWriter implements Serializable {
           throw new IllegalStateException(e);
         }
         if (!StagedUpload.direct(target)) {
-          // Arrow's engine (no DuckDB): uploaded on the task thread, its directory removed after.
-          StagedUpload.upload(new java.io.File(new Path(tmpDir, "data-0.parquet").toUri()), target.toString(), hc);
+          StagedUpload.upload(new java.io.File(new Path(tmpDir, "data-0.parquet").toUri()), target.toString(), hc, recorder);
           return;
         }
         FileSystem fs = target.getFileSystem(hc);

@@ -1,6 +1,5 @@
 package io.filecommit.files.nativewriter;
 
-import io.filecommit.files.WrittenFiles;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,7 +23,8 @@ import org.apache.spark.SparkEnv;
  * copies it to the name the committer handed out: a file of up to one part ({@code
  * fs.s3a.multipart.size}) through Hadoop's {@code FileSystem.create} (S3A's block output stream,
  * one PUT), a longer one as a multipart upload of parts read from the local file ({@link
- * MultipartFileUpload}); then it leaves length and footer in {@link WrittenFiles} (so the committer
+ * MultipartFileUpload}); then it leaves length and footer with the {@link FileRecorder} (the files
+ * package's {@code WrittenFiles}, so the committer
  * sends no HEAD and no footer GET) and deletes the local file. Uploads run beside the task's encoding
  * ({@link Uploads}); the local disk holds at most {@value Uploads#IN_FLIGHT} finished files per task.
  *
@@ -70,16 +70,37 @@ final class StagedUpload {
   }
 
   /**
-   * Uploads a finished local Parquet file to {@code target}, records its length and footer in
-   * {@link WrittenFiles} and deletes the local file (in every outcome).
+   * A new local file written by {@code writer} (given its absolute path); deleted when that fails.
+   *
+   * @param writer writes the file
+   * @return the written local file
+   * @throws RuntimeException the writer's failure
+   */
+  static File encode(java.util.function.Consumer<String> writer) {
+    File local = localFile();
+    try {
+      writer.accept(local.getPath());
+      return local;
+    } catch (RuntimeException e) {
+      if (!local.delete() && local.exists()) {
+        LOG.warn("filecommit: could not delete the local file " + local);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Uploads a finished local Parquet file to {@code target}, records its length and footer with
+   * {@code recorder} and deletes the local file (in every outcome).
    *
    * @param local the local Parquet file, complete
    * @param target the committer's absolute path string of the file
    * @param conf the task's Hadoop configuration
+   * @param recorder where the file's length and footer go
    * @throws UncheckedIOException when the footer cannot be read or the upload fails; no object of
    *     {@code target} is completed then and its pending uploads are aborted (see the class comment)
    */
-  static void upload(File local, String target, Configuration conf) {
+  static void upload(File local, String target, Configuration conf, FileRecorder recorder) {
     Path dest = new Path(target);
     try {
       MultipartFileUpload.abortOrphans(conf);
@@ -99,7 +120,7 @@ final class StagedUpload {
           in.transferTo(out);
         }
       }
-      WrittenFiles.record(target, length, footer);
+      recorder.record(target, length, footer);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot upload the native writer's file to " + target + ": " + e, e);
     } finally {
@@ -120,9 +141,11 @@ final class StagedUpload {
     static final int IN_FLIGHT = 2;
     private final java.util.ArrayDeque<java.util.concurrent.Future<?>> pending = new java.util.ArrayDeque<>();
     private final Configuration conf;
+    private final FileRecorder recorder;
 
-    Uploads(Configuration conf) {
+    Uploads(Configuration conf, FileRecorder recorder) {
       this.conf = conf;
+      this.recorder = recorder;
     }
 
     /**
@@ -137,7 +160,7 @@ final class StagedUpload {
         while (pending.size() >= IN_FLIGHT) {
           await(pending.poll());
         }
-        pending.add(POOL.submit(() -> upload(local, target, conf)));
+        pending.add(POOL.submit(() -> upload(local, target, conf, recorder)));
       } catch (RuntimeException e) {
         local.delete();
         throw e;
