@@ -4,7 +4,9 @@ Starts its own MinIO (``make minio``; ``tests/s3.py``) on 127.0.0.1 and an embed
 server with the plugin and Hadoop S3A (``make s3a-jars``) pointed at it, then times ``--appends``
 appends of ONE row (after ``--warmup`` untimed ones) to one unpartitioned table, by
 
-  filecommit  ``filecommit.write(..., mode="append")`` on ``s3a://bucket/fc``; its requests are
+  filecommit  ``filecommit.write(..., mode="append")`` on ``s3a://bucket/fc`` of a local row
+              (``spark.createDataFrame``, as delta-rs is handed an Arrow table; ``--input range``:
+              ``spark.range``, a plan the server runs as a Spark job); its requests are
               the command's ``metrics.object_store_requests`` (the S3A IOStatistics counters of
               the server's file system, grown during the command; the data file's PUT included,
               since the executors are local)
@@ -24,7 +26,7 @@ on ``s3a://``), plain Spark Parquet on the same server (``DataFrameWriter.parque
 Spark's default commit protocol, no table log) and delta-rs (``write_deltalake`` streaming the
 Parquet file's batches), and prints each one's wall time (s).
 
-Usage: ``python bench/bench_s3.py [--appends 30] [--warmup 5] [--count-appends 5]
+Usage: ``python bench/bench_s3.py [--appends 30] [--warmup 5] [--count-appends 5] [--input rows|range]
 [--lineitem-scale 0] [--json FILE]``.
 Units: milliseconds (ms), seconds (s), requests per append.
 """
@@ -57,6 +59,8 @@ def main(argv=None) -> int:
     ap.add_argument("--appends", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--count-appends", type=int, default=5)
+    ap.add_argument("--input", choices=("rows", "range"), default="rows",
+                    help="filecommit's row: a local row (createDataFrame, as delta-rs gets an Arrow table) or spark.range")
     ap.add_argument("--lineitem-scale", type=int, default=0)
     ap.add_argument("--data", default=str(REPO / "bench" / ".data" / "tpch"), help="tpchgen-cli output cache")
     ap.add_argument("--json")
@@ -87,7 +91,9 @@ def main(argv=None) -> int:
         n = 0
         for i in range(args.warmup + args.appends):
             t0 = time.perf_counter()
-            r = filecommit.write(spark.range(n, n + 1, 1, 1), ours, mode="append")
+            row = (spark.createDataFrame([(n,)], "id long") if args.input == "rows"
+                   else spark.range(n, n + 1, 1, 1))
+            r = filecommit.write(row, ours, mode="append")
             dt = (time.perf_counter() - t0) * 1000
             if i >= args.warmup:
                 times["filecommit"].append(dt)
@@ -110,13 +116,15 @@ def main(argv=None) -> int:
         per_append = {k: statistics.median([r.get(k, 0) for r in requests]) for k in names}
         result = {
             "appends": args.appends,
+            "input": args.input,
             "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
             "p50_ms": {w: round(percentile(v, 50), 1) for w, v in times.items()},
             "p95_ms": {w: round(percentile(v, 95), 1) for w, v in times.items()},
             "filecommit_requests_per_append_median": per_append,
             "delta_rs_requests_per_append_median": rs_requests,
         }
-        print(f"one-row appends to MinIO, {args.appends} timed after {args.warmup} warm-up (load {result['load']})")
+        print(f"one-row appends to MinIO, {args.appends} timed after {args.warmup} warm-up, filecommit input "
+              f"{args.input} (load {result['load']})")
         for w in times:
             print(f"  {w:<11} p50 {result['p50_ms'][w]:8.1f} ms   p95 {result['p95_ms'][w]:8.1f} ms")
         print("  filecommit requests per append (median):")

@@ -89,7 +89,9 @@ def _rewrite_crc(path, version, change):
 
 
 def _validated(delta_spark, path, version):
-    """Delta's own validation of the latest checksum file: present, for ``version``, and valid."""
+    """Delta's own validation of the latest checksum file: present, for ``version``, and valid
+    (once the server's background post-commit work has written it)."""
+    _crc(path, version)
     r = delta_spark.read_one({"kind": "checksum", "path": path})
     assert r["ok"] and r["has_checksum"] and r["valid"] and r["version"] == version, r
 

@@ -136,22 +136,47 @@ def test_every_command_on_an_s3a_table(spark, delta_spark, s3_table_path):
 
 
 def test_requests_of_a_warm_one_row_append(spark, s3_table_path):
-    """A one-row append to a warm table: its data file PUT, one conditional commit PUT and one PUT
-    of the version's checksum file; one LIST (of ``_delta_log``: the cached snapshot's check), one
-    GET (the data file's footer, for its statistics) and one HEAD (the data file's size, after the
-    task wrote it). No create probes (S3A's HEAD/LIST before a create: skipped by the server's
-    ``fs.s3a.performance.flags``), no read back of the commit, no probe for its checksum file or
-    its time, no listing of data directories."""
+    """A one-row append to a warm table waits for two requests: its data file's PUT and the
+    conditional PUT of its commit. Its version's checksum file is one more PUT, written in the
+    background after the answer (counted when it ran before the counters were read). Nothing else:
+    no LIST of ``_delta_log`` (the server's own last commit is the snapshot a blind append starts
+    from), no HEAD or GET of the data file (its length and footer statistics come from the writer),
+    no create probes (skipped by the server's ``fs.s3a.performance.flags``), no read back of the
+    commit, no probe for its checksum file or its time."""
     for i in range(3):
         filecommit.write(spark.range(i, i + 1, 1, 1), s3_table_path)
     req = filecommit.write(spark.range(9, 10, 1, 1), s3_table_path).metrics.object_store_requests
     print(f"\nrequests of a warm one-row append: {req}")
-    assert req.get("object_put_request") == 3, req
-    assert req.get("action_http_get_request", 0) <= 1, req
-    assert req.get("object_list_request", 0) <= 1, req
-    assert req.get("object_metadata_request", 0) <= 1 and req.get("action_http_head_request", 0) <= 1, req
-    assert req.get("object_delete_request", 0) == 0, req
+    assert 2 <= req.get("object_put_request", 0) <= 3, req
+    others = {k: n for k, n in req.items() if k.startswith(("object_", "action_http_", "multipart_"))
+              and not k.endswith("_completed") and k != "object_put_request" and n}
+    assert others == {}, req
     assert sorted(delta_table(s3_table_path).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 2, 9]
+
+
+def test_an_append_after_another_writer_moved_the_table(spark, minio, s3_table_path):
+    """The server's appends start from its own last commit without listing the log. When delta-rs
+    appends in between, the next append's conditional PUT is refused and it lands one version
+    later; when delta-rs adds a column in between (a metadata change that predates the append),
+    the append starts over from the latest snapshot and lands too, with null in the new column.
+    delta-rs reads every row once."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    uri = "s3://" + s3_table_path.removeprefix("s3a://")
+    opts = minio.storage_options()
+    assert filecommit.write(spark.createDataFrame([(0,)], "id long"), s3_table_path).version == 0
+    assert filecommit.write(spark.createDataFrame([(1,)], "id long"), s3_table_path).version == 1
+    write_deltalake(uri, pa.table({"id": pa.array([2], pa.int64())}), mode="append", storage_options=opts)
+    r = filecommit.write(spark.createDataFrame([(3,)], "id long"), s3_table_path)
+    assert r.version == 3, r
+    write_deltalake(uri, pa.table({"id": pa.array([4], pa.int64()), "note": ["rs"]}), mode="append",
+                    schema_mode="merge", storage_options=opts)
+    r = filecommit.write(spark.createDataFrame([(5,)], "id long"), s3_table_path)
+    assert r.version == 5, r
+    got = sorted((row["id"], row["note"]) for row in delta_table(s3_table_path).to_pyarrow_table().to_pylist())
+    assert got == [(0, None), (1, None), (2, None), (3, None), (4, "rs"), (5, None)]
+    assert sorted(log_actions(s3_table_path)) == list(range(6))
 
 
 def test_requests_of_stage_publish_and_vacuum(spark, minio, s3_table_path):
@@ -173,13 +198,13 @@ def test_requests_of_stage_publish_and_vacuum(spark, minio, s3_table_path):
     staged = filecommit.write(spark.range(5, 6, 1, 1), s3_table_path, stage=True)
     req = staged.metrics.object_store_requests
     print(f"\nrequests of a staged one-row append: {req}")
-    assert req.get("object_put_request") == 2, req
+    assert req.get("object_put_request") in (2, 3), req  # + the previous version's .crc, in the background
     assert req.get("object_copy_requests", 0) == 0 and req.get("object_delete_request", 0) == 0, req
     pub = filecommit.commit(spark, s3_table_path, staged)
     req = pub.metrics.object_store_requests
     print(f"requests of a publish: {req}")
     assert pub.version == 2
-    assert req.get("object_put_request") == 4, req
+    assert req.get("object_put_request") in (3, 4), req  # the .crc PUT runs in the background
     assert req.get("object_delete_request", 0) <= 1, req
     assert req.get("object_list_request", 0) <= 4, req
     assert req.get("object_metadata_request", 0) <= 6 and req.get("action_http_head_request", 0) <= 6, req

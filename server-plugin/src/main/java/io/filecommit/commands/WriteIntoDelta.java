@@ -119,6 +119,25 @@ public final class WriteIntoDelta {
   public static CommandResult run(SparkSession session, Dataset<Row> data, String path, WriteMode mode,
       List<String> partitionBy, Map<String, String> options, Map<String, String> tableProperties, boolean changeData,
       TransactionId txnId, StageRequest stage) {
+    boolean[] unchecked = new boolean[1];
+    try {
+      return run(session, data, path, mode, partitionBy, options, tableProperties, changeData, txnId, stage, unchecked);
+    } catch (io.filecommit.errors.FileCommitException e) {
+      // Started from this server's own last commit, unchecked: the change may predate the write. Once more, checked.
+      if (!unchecked[0] || !CHANGED_UNDER_AN_UNCHECKED_SNAPSHOT.contains(e.getCondition())) {
+        throw e;
+      }
+      return run(session, data, path, mode, partitionBy, options, tableProperties, changeData, txnId, stage, null);
+    }
+  }
+
+  private static final Set<String> CHANGED_UNDER_AN_UNCHECKED_SNAPSHOT =
+      Set.of(ErrorClass.DELTA_METADATA_CHANGED.name(), ErrorClass.DELTA_PROTOCOL_CHANGED.name());
+
+  /** {@link #run}; {@code unchecked} null: from the latest snapshot, else may start from the server's own last commit. */
+  private static CommandResult run(SparkSession session, Dataset<Row> data, String path, WriteMode mode,
+      List<String> partitionBy, Map<String, String> options, Map<String, String> tableProperties, boolean changeData,
+      TransactionId txnId, StageRequest stage, boolean[] unchecked) {
     long start = System.currentTimeMillis();
     if (path == null || path.isBlank()) {
       throw DeltaErrors.blankPath(path);
@@ -148,7 +167,13 @@ public final class WriteIntoDelta {
     }
 
     DeltaLog log = DeltaLog.forTable(session, path);
-    OptimisticTransaction txn = new OptimisticTransaction(session, log);
+    // A plain append reads nothing of the table: it may start from this server's own last commit.
+    boolean blindAppend = unchecked != null && mode == WriteMode.APPEND && !mergeSchema && tableProperties.isEmpty()
+        && clusterBy == null && stage == null;
+    OptimisticTransaction txn = new OptimisticTransaction(session, log, blindAppend);
+    if (unchecked != null) {
+      unchecked[0] = txn.snapshotUnchecked();
+    }
     txn.registerPostCommitHook(AutoCompact.HOOK);
     if (stage != null) {
       txn.stageInstead(stage);

@@ -31,6 +31,9 @@ import org.apache.hadoop.fs.Path;
  * _last_checkpoint}, log compaction files). Snapshots are {@link SnapshotManagement}'s (Delta's {@code
  * SnapshotManagement}), whose bounded process-wide {@link SnapshotCache} spares a Kernel reload while the cached
  * version provably is the latest; checkpoints and log clean-up are {@link Checkpoints}'.
+ *
+ * <p>Over 400 lines: the whole surface of a table's log that commands use (snapshots, commit reads,
+ * publishing, checkpoints), most of it short delegations that state their contracts.
  */
 public final class DeltaLog {
   private static final Pattern COMMIT = Pattern.compile("^(\\d{20})\\.json$");
@@ -275,6 +278,7 @@ public final class DeltaLog {
     // Each line serialized as the store consumes it: a commit of 100,000 files never holds its JSON whole.
     java.util.Iterator<String> lines = actions.stream().map(a -> Actions.toJson(a)).iterator();
     logStore.write(commitFile(version), lines, false, conf);
+    snapshots.wrote(version, actions);
   }
 
   /**
@@ -288,6 +292,26 @@ public final class DeltaLog {
    */
   public Snapshot snapshot() {
     return snapshots.latest();
+  }
+
+  /**
+   * On an object store whose commits are conditional PUTs ({@code S3ConditionalLogStore}, its
+   * bucket known to honour the condition), the state of the commit this server published last, while it is the
+   * latest commit this server knows of, with no request (no LIST of {@code _delta_log}): the
+   * snapshot a blind append may start from. A blind append reads no table data; when another
+   * writer has moved the table meanwhile, the conditional PUT of the next version is refused and
+   * the commit's conflict checks read the winning commits (protocol "Optimistic Concurrency
+   * Control"), as delta-rs does with a loaded table. A protocol or metadata change among them then
+   * fails the commit as a concurrent change ({@code DELTA_PROTOCOL_CHANGED}, {@code
+   * DELTA_METADATA_CHANGED}) although it may have landed before the append started, so the caller
+   * starts over from {@link #snapshot()} on those.
+   *
+   * @return the snapshot, or empty (another file system, commits not known to be conditional
+   *     PUTs, nothing cached, or the cached state is not this server's own last commit): use
+   *     {@link #snapshot()}
+   */
+  public java.util.Optional<Snapshot> ownLatestCommit() {
+    return snapshots.ownLatestCommit();
   }
 
   /**

@@ -12,6 +12,7 @@ import io.filecommit.errors.ErrorClass;
 import java.io.FileNotFoundException;
 import java.io.UncheckedIOException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -72,6 +73,20 @@ final class SnapshotManagement {
       SnapshotCache.INSTANCE.put(key, fresh);
     }
     return toSnapshot(fresh);
+  }
+
+  /**
+   * The cached state of the commit this server published last on an object store whose commits
+   * are conditional PUTs, not checked against the log ({@link DeltaLog#ownLatestCommit}); empty
+   * when the cache holds anything else or commits are not known to be conditional.
+   */
+  Optional<Snapshot> ownLatestCommit() {
+    if (!(log.logStore() instanceof io.filecommit.delta.storage.S3ConditionalLogStore s)
+        || !s.knownConditional(log.logPath())) {
+      return Optional.empty(); // without a refused PUT to tell of another writer's commit, list
+    }
+    SnapshotCache.Entry c = SnapshotCache.INSTANCE.get(key);
+    return c != null && c.mtime() == LogProbe.PUBLISHED_HERE ? Optional.of(toSnapshot(c)) : Optional.empty();
   }
 
   /** The snapshot of an earlier version ({@link DeltaLog#snapshotAsOfVersion}), from Kernel, not cached. */
@@ -163,8 +178,38 @@ final class SnapshotManagement {
     }
   }
 
+  /**
+   * Notes the commit timestamp of a version this server just wrote (its commitInfo's in-commit
+   * timestamp, else its timestamp), so the next transaction's in-commit timestamp needs no read of
+   * the commit (protocol "In-Commit Timestamps": strictly greater than the previous commit's).
+   */
+  void wrote(long version, List<? extends Action> actions) {
+    for (Action a : actions) {
+      if (a instanceof CommitInfo ci) {
+        synchronized (WRITTEN_TIMESTAMPS) {
+          WRITTEN_TIMESTAMPS.put(version + "@" + key, ci.effectiveTimestamp());
+        }
+        return;
+      }
+    }
+  }
+
+  /** (version@table) -> commit timestamp of commits this server wrote, the latest few hundred. */
+  private static final Map<String, Long> WRITTEN_TIMESTAMPS = new java.util.LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+      return size() > 1024;
+    }
+  };
+
   /** The commit timestamp of a version from its commitInfo (in-commit timestamp when present). */
   private long commitTimestamp(long version) {
+    synchronized (WRITTEN_TIMESTAMPS) {
+      Long written = WRITTEN_TIMESTAMPS.get(version + "@" + key);
+      if (written != null) {
+        return written;
+      }
+    }
     for (Action a : log.readCommit(version)) {
       if (a instanceof CommitInfo ci) {
         return ci.effectiveTimestamp();

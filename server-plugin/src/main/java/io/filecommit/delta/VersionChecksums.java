@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes {@code _delta_log/<version>.crc} after a commit landed (protocol "Version Checksum File";
- * Delta's {@code RecordChecksum} and {@code ChecksumHook}), as post-commit work: a failure is the
- * caller's to log, never the commit's.
+ * Delta's {@code RecordChecksum} and {@code ChecksumHook}), as post-commit work that the txn
+ * package runs in the background, one table version after another: a failure is the caller's to
+ * log, never the commit's.
  *
  * <p>The checksum of a version is derived from the previous version's (Delta's incremental
  * checksum): at once when this server wrote that one (kept in memory), otherwise the previous file
@@ -52,17 +53,25 @@ public final class VersionChecksums {
     }
   };
 
-  /** The actions of the commit this server just published per table root (version, actions), until its checksum is written. */
-  private record Published(long version, List<? extends Action> actions) {}
+  /**
+   * The actions of the commits this server published, per (table root, version), until their
+   * checksums are written: checksums are written in the background, so the next versions of a
+   * table may be published before the checksum of this one is written.
+   */
+  private static final int MAX_PUBLISHED = 256;
 
-  private static final Map<String, Published> PUBLISHED = new LinkedHashMap<>(16, 0.75f, true) {
+  private static final Map<String, List<? extends Action>> PUBLISHED = new LinkedHashMap<>(16, 0.75f, false) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Published> eldest) {
-      return size() > 16;
+    protected boolean removeEldestEntry(Map.Entry<String, List<? extends Action>> eldest) {
+      return size() > MAX_PUBLISHED;
     }
   };
 
   private VersionChecksums() {}
+
+  private static String key(DeltaLog log, long version) {
+    return version + "@" + log.tablePath();
+  }
 
   /**
    * Hands over the actions of a commit this server published (its put-if-absent landed, or the
@@ -76,18 +85,13 @@ public final class VersionChecksums {
    */
   public static void committed(DeltaLog log, long version, List<? extends Action> actions) {
     synchronized (PUBLISHED) {
-      PUBLISHED.put(log.tablePath().toString(), new Published(version, actions));
+      PUBLISHED.put(key(log, version), actions);
     }
   }
 
   private static List<? extends Action> takePublished(DeltaLog log, long version) {
     synchronized (PUBLISHED) {
-      Published p = PUBLISHED.get(log.tablePath().toString());
-      if (p == null || p.version() != version) {
-        return null;
-      }
-      PUBLISHED.remove(log.tablePath().toString());
-      return p.actions();
+      return PUBLISHED.remove(key(log, version));
     }
   }
 

@@ -426,7 +426,7 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
           Path file = new Path(path, f.getValue());
           java.util.Optional<WrittenFiles.Written> written = WrittenFiles.take(file.toString());
           if (written.isPresent()) {
-            actions.add(actionOf(f, written.get().length(), written.get().modificationTime(),
+            actions.add(AddedFileActions.of(f, written.get().length(), written.get().modificationTime(),
                 () -> ParquetStats.fromFooter(written.get().footer(), numIndexedCols)));
             continue;
           }
@@ -454,24 +454,8 @@ public class DelayedCommitProtocol extends FileCommitProtocol implements Seriali
   protected FileAction buildActionFromAddedFile(
       Map.Entry<Map<String, String>, String> f, FileStatus stat, TaskAttemptContext taskContext)
       throws IOException {
-    return actionOf(f, stat.getLen(), stat.getModificationTime(),
+    return AddedFileActions.of(f, stat.getLen(), stat.getModificationTime(),
         () -> ParquetStats.collect(taskContext.getConfiguration(), stat, numIndexedCols));
-  }
-
-  /** The statistics JSON of a data file, computed only for an AddFile. */
-  private interface Stats {
-    String json() throws IOException;
-  }
-
-  private static FileAction actionOf(Map.Entry<Map<String, String>, String> f, long length, long modificationTime,
-      Stats stats) throws IOException {
-    Map<String, String> partitionValues = new LinkedHashMap<>(f.getKey());
-    String isCdc = partitionValues.remove(CDC_PARTITION_COL);
-    String logPath = PartitionPaths.toLogPath(f.getValue());
-    if ("true".equals(isCdc)) {
-      return new AddCDCFile(logPath, partitionValues, length, Map.of());
-    }
-    return new AddFile(logPath, partitionValues, length, modificationTime, true, stats.json(), Map.of());
   }
 
   /**

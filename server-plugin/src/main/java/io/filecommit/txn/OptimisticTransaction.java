@@ -64,6 +64,7 @@ public final class OptimisticTransaction {
   /** appId -> version of the {@code txn} actions it commits, in the order set ({@link CommitLoop}). */
   final Map<String, Long> txns = new LinkedHashMap<>();
   private final List<Runnable> cleanups = new ArrayList<>();
+  private final boolean snapshotUnchecked;
   private IdentityValues identityValues;
   /** The domain metadata it commits ({@link CommitLoop}). */
   final List<DomainMetadata> domains = new ArrayList<>();
@@ -76,10 +77,34 @@ public final class OptimisticTransaction {
    * @param deltaLog the table's log
    */
   public OptimisticTransaction(SparkSession session, DeltaLog deltaLog) {
+    this(session, deltaLog, false);
+  }
+
+  /**
+   * Starts a transaction at the table's latest snapshot, or, for a blind append, at the state of
+   * this server's own last commit when {@link DeltaLog#ownLatestCommit} has it (no request on an
+   * object store; {@link #snapshotUnchecked} then tells).
+   *
+   * @param session the Spark session that runs the command
+   * @param deltaLog the table's log
+   * @param blindAppend whether the transaction only appends files without reading the table
+   */
+  public OptimisticTransaction(SparkSession session, DeltaLog deltaLog, boolean blindAppend) {
     this.session = session;
     this.deltaLog = deltaLog;
-    this.snapshot = deltaLog.snapshot();
+    java.util.Optional<Snapshot> own = blindAppend ? deltaLog.ownLatestCommit() : java.util.Optional.empty();
+    this.snapshotUnchecked = own.isPresent();
+    this.snapshot = own.isPresent() ? own.get() : deltaLog.snapshot();
     this.publisher = new LogPublisher(deltaLog, txnId, table());
+  }
+
+  /**
+   * {@return whether the snapshot is this server's own last commit, not checked against the log
+   * ({@link DeltaLog#ownLatestCommit}): a protocol or metadata conflict may then be with a commit
+   * that landed before this transaction started}
+   */
+  public boolean snapshotUnchecked() {
+    return snapshotUnchecked;
   }
 
   /**

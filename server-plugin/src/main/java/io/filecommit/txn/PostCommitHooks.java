@@ -19,10 +19,10 @@ import org.slf4j.LoggerFactory;
  * Runs the work after a commit landed ({@link PostCommitHook}s, Delta's {@code
  * runPostCommitHooks}): first the snapshot cache moves to the new version (at once, so the next
  * command's snapshot is current; part of the commit, not a hook), then the hooks of every version
- * ({@link #VERSION_HOOKS}): the version checksum file ({@link VersionChecksums}; protocol "Version
- * Checksum File"), written before the command answers, and, when the version is a multiple of
- * {@code delta.checkpointInterval}, a checkpoint (protocol "Checkpoints") in the background after
- * the command answered ({@link #inBackground}: one chain per table), followed by the clean-up of
+ * ({@link #VERSION_HOOKS}), both in the background after the command answered ({@link
+ * #inBackground}: one chain per table): the version checksum file ({@link VersionChecksums};
+ * protocol "Version Checksum File") and, when the version is a multiple of {@code
+ * delta.checkpointInterval}, a checkpoint (protocol "Checkpoints"), followed by the clean-up of
  * expired log files (protocol "Metadata Cleanup"; Delta's {@code DeltaLog.cleanupExpiredLogs}).
  * The hooks a command registered on its transaction run after these ({@link
  * OptimisticTransaction#registerPostCommitHook}). The commit has landed already, so nothing here
@@ -34,10 +34,13 @@ final class PostCommitHooks {
   private static final Logger LOG = LoggerFactory.getLogger(PostCommitHooks.class);
 
   /**
-   * The version checksum file, before the command answers (not in the background), so a client
-   * that lists the log after its answer sees a settled directory. A cancelled command (interrupted
-   * thread) skips it: the file is optional, and its I/O would swallow the interrupt the command
-   * must keep.
+   * The version checksum file, in the background after the command answered ({@link
+   * #inBackground}, in the table's chain: the checksum of version v is written after that of v - 1,
+   * from it, and before a checkpoint queued after v). Off the answer's path because the protocol
+   * makes the file optional ("Version Checksum File": writers should, readers must not require
+   * it): on object storage it is a PUT the writer need not wait for. A server stopped before it
+   * runs leaves the version without a checksum; readers replay the log, as for any writer that
+   * skips it.
    */
   static final PostCommitHook CHECKSUM = new PostCommitHook() {
     @Override
@@ -46,10 +49,14 @@ final class PostCommitHooks {
     }
 
     @Override
-    public void run(PostCommitHook.Committed c) throws java.io.IOException {
-      if (!Thread.currentThread().isInterrupted()) {
-        VersionChecksums.write(c.log(), c.version());
-      }
+    public void run(PostCommitHook.Committed c) {
+      inBackground(c.log(), () -> {
+        try {
+          VersionChecksums.write(c.log(), c.version());
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException("checksum file of version " + c.version() + " not written", e);
+        }
+      });
     }
   };
 
@@ -190,14 +197,6 @@ final class PostCommitHooks {
   }
 
   /**
-   * Waits until the background hooks queued so far for a table have run (for tests and for a
-   * caller that needs the checkpoint on disk).
-   *
-   * @param table the table root, as {@code DeltaLog.tablePath().toString()}
-   * @param timeoutMs longest wait, ms
-   * @return true when idle, false on timeout
-   */
-  /**
    * Waits until no table has background hooks queued or running (tests wait here before deleting
    * a table's directory, which a checksum file being written would otherwise race).
    *
@@ -219,6 +218,14 @@ final class PostCommitHooks {
     return true;
   }
 
+  /**
+   * Waits until the background hooks queued so far for a table have run (for tests and for a
+   * caller that needs the checkpoint on disk).
+   *
+   * @param table the table root, as {@code DeltaLog.tablePath().toString()}
+   * @param timeoutMs longest wait, ms
+   * @return true when idle, false on timeout
+   */
   static boolean awaitIdle(String table, long timeoutMs) {
     CompletableFuture<Void> tail = TAILS.get(table);
     if (tail == null) {

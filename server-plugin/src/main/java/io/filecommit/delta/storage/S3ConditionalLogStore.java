@@ -132,6 +132,17 @@ public class S3ConditionalLogStore extends HadoopFileSystemLogStore {
     return Boolean.FALSE.equals(SUPPORT.get(bucket(path)));
   }
 
+  /**
+   * {@return whether new log files under {@code path}'s bucket are known to be written
+   * conditionally (probed and honoured, or required), so that a commit of a version another writer
+   * took is refused; false before the probe and with the single-driver fallback}
+   *
+   * @param path a log file or the log directory
+   */
+  public boolean knownConditional(Path path) {
+    return this instanceof Required || Boolean.TRUE.equals(SUPPORT.get(bucket(path)));
+  }
+
   /** {@return {@code scheme://bucket} of a path} */
   static String bucket(Path path) {
     java.net.URI u = path.toUri();
