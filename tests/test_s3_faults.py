@@ -2,7 +2,10 @@
 MinIO through the fault proxy (``tests/s3_proxy.py``): throttling (503 SlowDown) and internal
 errors (500) on the commit's conditional PUT, before and after it landed; a commit PUT that landed
 but cannot be read back; MinIO killed (SIGKILL) during a data file's PUT, during the commit PUT
-and during the publish of a staged commit, then restarted on the same data.
+and during the publish of a staged commit, then restarted on the same data. The native Parquet
+writer's path on S3 (a file encoded locally, then uploaded; a multipart upload on the peer): MinIO
+killed during a part's PUT, every part PUT failing, the answer to the commit PUT lost; no object
+and no pending multipart upload of a failed write stay (``MinioServer.pending_uploads``).
 
 The outcome is read from the log, never guessed (``FILECOMMIT_LOG_WRITE_FAILED`` only when the
 version provably did not land, ``FILECOMMIT_COMMIT_STATE_UNKNOWN`` with every file kept when the
