@@ -20,6 +20,13 @@ writers; a table of it whose files were written by parquet-mr (the native writer
 Each run's line names the library that wrote the table's first file (Parquet ``created_by``) and
 the load average after it.
 
+``--target s3`` writes every table to object storage instead: a MinIO (``make minio``) started by
+this script on 127.0.0.1 with a bucket ``bench`` (``bench/bulk_write_targets.py``), the server's
+S3A (``make s3a-jars``) pointed at it and the tables at ``s3a://bench/<case>-<writer>-<run>``;
+delta-rs writes ``s3://bench/...`` on the same MinIO in the same run. Rows, bytes and ``created_by``
+are then read from MinIO (pyarrow's S3 client, delta-rs). ``--cases unpartitioned`` (or
+``partitioned``) runs one case only.
+
 ``--master standalone`` runs the server on a Spark standalone cluster instead: a master, ``--workers``
 (default 2) workers of one core and ``--executor-memory`` (default 1g) each, and a Connect server
 (``spark-submit``, the plugin and the native writer's jars in ``--jars``, so on the executors too),
@@ -41,7 +48,8 @@ this process peaked at 1.3-1.6 GB RSS at SF1 and at 5.3 GB (unpartitioned) and 7
 
 Usage: ``python bench/bench_bulk_write.py [--scale 1] [--runs 3] [--warmup 1] [--jfr DIR]
 [--jfr-settings default] [--writers filecommit,spark-parquet,delta-rs] [--master local[2]|standalone]
-[--workers 2] [--executor-memory 1g] [--conf KEY=VALUE] [--option KEY=VALUE] [--out DIR] [--json FILE]``
+[--workers 2] [--executor-memory 1g] [--target local|s3] [--cases unpartitioned,partitioned]
+[--conf KEY=VALUE] [--option KEY=VALUE] [--out DIR] [--json FILE]``
 (``--jfr`` only with a local master). ``--conf`` is server conf (e.g.
 ``spark.driver.memory=4g``), ``--option`` a Parquet writer option of the two Spark writers (e.g.
 ``parquet.enable.dictionary=false``); ``--runs 0 --writers filecommit --jfr DIR`` does only the
@@ -77,42 +85,12 @@ def load():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def dir_bytes(path):
-    """Total bytes of the ``.parquet`` files under ``path`` (the log and checksums excluded)."""
-    total = 0
-    for root, _dirs, files in os.walk(path):
-        total += sum(os.path.getsize(os.path.join(root, f)) for f in files if f.endswith(".parquet"))
-    return total
-
-
-def count_rows(writer, path):
-    """Rows in a written table: delta-rs for the Delta tables, pyarrow for the Spark directory."""
-    import pyarrow.dataset as ds
-    from deltalake import DeltaTable
-
-    if writer == "spark-parquet":
-        return ds.dataset(path, format="parquet", partitioning="hive").count_rows()
-    return DeltaTable(path).to_pyarrow_dataset().count_rows()
-
-
-def parquet_writer(path):
-    """``created_by`` of the first ``.parquet`` file under ``path`` (which library wrote it:
-    ``parquet-mr ...`` for Spark's writer, ``DuckDB ...`` or ``parquet-cpp-arrow ...`` for the native
-    one), or "" without files."""
-    import pyarrow.parquet as pq
-
-    for root, _dirs, files in sorted(os.walk(path)):
-        for f in sorted(files):
-            if f.endswith(".parquet") and "_delta_log" not in root:
-                return pq.ParquetFile(os.path.join(root, f)).metadata.created_by or ""
-    return ""
-
-
-def write_once(spark, writer, src, dest, partition_by, options=None):
-    """One write of ``src`` to ``dest`` by ``writer`` (``options``: Parquet writer options of the
-    two Spark writers); returns client wall seconds. ``filecommit-native`` is ``filecommit.write``
-    with the session setting ``spark.filecommit.writer.native=auto`` (unset again after the write,
-    so ``filecommit`` writes with the server's value)."""
+def write_once(spark, writer, src, target, name, partition_by, options=None):
+    """One write of ``src`` to the table ``name`` of ``target`` (``bulk_write_targets``) by ``writer``
+    (``options``: Parquet writer options of the two Spark writers); returns client wall seconds.
+    ``filecommit-native`` is ``filecommit.write`` with the session setting
+    ``spark.filecommit.writer.native=auto`` (unset again after the write, so ``filecommit`` writes
+    with the server's value)."""
     import pyarrow.dataset as ds
     from deltalake import write_deltalake
 
@@ -120,6 +98,7 @@ def write_once(spark, writer, src, dest, partition_by, options=None):
 
     if writer == "filecommit-native":
         spark.conf.set(NATIVE, "auto")
+    dest = target.path(name)
     try:
         t0 = time.perf_counter()
         if writer in ("filecommit", "filecommit-native"):
@@ -132,7 +111,8 @@ def write_once(spark, writer, src, dest, partition_by, options=None):
             w.parquet(dest)
         else:
             reader = ds.dataset(src).scanner(batch_size=131072).to_reader()
-            write_deltalake(dest, reader, mode="overwrite", partition_by=partition_by or None)
+            write_deltalake(target.rs_path(name), reader, mode="overwrite", partition_by=partition_by or None,
+                            storage_options=target.rs_options)
         return time.perf_counter() - t0
     finally:
         if writer == "filecommit-native":
@@ -163,7 +143,7 @@ def server_pid():
     raise SystemExit("no server JVM found among this process's descendants")
 
 
-def profile(spark, src, work, jfr_dir, case, partition_by):
+def profile(spark, src, target, jfr_dir, case, partition_by):
     """One filecommit write of ``case``, cut out of the server's running Flight Recording into
     ``jfr_dir/case.jfr`` (``jcmd <pid> JFR.dump begin=... end=...``) and its begin and end time into
     ``jfr_dir/case.jfr.window``; returns (seconds, path)."""
@@ -175,13 +155,13 @@ def profile(spark, src, work, jfr_dir, case, partition_by):
     pid = server_pid()
     out = os.path.join(os.path.abspath(jfr_dir), f"{case}.jfr")
     begin = now()
-    seconds = write_once(spark, "filecommit", src, os.path.join(work, f"jfr-{case}"), partition_by)
+    seconds = write_once(spark, "filecommit", src, target, f"jfr-{case}", partition_by)
     end = now()
     subprocess.run(["jcmd", str(pid), "JFR.dump", "name=bulk", f"filename={out}", f"begin={begin}", f"end={end}"],
                    check=True, capture_output=True)
     with open(out + ".window", "w") as f:
         f.write(f"{begin} {end}\n")
-    shutil.rmtree(os.path.join(work, f"jfr-{case}"), ignore_errors=True)
+    target.remove(f"jfr-{case}")
     return seconds, out
 
 
@@ -231,6 +211,10 @@ def main(argv=None) -> int:
                     help="extra server conf, e.g. spark.sql.maxConcurrentOutputFileWriters=8 (repeatable)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="Parquet writer option of filecommit and Spark, e.g. parquet.enable.dictionary=false")
+    ap.add_argument("--target", choices=("local", "s3"), default="local",
+                    help="local (tables on the local disk, default) or s3 (tables in a MinIO bucket started "
+                         "here, s3a:// for the server, s3:// for delta-rs; make minio s3a-jars)")
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of " + ",".join(CASES))
     ap.add_argument("--out", help="keep the tables here (default: a temporary directory, removed)")
     ap.add_argument("--json", help="write all samples to this file")
     args = ap.parse_args(argv)
@@ -238,9 +222,13 @@ def main(argv=None) -> int:
     standalone = args.master == "standalone"
     if standalone and args.jfr:
         ap.error("--jfr records the embedded server's JVM: not with --master standalone")
+    if standalone and args.target == "s3":
+        ap.error("--target s3 runs an embedded server: not with --master standalone")
+    cases = {c: p for c, p in CASES.items() if c in args.cases.split(",")}
 
     import pyarrow.dataset as ds
     from bench_rowlevel import generate, machine
+    from bulk_write_targets import LocalTarget, S3Target
 
     import filecommit
 
@@ -248,15 +236,18 @@ def main(argv=None) -> int:
     rows = ds.dataset(src).count_rows()
     work = args.out or tempfile.mkdtemp(prefix="bench_bulk_write_")
     os.makedirs(work, exist_ok=True)
-    conf = dict(kv.split("=", 1) for kv in args.conf)
+    target = S3Target() if args.target == "s3" else LocalTarget(work)
+    conf = {**target.server_conf(), **dict(kv.split("=", 1) for kv in args.conf)}
     options = dict(kv.split("=", 1) for kv in args.option)
     if args.jfr:
         os.makedirs(args.jfr, exist_ok=True)
         conf["spark.driver.extraJavaOptions"] = ("-XX:FlightRecorderOptions=stackdepth=256 -XX:StartFlightRecording="
                                                  f"name=bulk,settings={args.jfr_settings},maxsize=2g")
     print(machine(), flush=True)
-    if conf or options:
-        print(f"server conf: {conf}; writer options: {options}", flush=True)
+    if args.conf or options:
+        print(f"server conf: {args.conf}; writer options: {options}", flush=True)
+    if args.target == "s3":
+        print(f"target: MinIO {target.minio.endpoint}, bucket {target.BUCKET}", flush=True)
     print(f"source: {src}, {rows:,} rows, {os.path.getsize(src) / 1e6:.1f} MB", flush=True)
     t0 = time.perf_counter()
     cluster = None
@@ -267,35 +258,36 @@ def main(argv=None) -> int:
     else:
         spark = filecommit.local_session(master=args.master, conf=conf)
         master = args.master
+    master += ", tables in MinIO" if args.target == "s3" else ""
     print(f"server start ({master}) {time.perf_counter() - t0:.1f} s", flush=True)
     result = {"scale": args.scale, "rows": rows, "master": master, "load_start": load(), "samples": {}, "bytes": {}}
     bad = []
     try:
-        for case, partition_by in CASES.items():
+        for case, partition_by in cases.items():
             samples = {w: [] for w in writers}
             for i in range(args.warmup + args.runs):
                 for w in writers:
-                    dest = os.path.join(work, f"{case}-{w}-{i}")
-                    sec = write_once(spark, w, src, dest, partition_by, options)
-                    got = count_rows(w, dest)
+                    name = f"{case}-{w}-{i}"
+                    sec = write_once(spark, w, src, target, name, partition_by, options)
+                    got = target.count_rows(w, name)
                     if got != rows:
                         bad.append(f"{case} {w} run {i}: {got:,} rows, expected {rows:,}")
-                    made_by = parquet_writer(dest)
+                    made_by = target.created_by(name)
                     if w == "filecommit-native" and made_by.startswith("parquet-mr"):
                         bad.append(f"{case} {w} run {i}: written by Spark's writer ({made_by}), not the native one")
                     label = "warm-up" if i < args.warmup else f"run {i - args.warmup + 1}"
                     print(f"  {case:<13} {w:<17} {label:<8} {sec:7.2f} s  rows {got:,}  "
-                          f"{dir_bytes(dest) / 1e6:7.1f} MB  load {load()}  ({made_by.split(' (')[0]})", flush=True)
+                          f"{target.bytes(name) / 1e6:7.1f} MB  load {load()}  ({made_by.split(' (')[0]})", flush=True)
                     if i >= args.warmup:
                         samples[w].append(sec)
-                        result["bytes"][f"{case}/{w}"] = dir_bytes(dest)
+                        result["bytes"][f"{case}/{w}"] = target.bytes(name)
                     if i < args.warmup + args.runs - 1 or not args.out:
-                        shutil.rmtree(dest, ignore_errors=True)
+                        target.remove(name)
             result["samples"][case] = samples
         if args.jfr:
             result["jfr"] = {}
-            for case, partition_by in CASES.items():
-                sec, path = profile(spark, src, work, args.jfr, case, partition_by)
+            for case, partition_by in cases.items():
+                sec, path = profile(spark, src, target, args.jfr, case, partition_by)
                 result["jfr"][case] = {"seconds": sec, "file": path}
                 print(f"  profiled {case}: {sec:.2f} s -> {path}", flush=True)
     except BaseException:
@@ -307,19 +299,22 @@ def main(argv=None) -> int:
         if cluster is not None:
             cluster.__exit__(None, None, None)
             shutil.rmtree(cluster_logs, ignore_errors=True)
+        target.close()
         if not args.out:
             shutil.rmtree(work, ignore_errors=True)
     result["load_end"] = load()
 
     print(f"\nTPC-H lineitem SF{args.scale} ({rows:,} rows) from one Parquet file, {master}, median of "
           f"{args.runs} after {args.warmup} warm-up (load {result['load_start']} -> {result['load_end']}):")
-    print(f"  {'case':<13} {'writer':<17} {'median s':>9} {'min':>7} {'max':>7} {'rows/s':>11} {'MB':>7} {'x fc':>6}")
+    print(f"  {'case':<13} {'writer':<17} {'median s':>9} {'min':>7} {'max':>7} {'rows/s':>11} {'MB':>7} "
+          f"{'x fc':>6} {'x rs':>6}")
     for case, samples in result["samples"].items() if args.runs > 0 else ():
         fc = statistics.median(samples["filecommit"]) if "filecommit" in samples else float("nan")
+        rs = statistics.median(samples["delta-rs"]) if "delta-rs" in samples else float("nan")
         for w in writers:
             med = statistics.median(samples[w])
             print(f"  {case:<13} {w:<17} {med:9.2f} {min(samples[w]):7.2f} {max(samples[w]):7.2f} "
-                  f"{rows / med:11,.0f} {result['bytes'][f'{case}/{w}'] / 1e6:7.1f} {med / fc:6.2f}")
+                  f"{rows / med:11,.0f} {result['bytes'][f'{case}/{w}'] / 1e6:7.1f} {med / fc:6.2f} {med / rs:6.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)

@@ -245,8 +245,10 @@ def delta_spark(tmp_path_factory, minio):
 def s3_peer(spark, minio, tmp_path_factory):
     """A second Spark Connect server with the plugin in its own JVM (``tests/crash_server.py``),
     another writer of the session's MinIO bucket: its S3A reaches MinIO through a fault proxy
-    (``tests/s3_proxy.py``, forwarding everything until a test arms a rule) with short S3A retries
-    and no retention floor (``spark.filecommit.retention.minimum=0``).
+    (``tests/s3_proxy.py``, forwarding everything until a test arms a rule) with short S3A retries,
+    no retention floor (``spark.filecommit.retention.minimum=0``), the native Parquet writer's jars
+    and S3A multipart uploads from 5 MB on, in 5 MB parts (the smallest S3 allows), so a test's
+    native-written file of a few MB goes up as a multipart upload.
     Yields an object with ``spark`` (a Connect session on it), ``proxy`` and ``server``."""
     if minio is None or os.environ.get("FILECOMMIT_REMOTE"):
         pytest.skip("the S3 peer server needs the embedded server's MinIO (FILECOMMIT_REMOTE is set)")
@@ -272,8 +274,10 @@ def s3_peer(spark, minio, tmp_path_factory):
         "spark.hadoop.fs.s3a.retry.throttle.interval": "100ms",
         "spark.hadoop.fs.s3a.connection.establish.timeout": "2s",
         "spark.hadoop.fs.s3a.connection.timeout": "10s",
+        "spark.hadoop.fs.s3a.multipart.size": "5M",
+        "spark.hadoop.fs.s3a.multipart.threshold": "5M",
     })
-    jars = ",".join([filecommit.server.find_plugin_jar(), *s3.s3a_jars()])
+    jars = ",".join([filecommit.server.find_plugin_jar(), *s3.s3a_jars(), *filecommit.server.find_native_jars()])
     server = ConnectServer(jars, filecommit.server.PLUGIN_CLASS, str(tmp_path_factory.mktemp("s3_peer") / "server.log"),
                            conf=conf)
     server.start()

@@ -54,6 +54,37 @@ class _Client:
     def create_bucket(self, name: str) -> None:
         self.filesystem().create_dir(name)
 
+    def pending_uploads(self, bucket: str, key: str) -> list[str]:
+        """The ids of the multipart uploads to ``bucket/key`` that were started and neither completed
+        nor aborted (S3's ListMultipartUploads with the key as prefix, signed with AWS Signature
+        Version 4; MinIO lists the uploads of one exact key)."""
+        import datetime
+        import hashlib
+        import hmac
+        import re
+        from urllib.parse import quote, urlparse
+
+        host = urlparse(self.endpoint).netloc
+        now = datetime.datetime.now(datetime.timezone.utc)
+        stamp, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+        query = f"prefix={quote(key, safe='-_.~')}&uploads="
+        payload = hashlib.sha256(b"").hexdigest()
+        canonical = "\n".join(["GET", f"/{bucket}", query, f"host:{host}", f"x-amz-content-sha256:{payload}",
+                               f"x-amz-date:{stamp}", "", "host;x-amz-content-sha256;x-amz-date", payload])
+        scope = f"{day}/{REGION}/s3/aws4_request"
+        to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+        k = ("AWS4" + SECRET_KEY).encode()
+        for part in (day, REGION, "s3", "aws4_request"):
+            k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+        signature = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
+        request = urllib.request.Request(f"{self.endpoint}/{bucket}?{query}", headers={
+            "x-amz-date": stamp, "x-amz-content-sha256": payload,
+            "Authorization": f"AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/{scope}, "
+                             f"SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature={signature}"})
+        with urllib.request.urlopen(request, timeout=10) as r:
+            body = r.read().decode()
+        return re.findall(r"<UploadId>([^<]+)</UploadId>", body)
+
     def storage_options(self) -> dict:
         """delta-rs (``deltalake``) storage options for this server."""
         return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION,

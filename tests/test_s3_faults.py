@@ -2,7 +2,10 @@
 MinIO through the fault proxy (``tests/s3_proxy.py``): throttling (503 SlowDown) and internal
 errors (500) on the commit's conditional PUT, before and after it landed; a commit PUT that landed
 but cannot be read back; MinIO killed (SIGKILL) during a data file's PUT, during the commit PUT
-and during the publish of a staged commit, then restarted on the same data.
+and during the publish of a staged commit, then restarted on the same data. The native Parquet
+writer's path on S3 (a file encoded locally, then uploaded; a multipart upload on the peer): MinIO
+killed during a part's PUT, every part PUT failing, the answer to the commit PUT lost; no object
+and no pending multipart upload of a failed write stay (``MinioServer.pending_uploads``).
 
 The outcome is read from the log, never guessed (``FILECOMMIT_LOG_WRITE_FAILED`` only when the
 version provably did not land, ``FILECOMMIT_COMMIT_STATE_UNKNOWN`` with every file kept when the
@@ -229,3 +232,107 @@ def test_minio_killed_during_a_publish_then_restarted(spark, peer, minio, s3_tab
         rows += [10, 11]
         assert not filecommit.commit(peer.spark, path, staged).committed
     _judge(minio, spark, peer, path, rows, {})
+
+
+# --- The native Parquet writer on S3: each file encoded into a local file, then uploaded through S3A ---
+
+# One task's file of about 8.5 MB (64 incompressible hex characters a row): on the peer (multipart
+# from 5 MB, 5 MB parts) a multipart upload of two parts.
+NATIVE_ROWS = 120_000
+UPLOAD_PART = r"/part-[^?]*\?(.*&)?partNumber=1(&|$)"
+
+
+def _native_append(spark, path: str, first: int, txn=None):
+    """Appends ids ``first..first+NATIVE_ROWS`` in one Spark task (a job: the native writer, not a
+    driver-side write)."""
+    df = spark.range(first, first + NATIVE_ROWS, 1, 1).selectExpr("id", "sha2(cast(id as string), 256) as writer")
+    return filecommit.write(df, path, mode="append", txn=txn)
+
+
+def _uploaded_keys(proxy, path: str) -> set[str]:
+    """Keys (bucket/key) of the table's data files that had multipart upload requests."""
+    base = "/" + _prefix(path) + "/"
+    return {p.split("?")[0][1:] for _m, p in list(proxy.seen) if p.startswith(base) and "uploadId=" in p}
+
+
+def _judge_native(minio, peer, path: str, want: list[int], version_files: dict[int, str]) -> None:
+    """delta-rs reads exactly the ids ``want``; Spark + Delta counts them (rows, distinct ids, sum);
+    the log has no gap; every referenced data file exists and none is unreferenced; the files each
+    version in ``version_files`` added were written by that library (Parquet ``created_by``)."""
+    import pyarrow.parquet as pq
+
+    fs = minio.filesystem()
+    commits = cw.log_commits(fs, path)
+    assert sorted(commits) == list(range(len(commits))), sorted(commits)
+    got = sorted(cw.deltalake.DeltaTable(cw.s3_uri(path), storage_options=minio.storage_options())
+                 .to_pyarrow_table().column("id").to_pylist())
+    assert got == sorted(want), f"delta-rs: {len(got)} rows, {len(set(got))} distinct; want {len(want)}"
+    sql = "SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS s FROM {table}"
+    answer = peer.delta_spark.read_one({"kind": "sql", "path": path, "sql": sql})
+    assert answer["ok"], answer.get("error")
+    assert answer["rows"] == [{"n": len(want), "d": len(want), "s": sum(want)}], answer["rows"]
+    files, referenced = _data_files(minio, path), _referenced(minio, path)
+    assert files == referenced, f"missing {referenced - files}, unreferenced {files - referenced}"
+    for version, library in version_files.items():
+        for add in (a["add"] for a in commits[version] if "add" in a):
+            with fs.open_input_file(f"{_prefix(path)}/{add['path']}") as f:
+                assert pq.ParquetFile(f).metadata.created_by.startswith(library), (version, add["path"])
+
+
+def test_minio_killed_during_a_native_multipart_upload_then_restarted(spark, peer, minio, s3_table_path):
+    path = s3_table_path
+    rows = _table(peer, path)
+    part = peer.proxy.arm("PUT", re.escape(_prefix(path)) + UPLOAD_PART, "hold")
+    t, out = _in_thread(lambda: _native_append(peer.spark, path, 100, (APP, 1)))
+    assert part.held.wait(120), "no multipart upload of the native writer's file"
+    minio.kill()
+    part.release()
+    t.join(180)
+    assert isinstance(out.get("error"), PySparkException), out
+    minio.start()
+    failed = _uploaded_keys(peer.proxy, path)
+    assert len(failed) == 1, failed
+    bucket, key = next(iter(failed)).split("/", 1)
+    # The store went away mid-upload: the upload was started and could be neither completed nor
+    # aborted; no object of the file, nothing committed.
+    assert minio.pending_uploads(bucket, key), "the kill left the upload pending"
+    assert sorted(cw.log_commits(minio.filesystem(), path)) == [0]
+    assert _data_files(minio, path) == _referenced(minio, path), "no object of the failed write"
+    # The same write again: before its upload, the server aborts the failed file's pending upload.
+    result = _native_append(peer.spark, path, 100, (APP, 1))
+    assert result.committed and result.version == 1, result
+    for k in _uploaded_keys(peer.proxy, path):
+        assert minio.pending_uploads(*k.split("/", 1)) == [], k
+    _judge_native(minio, peer, path, [*rows, *range(100, 100 + NATIVE_ROWS)], {1: "DuckDB"})
+
+
+def test_native_upload_whose_parts_fail_leaves_no_pending_upload(spark, peer, minio, s3_table_path):
+    path = s3_table_path
+    rows = _table(peer, path)
+    broken = peer.proxy.arm("PUT", re.escape(_prefix(path)) + UPLOAD_PART, "500", times=-1)
+    with pytest.raises(PySparkException):
+        _native_append(peer.spark, path, 100)
+    peer.proxy.clear()
+    assert broken.fired >= 2, broken  # S3A tried again before it gave up
+    (key,) = _uploaded_keys(peer.proxy, path)
+    # S3A aborted its multipart upload when the stream's close failed.
+    assert minio.pending_uploads(*key.split("/", 1)) == []
+    assert sorted(cw.log_commits(minio.filesystem(), path)) == [0]
+    assert _data_files(minio, path) == _referenced(minio, path), "no object of the failed write"
+    _judge_native(minio, peer, path, rows, {})
+
+
+def test_native_write_whose_commit_put_answer_is_lost_commits_once(spark, peer, minio, s3_table_path):
+    path = s3_table_path
+    rows = _table(peer, path)
+    peer.proxy.seen.clear()
+    lost = peer.proxy.arm("PUT", COMMIT_PUT, "after500")
+    result = _native_append(peer.spark, path, 100, (APP, 1))
+    assert lost.fired == 1 and result.committed and result.version == 1, (lost, result)
+    # Size and statistics came from the writer: no HEAD and no GET of the uploaded file.
+    (key,) = _uploaded_keys(peer.proxy, path)
+    reads = [(m, p) for m, p in peer.proxy.seen if m in ("HEAD", "GET") and p.split("?")[0] == "/" + key]
+    assert not reads, reads
+    again = _native_append(peer.spark, path, 100, (APP, 1))
+    assert not again.committed and again.version == 1, again
+    _judge_native(minio, peer, path, [*rows, *range(100, 100 + NATIVE_ROWS)], {1: "DuckDB"})

@@ -227,7 +227,7 @@ public final class TransactionalWrite {
         return;
       }
       if (nativeWrite(normalized, outputPath, partitionColumns, writeOptions)) {
-        NativeParquetWriter.write(txn.session(), normalized, outputPath, partitionColumns, c,
+        NativeParquetWriter.write(txn.session(), normalized, outputPath, partitionColumns, c, WrittenFiles::record,
             "filecommit write " + outputPath);
         return;
       }

@@ -117,7 +117,9 @@ public final class NativeParquetWriter {
   /**
    * Why a write cannot use the native writer, or empty when it can: the setting is {@code off}, the
    * write has Spark writer options, {@code spark.sql.files.maxRecordsPerFile} is set, the table is
-   * not on the local file system, a data column has a type without an exact Arrow mapping here
+   * neither on the local file system nor on S3 through Hadoop's S3A ({@code s3a:}: each file is
+   * encoded into a local temporary file and uploaded, {@link StagedUpload}; other object stores are
+   * refused until tested the same way), a data column has a type without an exact Arrow mapping here
    * (allowed: boolean, byte, short, int, long, string without collation, binary, date, timestamp,
    * timestamp without time zone, decimal, and float and double with DuckDB's engine only: it writes
    * no min/max for a chunk with NaN, Arrow's writes bounds that leave NaN out), or a partition
@@ -147,7 +149,7 @@ public final class NativeParquetWriter {
       return Optional.of("spark.sql.files.maxRecordsPerFile is set");
     }
     String scheme = new org.apache.hadoop.fs.Path(outputPath).toUri().getScheme();
-    if (scheme != null && !scheme.equals("file")) {
+    if (scheme != null && !scheme.equals("file") && !scheme.equals("s3a")) {
       return Optional.of("table on " + scheme + ":");
     }
     for (StructField f : schema.fields()) {
@@ -273,12 +275,14 @@ public final class NativeParquetWriter {
    * @param outputPath the table root, as given to the committer
    * @param partitionColumns partition column names in directory order (exact names of the data)
    * @param committer the commit protocol of this job
+   * @param recorder where a file put on object storage leaves its length and footer for the
+   *     committer (the files package's {@code WrittenFiles::record})
    * @param description the SQL execution's description
    * @throws RuntimeException (Spark's {@code SparkException} and others) when the job fails; the
    *     committer's {@code abortJob} has run by then
    */
   public static void write(SparkSession session, Dataset<Row> data, String outputPath, List<String> partitionColumns,
-      org.apache.spark.internal.io.FileCommitProtocol committer, String description) {
+      org.apache.spark.internal.io.FileCommitProtocol committer, FileRecorder recorder, String description) {
     QueryExecution qe = data.queryExecution();
     StructType schema = qe.analyzed().schema();
     List<Integer> partitionOrdinals = new ArrayList<>();
@@ -288,7 +292,7 @@ public final class NativeParquetWriter {
     Configuration hadoopConf = io.filecommit.delta.DeltaLogCache.sessionHadoopConfWithOptions(session, Map.of());
     String jobTrackerId = new SimpleDateFormat("yyyyMMddHHmmss", Locale.US).format(new Date());
     NativeTaskWriter task = new NativeTaskWriter(committer, hadoopConf, schema, partitionOrdinals,
-        session.sessionState().conf().sessionLocalTimeZone(), jobTrackerId);
+        session.sessionState().conf().sessionLocalTimeZone(), jobTrackerId, recorder);
     Job job;
     try {
       job = Job.getInstance(hadoopConf);

@@ -43,7 +43,8 @@ import scala.Option;
 
 /**
  * The task side of {@link NativeParquetWriter}: writes one Spark task's rows as Parquet files with
- * DuckDB's Parquet writer ({@link DuckDbParquetFiles}, straight to the committer's file name) or
+ * DuckDB's Parquet writer ({@link DuckDbParquetFiles}, straight to the committer's file name on the
+ * local file system; on object storage into a local file that {@link StagedUpload} uploads) or
  * Apache Arrow's native dataset writer ({@code org.apache.arrow.dataset.file.DatasetFileWriter},
  * Arrow C++'s Parquet writer), through the job's {@code DelayedCommitProtocol} of the files package exactly as Spark's
  * {@code FileFormatWriter.executeTask} does (setupTask, newTaskTempFile per file, commitTask or
@@ -63,7 +64,7 @@ import scala.Option;
  *
  * <p>Arrow's dataset writer refuses a non-empty directory, so each of its files is written alone into a hidden
  * directory next to its final place ({@code _filecommit_native-<uuid>}) and renamed to the name the
- * committer handed out; the hidden directory is removed in every outcome.
+ * committer handed out (on object storage: a local directory, the file uploaded); it is removed always.
  *
  * <p>Over 400 lines: one task's whole life (row and columnar input, an open file per partition
  * directory, both engines' files, abort) in one place.
@@ -100,9 +101,10 @@ final class NativeTaskWriter implements Serializable {
   private final int[] dataOrdinals;
   private final String timeZone;
   private final String jobTrackerId;
+  private final FileRecorder recorder;
 
   NativeTaskWriter(org.apache.spark.internal.io.FileCommitProtocol committer, Configuration conf, StructType schema,
-      List<Integer> partitionOrdinals, String timeZone, String jobTrackerId) {
+      List<Integer> partitionOrdinals, String timeZone, String jobTrackerId, FileRecorder recorder) {
     this.committer = committer;
     this.conf = new SerializableConfiguration(conf);
     this.schema = schema;
@@ -116,6 +118,7 @@ final class NativeTaskWriter implements Serializable {
     this.dataOrdinals = data.stream().mapToInt(Integer::intValue).toArray();
     this.timeZone = timeZone;
     this.jobTrackerId = jobTrackerId;
+    this.recorder = recorder;
   }
 
   /**
@@ -187,12 +190,14 @@ final class NativeTaskWriter implements Serializable {
       files = new TaskFiles(ctx, hc, allocator);
       body.accept(files);
       files.finishAll();
+      files.uploads.finish();
       return committer.commitTask(ctx);
     } catch (RuntimeException | Error e) {
       if (files != null) {
         for (Sink s : files.open.values()) {
           s.abort();
         }
+        files.uploads.settle();
       }
       committer.abortTask(ctx);
       throw e;
@@ -213,6 +218,7 @@ final class NativeTaskWriter implements Serializable {
     private final String partExt;
     /** Bytes per value of each variable-width column in the task's last batch (0: none yet). */
     private final double[] density;
+    private final StagedUpload.Uploads uploads;
 
     TaskFiles(TaskAttemptContextImpl ctx, Configuration hc, BufferAllocator allocator) {
       this.ctx = ctx;
@@ -224,6 +230,7 @@ final class NativeTaskWriter implements Serializable {
       this.ext = snappy ? SNAPPY_EXTENSION : EXTENSION;
       this.partExt = snappy ? SNAPPY_PARTITIONED_EXTENSION : PARTITIONED_EXTENSION;
       this.density = new double[arrowSchema.getFields().size()];
+      this.uploads = new StagedUpload.Uploads(hc, recorder);
     }
 
     /** The open file of a directory ("" unpartitioned), opened (at most {@value #MAX_OPEN_FILES}) when new. */
@@ -235,7 +242,7 @@ final class NativeTaskWriter implements Serializable {
         }
         String target = dir.isEmpty() ? committer.newTaskTempFile(ctx, Option.empty(), ext)
             : committer.newTaskTempFile(ctx, Option.apply(dir), partExt);
-        sink = new Sink(new Path(target), arrowSchema, allocator, hc, snappy, density);
+        sink = new Sink(new Path(target), arrowSchema, allocator, hc, snappy, density, uploads);
         open.put(dir, sink);
       }
       return sink;
@@ -316,17 +323,20 @@ final class NativeTaskWriter implements Serializable {
     private final Schema arrowSchema;
     private final Configuration hc;
     private final boolean snappy;
+    private final StagedUpload.Uploads uploads;
     private int rows;
     private long buffered;
 
     Sink(Path target, Schema arrowSchema, BufferAllocator allocator, Configuration hc, boolean snappy,
-        double[] density) {
+        double[] density, StagedUpload.Uploads uploads) {
       this.target = target;
+      this.uploads = uploads;
       this.snappy = snappy;
       this.hc = hc;
       this.allocator = allocator;
       this.arrowSchema = arrowSchema;
-      this.tmpDir = new Path(target.getParent(), "_filecommit_native-" + UUID.randomUUID());
+      this.tmpDir = StagedUpload.direct(target) ? new Path(target.getParent(), "_filecommit_native-" + UUID.randomUUID())
+          : new Path(StagedUpload.localFile().toURI()); // staged on local disk, then uploaded
       this.root = VectorSchemaRoot.create(arrowSchema, allocator);
       this.vectors = root.getFieldVectors().toArray(new FieldVector[0]);
       this.density = density;
@@ -418,6 +428,11 @@ final class NativeTaskWriter implements Serializable {
           flush();
         }
         root.close();
+        if (snappy && !StagedUpload.direct(target)) {
+          uploads.submit(StagedUpload.encode(local -> DuckDbParquetFiles.write(allocator,
+              new ArrowBatchListReader(allocator, arrowSchema, batches), local)), target.toString());
+          return;
+        }
         if (snappy) {
           FileSystem fs = target.getFileSystem(hc);
           fs.mkdirs(target.getParent());
@@ -442,6 +457,10 @@ final class NativeTaskWriter implements Serializable {
               e.getCause());
         } catch (IllegalAccessException e) {
           throw new IllegalStateException(e);
+        }
+        if (!StagedUpload.direct(target)) {
+          StagedUpload.upload(new java.io.File(new Path(tmpDir, "data-0.parquet").toUri()), target.toString(), hc, recorder);
+          return;
         }
         FileSystem fs = target.getFileSystem(hc);
         fs.mkdirs(target.getParent());

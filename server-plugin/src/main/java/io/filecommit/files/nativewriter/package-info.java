@@ -2,7 +2,8 @@
  * The native Parquet writer, the default writer of small and columnar writes: {@link
  * NativeParquetWriter} runs one Spark job whose tasks ({@code NativeTaskWriter}) copy Spark's rows
  * or column vectors into Arrow ({@code ArrowColumnCopy}, {@code ColumnarPartitions}) and write each
- * file with DuckDB's Parquet writer ({@code DuckDbParquetFiles}), under the same commit protocol as
+ * file with DuckDB's Parquet writer ({@code DuckDbParquetFiles}; on S3 into a local file that {@code
+ * StagedUpload} and {@code MultipartFileUpload} upload), under the same commit protocol as
  * Spark's {@code FileFormatWriter} (setupJob, setupTask, newTaskTempFile, commitTask / abortTask,
  * commitJob / abortJob; Spark's {@code FileCommitProtocol}).
  *
