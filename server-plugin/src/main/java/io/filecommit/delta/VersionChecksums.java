@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Writes {@code _delta_log/<version>.crc} after a commit landed (protocol "Version Checksum File";
  * Delta's {@code RecordChecksum} and {@code ChecksumHook}), as post-commit work that the txn
- * package runs in the background, one table version after another: a failure is the caller's to
- * log, never the commit's.
+ * package runs before the command answers, or on an object store in the background, one table
+ * version after another: a failure is the caller's to log, never the commit's.
  *
  * <p>The checksum of a version is derived from the previous version's (Delta's incremental
  * checksum): at once when this server wrote that one (kept in memory), otherwise the previous file

@@ -19,11 +19,11 @@ import org.slf4j.LoggerFactory;
  * Runs the work after a commit landed ({@link PostCommitHook}s, Delta's {@code
  * runPostCommitHooks}): first the snapshot cache moves to the new version (at once, so the next
  * command's snapshot is current; part of the commit, not a hook), then the hooks of every version
- * ({@link #VERSION_HOOKS}), both in the background after the command answered ({@link
- * #inBackground}: one chain per table): the version checksum file ({@link VersionChecksums};
- * protocol "Version Checksum File") and, when the version is a multiple of {@code
- * delta.checkpointInterval}, a checkpoint (protocol "Checkpoints"), followed by the clean-up of
- * expired log files (protocol "Metadata Cleanup"; Delta's {@code DeltaLog.cleanupExpiredLogs}).
+ * ({@link #VERSION_HOOKS}): the version checksum file ({@link VersionChecksums}; protocol "Version
+ * Checksum File"; before the command answers, or on an object store in the background after it)
+ * and, when the version is a multiple of {@code delta.checkpointInterval}, a checkpoint (protocol
+ * "Checkpoints") in the background after the command answered ({@link #inBackground}: one chain
+ * per table), followed by the clean-up of expired log files (protocol "Metadata Cleanup"; Delta's {@code DeltaLog.cleanupExpiredLogs}).
  * The hooks a command registered on its transaction run after these ({@link
  * OptimisticTransaction#registerPostCommitHook}). The commit has landed already, so nothing here
  * may turn it into a reported failure or delete a file: every failure, Errors included, is logged
@@ -34,13 +34,15 @@ final class PostCommitHooks {
   private static final Logger LOG = LoggerFactory.getLogger(PostCommitHooks.class);
 
   /**
-   * The version checksum file, in the background after the command answered ({@link
-   * #inBackground}, in the table's chain: the checksum of version v is written after that of v - 1,
-   * from it, and before a checkpoint queued after v). Off the answer's path because the protocol
-   * makes the file optional ("Version Checksum File": writers should, readers must not require
-   * it): on object storage it is a PUT the writer need not wait for. A server stopped before it
-   * runs leaves the version without a checksum; readers replay the log, as for any writer that
-   * skips it.
+   * The version checksum file. On an object store in the background after the command answered
+   * ({@link #inBackground}, in the table's chain: the checksum of version v is written after that
+   * of v - 1, from it, and before a checkpoint queued after v): there it is a PUT the writer need not
+   * wait for, as the protocol makes the file optional ("Version Checksum File": writers should,
+   * readers must not require it); a server stopped before it runs leaves the version without a
+   * checksum, and readers replay the log. On other file systems before the command answers (a
+   * local write and rename cost little), so a client that lists the log after its answer sees a
+   * settled directory; a cancelled command (interrupted thread) skips it there, as its I/O would
+   * swallow the interrupt the command must keep.
    */
   static final PostCommitHook CHECKSUM = new PostCommitHook() {
     @Override
@@ -49,7 +51,13 @@ final class PostCommitHooks {
     }
 
     @Override
-    public void run(PostCommitHook.Committed c) {
+    public void run(PostCommitHook.Committed c) throws java.io.IOException {
+      if (!io.filecommit.delta.LogProbe.objectStore(c.log().fs())) {
+        if (!Thread.currentThread().isInterrupted()) {
+          VersionChecksums.write(c.log(), c.version());
+        }
+        return;
+      }
       inBackground(c.log(), () -> {
         try {
           VersionChecksums.write(c.log(), c.version());
