@@ -24,7 +24,9 @@ With ``--lineitem-scale N`` (0: skipped) it then writes TPC-H lineitem of scale 
 once to a new table in the same MinIO by each of: filecommit (``filecommit.write``, a Delta table
 on ``s3a://``), plain Spark Parquet on the same server (``DataFrameWriter.parquet`` on ``s3a://``,
 Spark's default commit protocol, no table log) and delta-rs (``write_deltalake`` streaming the
-Parquet file's batches), and prints each one's wall time (s).
+Parquet file's batches), and prints each one's wall time (s). filecommit's bulk write must run on
+the native Parquet writer (DuckDB into a local file, then uploaded through S3A: the server gets the
+native writer's jars); the footer's ``created_by`` tells, and the bench exits 1 when it is not DuckDB.
 
 Usage: ``python bench/bench_s3.py [--appends 30] [--warmup 5] [--count-appends 5] [--input rows|range]
 [--lineitem-scale 0] [--json FILE]``.
@@ -60,7 +62,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--count-appends", type=int, default=5)
     ap.add_argument("--input", choices=("rows", "range"), default="rows",
-                    help="filecommit's row: a local row (createDataFrame, as delta-rs gets an Arrow table) or spark.range")
+                    help="filecommit's row: a local row (createDataFrame, as delta-rs gets an Arrow table) "
+                         "or spark.range")
     ap.add_argument("--lineitem-scale", type=int, default=0)
     ap.add_argument("--data", default=str(REPO / "bench" / ".data" / "tpch"), help="tpchgen-cli output cache")
     ap.add_argument("--json")
@@ -80,7 +83,9 @@ def main(argv=None) -> int:
         bucket = "bench"
         minio.create_bucket(bucket)
         conf = s3.server_conf(minio.endpoint)
-        conf["spark.jars"] = ",".join([filecommit.server.find_plugin_jar(), *s3.s3a_jars()])
+        # The native writer's jars too: bulk writes to s3a:// go through it (DuckDB, then an upload).
+        conf["spark.jars"] = ",".join([filecommit.server.find_plugin_jar(), *s3.s3a_jars(),
+                                       *filecommit.server.find_native_jars()])
         spark = filecommit.local_session(conf=conf)
         ours = f"s3a://{bucket}/fc"
         rs = f"s3://{bucket}/rs"
@@ -174,6 +179,8 @@ def bulk(spark, minio, bucket, data_dir, scale):
     """TPC-H lineitem SF ``scale`` written once to MinIO by filecommit, plain Spark Parquet and
     delta-rs; returns wall seconds per writer and the row count each table holds."""
     import pyarrow.dataset as ds
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
     from bench_rowlevel import generate
     from deltalake import DeltaTable, write_deltalake
 
@@ -204,12 +211,23 @@ def bulk(spark, minio, bucket, data_dir, scale):
         "delta-rs": DeltaTable(f"s3://{bucket}/lineitem_rs", storage_options=opts).count(),
     }
     out["rows_written"] = got
+    # Which writer encoded filecommit's files: DuckDB's (the native writer) or parquet-mr (Spark's).
+    s3fs = minio.filesystem()
+    files = [i for i in s3fs.get_file_info(pafs.FileSelector(f"{bucket}/lineitem_fc", recursive=True))
+             if i.path.endswith(".parquet") and "/_delta_log/" not in i.path]
+    with s3fs.open_input_file(files[0].path) as f:
+        out["filecommit_created_by"] = pq.ParquetFile(f).metadata.created_by or ""
     print(f"TPC-H lineitem SF{scale} ({rows:,} rows) to MinIO, one run each (load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}):")
     for w, sec in out["seconds"].items():
         print(f"  {w:<14} {sec:8.1f} s   rows {got[w]:,}")
+    print(f"  filecommit's files written by: {out['filecommit_created_by']}; "
+          f"{out['seconds']['filecommit'] / out['seconds']['delta-rs']:.2f} x delta-rs")
     if any(v != rows for v in got.values()):
         raise SystemExit(f"FAIL: row counts {got}, expected {rows}")
+    if "duckdb" not in out["filecommit_created_by"].lower():
+        raise SystemExit(f"FAIL: filecommit's files were not written by the native writer (DuckDB): "
+                         f"{out['filecommit_created_by']!r}")
     return out
 
 
